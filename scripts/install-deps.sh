@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs the Debian packages skiff needs to build and test. Idempotent: does
+# nothing (and touches no network) when everything is already installed.
+set -euo pipefail
+PACKAGES=(build-essential cmake ninja-build pkg-config libgtest-dev libgmock-dev
+          libbenchmark-dev nlohmann-json3-dev libcli11-dev libfmt-dev
+          libutf8proc-dev libomp-dev libhwy-dev libcpp-httplib-dev)
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "installing: ${missing[*]}" >&2
+  SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >&2
+fi

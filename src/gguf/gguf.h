@@ -1,0 +1,90 @@
+// GGUF: the file format of llama.cpp models. A header, typed key/value
+// metadata, tensor descriptors, then aligned tensor data. GgufFile maps the
+// file and checks every count, length and offset against its size, so a
+// corrupt file gives an Error naming the problem, never an out-of-bounds read.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "base/mapped_file.h"
+#include "kernels/dtype.h"
+
+namespace skiff::gguf {
+
+// Value types as numbered by the GGUF spec.
+enum class ValueType : uint32_t {
+  UINT8 = 0, INT8 = 1, UINT16 = 2, INT16 = 3, UINT32 = 4, INT32 = 5,
+  FLOAT32 = 6, BOOL = 7, STRING = 8, ARRAY = 9, UINT64 = 10, INT64 = 11, FLOAT64 = 12,
+};
+const char* value_type_name(ValueType type);
+
+struct Value;
+struct Array {
+  ValueType elem_type = ValueType::UINT8;
+  std::vector<Value> items;
+};
+
+// One metadata value. Integers of every width are held as int64/uint64 and
+// floats as double; `type` keeps the type the file declared.
+struct Value {
+  ValueType type = ValueType::UINT8;
+  std::variant<uint64_t, int64_t, double, bool, std::string, Array> data;
+
+  bool is_integer() const;
+  int64_t as_int() const;        // any integer type (throws Error otherwise)
+  double as_float() const;       // any integer or float type
+  bool as_bool() const;
+  const std::string& as_string() const;
+  const Array& as_array() const;
+};
+
+struct TensorInfo {
+  std::string name;
+  DType type = DType::F32;
+  std::vector<int64_t> ne;     // dimensions, ggml order: ne[0] is the contiguous one
+  uint64_t offset = 0;         // from the start of the data section
+  const uint8_t* data = nullptr;  // in the mapping
+  uint64_t nbytes = 0;
+
+  int64_t n_elements() const;
+};
+
+class GgufFile {
+ public:
+  // Maps and parses the file; throws Error with "path: problem".
+  explicit GgufFile(const std::string& path);
+
+  uint32_t version() const { return version_; }
+  uint64_t alignment() const { return alignment_; }
+  const std::string& path() const { return file_->path(); }
+
+  const std::map<std::string, Value>& metadata() const { return metadata_; }
+  const Value* find(const std::string& key) const;
+  // Typed lookups: the fallback when the key is absent; Error on a wrong type.
+  int64_t get_int(const std::string& key, int64_t fallback) const;
+  double get_float(const std::string& key, double fallback) const;
+  bool get_bool(const std::string& key, bool fallback) const;
+  std::string get_string(const std::string& key, const std::string& fallback) const;
+  // Arrays; empty when absent.
+  std::vector<std::string> get_string_array(const std::string& key) const;
+  std::vector<float> get_float_array(const std::string& key) const;
+  std::vector<int64_t> get_int_array(const std::string& key) const;
+
+  const std::vector<TensorInfo>& tensors() const { return tensors_; }
+  const TensorInfo* find_tensor(const std::string& name) const;
+
+ private:
+  std::shared_ptr<MappedFile> file_;
+  uint32_t version_ = 0;
+  uint64_t alignment_ = 32;
+  std::map<std::string, Value> metadata_;
+  std::vector<TensorInfo> tensors_;
+  std::map<std::string, size_t> tensor_index_;
+};
+
+}  // namespace skiff::gguf

@@ -1,0 +1,38 @@
+// Element types of weight tensors, numbered as ggml numbers them (so GGUF type
+// ids map directly). Quantized types store blocks of `block_size` elements in
+// `type_size` bytes.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace skiff {
+
+enum class DType : uint32_t {
+  F32 = 0,
+  F16 = 1,
+  Q4_0 = 2,
+  Q8_0 = 8,
+  Q4_K = 12,
+  Q6_K = 14,
+  BF16 = 30,
+};
+
+struct DTypeInfo {
+  DType type;
+  std::string_view name;
+  size_t block_size;  // elements per block
+  size_t type_size;   // bytes per block
+};
+
+// Info for a ggml type id, or nullopt when skiff cannot read that type.
+std::optional<DTypeInfo> dtype_info(uint32_t ggml_type);
+const DTypeInfo& dtype_info(DType type);
+// Parses "f32", "F16", "q8_0", ... (case-insensitive).
+std::optional<DType> dtype_from_name(std::string_view name);
+
+// Bytes of a row of n elements; n must be a multiple of the block size.
+size_t row_bytes(DType type, int64_t n);
+
+}  // namespace skiff

@@ -1,2 +1,23 @@
+// skiff: command-line entry point. Subcommands are defined in cmd_*.cpp.
 #include <cstdio>
-int main() { std::puts("skiff"); return 0; }
+#include <exception>
+
+#include "base/error.h"
+#include "cli/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"skiff: LLM inference engine"};
+  app.require_subcommand(1);
+  skiff::cli::add_run_command(app);
+  skiff::cli::add_tokenize_command(app);
+  skiff::cli::add_gen_model_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "skiff: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

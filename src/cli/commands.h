@@ -1,0 +1,11 @@
+// Each skiff subcommand lives in its own file and registers itself here.
+#pragma once
+#include <CLI/CLI.hpp>
+
+namespace skiff::cli {
+
+void add_run_command(CLI::App& app);
+void add_tokenize_command(CLI::App& app);
+void add_gen_model_command(CLI::App& app);
+
+}  // namespace skiff::cli

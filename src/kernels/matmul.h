@@ -1,0 +1,28 @@
+// Matrix products of typed (possibly quantized) weights with float activations.
+#pragma once
+#include <cstdint>
+
+#include "kernels/dtype.h"
+
+namespace skiff {
+
+// A weight matrix of `rows` output features × `cols` input features, row-major,
+// each row `row_bytes(type, cols)` bytes (GGUF ne = {cols, rows}).
+struct Matrix {
+  DType type = DType::F32;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  const void* data = nullptr;
+
+  const uint8_t* row(int64_t r) const;
+};
+
+// y[t, :] = W · x[t, :] for t < n_tokens; x is [n_tokens, cols], y [n_tokens, rows].
+// Each weight row is read (and dequantized) once for all tokens, so a batch of
+// tokens costs one pass over the weights. Parallel over rows with OpenMP.
+void matmul(const Matrix& w, const float* x, int n_tokens, float* y);
+
+// Dequantizes row r of w into out[cols].
+void matrix_row(const Matrix& w, int64_t r, float* out);
+
+}  // namespace skiff

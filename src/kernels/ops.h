@@ -1,0 +1,31 @@
+// Elementwise and row kernels of a transformer layer, plain scalar code.
+// Kernels know nothing of models: they take pointers and sizes.
+#pragma once
+#include <cstdint>
+
+namespace skiff {
+
+// out[i] = x[i] / rms(x) * weight[i]; out may alias x.
+void rmsnorm(const float* x, const float* weight, int n, float eps, float* out);
+
+// Per-dimension-pair rotation frequencies for RoPE: freq[i] = 1 / (theta^(2i/rope_dim) *
+// factor[i]) for i < rope_dim/2; `factors` may be null (all 1). Llama-3 scaling
+// supplies factors; linear scaling is folded in by the caller as a factor.
+void rope_frequencies(int rope_dim, float theta, const float* factors, float* freq);
+
+// Rotates the first rope_dim dims of each of n_heads vectors of head_dim at
+// position pos. Interleaved pairs (2i, 2i+1) as in Meta/GGUF llama; rotate-half
+// pairs (i, i + rope_dim/2) as in Hugging Face (NeoX) checkpoints.
+enum class RopeStyle { kInterleaved, kRotateHalf };
+void rope(float* x, int n_heads, int head_dim, int rope_dim, const float* freq, int64_t pos,
+          RopeStyle style);
+
+// In-place softmax over n values.
+void softmax(float* x, int n);
+
+// gate[i] = silu(gate[i]) * up[i]: the SwiGLU activation.
+void silu_mul(float* gate, const float* up, int n);
+
+float dot(const float* a, const float* b, int n);
+
+}  // namespace skiff

@@ -1,0 +1,27 @@
+// The ragged batch: one forward pass serves prefill, decode, many sequences
+// and (later) speculative verification. See ../shared/design.md.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+namespace skiff {
+
+struct BatchSeq {
+  int slot = 0;       // the sequence's KV cache slot
+  int first_pos = 0;  // position of its first new token (= tokens already cached)
+  int n_new = 0;      // new tokens this step: a prompt chunk, 1 for decode
+  int n_logits = 0;   // how many of its last new tokens need logits
+};
+
+struct Batch {
+  std::vector<int32_t> tokens;  // new tokens of all sequences, back to back [n_tokens]
+  std::vector<BatchSeq> seqs;
+
+  int n_logits() const {
+    int n = 0;
+    for (const BatchSeq& s : seqs) n += s.n_logits;
+    return n;
+  }
+};
+
+}  // namespace skiff

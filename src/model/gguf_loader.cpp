@@ -1,0 +1,83 @@
+// Llama models from GGUF (llama.cpp's tensor names and metadata keys).
+#include <filesystem>
+
+#include "base/error.h"
+#include "kernels/quant.h"
+#include "model/loader.h"
+
+namespace skiff {
+namespace {
+
+int positive_int(const gguf::GgufFile& f, const std::string& key, int64_t fallback) {
+  const int64_t v = f.get_int(key, fallback);
+  if (v <= 0 || v > (1 << 30)) fail("{}: metadata '{}' = {} is out of range", f.path(), key, v);
+  return static_cast<int>(v);
+}
+
+TensorMap tensor_map(const gguf::GgufFile& f) {
+  TensorMap map;
+  for (const gguf::TensorInfo& t : f.tensors()) {
+    int64_t rows = 1;
+    for (size_t d = 1; d < t.ne.size(); ++d) rows *= t.ne[d];
+    map[t.name] = TensorRef{t.type, rows, t.ne[0], t.data};
+  }
+  return map;
+}
+
+}  // namespace
+
+ModelConfig config_from_gguf(const gguf::GgufFile& f) {
+  ModelConfig c;
+  c.arch = f.get_string("general.architecture", "");
+  if (c.arch != "llama")
+    fail("{}: architecture '{}' is not supported (supported: llama)", f.path(), c.arch);
+  c.name = f.get_string("general.name", std::filesystem::path(f.path()).stem().string());
+  const std::string p = c.arch + ".";
+  c.n_layers = positive_int(f, p + "block_count", 0);
+  c.dim = positive_int(f, p + "embedding_length", 0);
+  c.n_heads = positive_int(f, p + "attention.head_count", 0);
+  c.n_kv_heads = positive_int(f, p + "attention.head_count_kv", c.n_heads);
+  c.head_dim = positive_int(f, p + "attention.key_length", c.dim / c.n_heads);
+  c.ffn_dim = positive_int(f, p + "feed_forward_length", 0);
+  c.max_ctx = positive_int(f, p + "context_length", 2048);
+  c.norm_eps = static_cast<float>(f.get_float(p + "attention.layer_norm_rms_epsilon", 1e-5));
+  c.rope_theta = static_cast<float>(f.get_float(p + "rope.freq_base", 10000.0));
+  c.rope_dim = positive_int(f, p + "rope.dimension_count", c.head_dim);
+  c.rope_style = RopeStyle::kInterleaved;  // GGUF llama stores Q/K rows interleaved
+
+  const gguf::TensorInfo* emb = f.find_tensor("token_embd.weight");
+  if (!emb || emb->ne.size() != 2) fail("{}: missing or malformed token_embd.weight", f.path());
+  c.vocab_size = static_cast<int>(emb->ne[1]);
+  c.tied_output = f.find_tensor("output.weight") == nullptr;
+
+  if (const gguf::TensorInfo* rf = f.find_tensor("rope_freqs.weight")) {  // Llama-3 scaling
+    c.rope_freq_factors.resize(rf->n_elements());
+    dequantize_row(rf->type, rf->data, c.rope_freq_factors.data(), rf->n_elements());
+  } else if (f.get_string(p + "rope.scaling.type", "none") == "linear") {
+    const float factor = static_cast<float>(f.get_float(p + "rope.scaling.factor", 1.0));
+    c.rope_freq_factors.assign(c.rope_dim / 2, factor);
+  }
+  c.validate();
+  return c;
+}
+
+std::unique_ptr<LlamaModel> load_gguf_model(std::shared_ptr<const gguf::GgufFile> file) {
+  ModelConfig config = config_from_gguf(*file);
+  LlamaWeights weights;
+  try {
+    weights = build_llama_weights(config, tensor_map(*file));
+  } catch (const Error& e) {
+    fail("{}: {}", file->path(), e.what());
+  }
+  weights.storage.push_back(file);
+  return std::make_unique<LlamaModel>(std::move(config), std::move(weights));
+}
+
+std::unique_ptr<LlamaModel> load_model(const std::string& path) {
+  namespace fs = std::filesystem;
+  if (!fs::exists(path)) fail("model not found: {}", path);
+  if (fs::is_directory(path)) return load_hf_model(path);
+  return load_gguf_model(std::make_shared<const gguf::GgufFile>(path));
+}
+
+}  // namespace skiff

@@ -1,0 +1,20 @@
+// Loading a model from a GGUF file or a Hugging Face directory (config.json +
+// safetensors). Weights stay memory-mapped where their layout allows.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "gguf/gguf.h"
+#include "model/llama.h"
+
+namespace skiff {
+
+// A GGUF file or an HF directory, chosen by what `path` is. Throws Error.
+std::unique_ptr<LlamaModel> load_model(const std::string& path);
+
+std::unique_ptr<LlamaModel> load_gguf_model(std::shared_ptr<const gguf::GgufFile> file);
+std::unique_ptr<LlamaModel> load_hf_model(const std::string& dir);
+
+ModelConfig config_from_gguf(const gguf::GgufFile& file);
+
+}  // namespace skiff

@@ -1,0 +1,68 @@
+#include "model/weights.h"
+
+#include <fmt/format.h>
+
+#include "base/error.h"
+#include "kernels/quant.h"
+
+namespace skiff {
+namespace {
+
+const TensorRef& require(const TensorMap& tensors, const std::string& name) {
+  auto it = tensors.find(name);
+  if (it == tensors.end()) fail("model is missing tensor '{}'", name);
+  return it->second;
+}
+
+Matrix load_matrix(const TensorMap& tensors, const std::string& name, int64_t rows,
+                   int64_t cols) {
+  const TensorRef& t = require(tensors, name);
+  if (t.rows != rows || t.cols != cols)
+    fail("tensor '{}' has shape [{}, {}], expected [{}, {}]", name, t.rows, t.cols, rows, cols);
+  return Matrix{t.type, rows, cols, t.data};
+}
+
+std::vector<float> load_vector(const TensorMap& tensors, const std::string& name, int64_t n) {
+  const TensorRef& t = require(tensors, name);
+  if (t.rows * t.cols != n) fail("tensor '{}' has {} elements, expected {}", name, t.rows * t.cols, n);
+  std::vector<float> v(n);
+  dequantize_row(t.type, t.data, v.data(), n);
+  return v;
+}
+
+size_t matrix_bytes(const Matrix& m) { return m.rows * row_bytes(m.type, m.cols); }
+
+}  // namespace
+
+LlamaWeights build_llama_weights(const ModelConfig& c, const TensorMap& tensors) {
+  LlamaWeights w;
+  w.token_embedding = load_matrix(tensors, "token_embd.weight", c.vocab_size, c.dim);
+  for (int l = 0; l < c.n_layers; ++l) {
+    auto name = [l](const char* what) { return fmt::format("blk.{}.{}.weight", l, what); };
+    LayerWeights L;
+    L.attn_norm = load_vector(tensors, name("attn_norm"), c.dim);
+    L.wq = load_matrix(tensors, name("attn_q"), c.q_dim(), c.dim);
+    L.wk = load_matrix(tensors, name("attn_k"), c.kv_dim(), c.dim);
+    L.wv = load_matrix(tensors, name("attn_v"), c.kv_dim(), c.dim);
+    L.wo = load_matrix(tensors, name("attn_output"), c.dim, c.q_dim());
+    L.ffn_norm = load_vector(tensors, name("ffn_norm"), c.dim);
+    L.w_gate = load_matrix(tensors, name("ffn_gate"), c.ffn_dim, c.dim);
+    L.w_up = load_matrix(tensors, name("ffn_up"), c.ffn_dim, c.dim);
+    L.w_down = load_matrix(tensors, name("ffn_down"), c.dim, c.ffn_dim);
+    w.layers.push_back(std::move(L));
+  }
+  w.output_norm = load_vector(tensors, "output_norm.weight", c.dim);
+  w.output = c.tied_output ? w.token_embedding
+                           : load_matrix(tensors, "output.weight", c.vocab_size, c.dim);
+  return w;
+}
+
+size_t LlamaWeights::decode_bytes_per_token() const {
+  size_t bytes = row_bytes(token_embedding.type, token_embedding.cols) + matrix_bytes(output);
+  for (const LayerWeights& L : layers)
+    for (const Matrix* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down})
+      bytes += matrix_bytes(*m);
+  return bytes;
+}
+
+}  // namespace skiff

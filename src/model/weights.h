@@ -1,0 +1,52 @@
+// Weights of a Llama-family model, as views into the mapped model files (or
+// into owned buffers where a conversion was needed). Names follow GGUF.
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/matmul.h"
+#include "model/config.h"
+
+namespace skiff {
+
+// A tensor as a loader found it: `cols` is the contiguous dimension
+// (GGUF ne[0], the last safetensors dim); `rows` the product of the others.
+struct TensorRef {
+  DType type = DType::F32;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  const void* data = nullptr;
+};
+// GGUF tensor name -> tensor; loaders translate other naming schemes to this.
+using TensorMap = std::map<std::string, TensorRef>;
+
+struct LayerWeights {
+  std::vector<float> attn_norm;  // [dim]
+  Matrix wq;                     // [q_dim, dim]
+  Matrix wk;                     // [kv_dim, dim]
+  Matrix wv;                     // [kv_dim, dim]
+  Matrix wo;                     // [dim, q_dim]
+  std::vector<float> ffn_norm;   // [dim]
+  Matrix w_gate;                 // [ffn_dim, dim]
+  Matrix w_up;                   // [ffn_dim, dim]
+  Matrix w_down;                 // [dim, ffn_dim]
+};
+
+struct LlamaWeights {
+  Matrix token_embedding;         // [vocab, dim]
+  std::vector<LayerWeights> layers;
+  std::vector<float> output_norm; // [dim]
+  Matrix output;                  // [vocab, dim]; the embedding itself when tied
+  std::vector<std::shared_ptr<const void>> storage;  // keeps mappings and buffers alive
+
+  // Bytes of weights one decode step reads: every matrix once, plus one embedding row.
+  size_t decode_bytes_per_token() const;
+};
+
+// Builds the weights from tensors named as GGUF names them, checking every
+// shape against the config. Throws Error naming a missing or misshapen tensor.
+LlamaWeights build_llama_weights(const ModelConfig& config, const TensorMap& tensors);
+
+}  // namespace skiff

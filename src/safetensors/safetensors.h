@@ -1,0 +1,38 @@
+// safetensors: an 8-byte little-endian header length, a JSON header mapping
+// tensor names to {dtype, shape, data_offsets}, then the raw data. The file is
+// memory-mapped; every offset in the header is checked against the file size.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/mapped_file.h"
+
+namespace skiff::safetensors {
+
+struct Tensor {
+  std::string dtype;            // "F32", "F16", "BF16", ... as written in the header
+  std::vector<int64_t> shape;   // outermost first (row-major)
+  const uint8_t* data = nullptr;
+  uint64_t nbytes = 0;
+};
+
+class SafetensorsFile {
+ public:
+  explicit SafetensorsFile(const std::string& path);  // throws Error "path: problem"
+
+  const std::map<std::string, Tensor>& tensors() const { return tensors_; }
+  const std::map<std::string, std::string>& metadata() const { return metadata_; }
+
+ private:
+  std::shared_ptr<MappedFile> file_;
+  std::map<std::string, Tensor> tensors_;
+  std::map<std::string, std::string> metadata_;
+};
+
+// Bytes per element of a safetensors dtype name; 0 when unknown.
+size_t dtype_size(const std::string& dtype);
+
+}  // namespace skiff::safetensors

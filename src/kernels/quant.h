@@ -1,0 +1,20 @@
+// Conversion of rows between float and the stored element types, with the
+// block layouts of ggml (ggml-common.h). Plain scalar reference code.
+#pragma once
+#include <cstdint>
+
+#include "kernels/dtype.h"
+
+namespace skiff {
+
+// Decodes n elements (a multiple of the type's block size) from src into dst.
+// Bit-exact with ggml's dequantize_row_* reference.
+void dequantize_row(DType type, const void* src, float* dst, int64_t n);
+
+// Encodes n floats into row_bytes(type, n) bytes at dst. F16, BF16, Q8_0 and
+// Q4_0 round as ggml's quantize_row_*_ref does (bit-exact). Q4_K and Q6_K use a
+// simpler max-abs / min-max quantizer than ggml's search; its worst-case error
+// per element is half a quantization step (see quant.cpp).
+void quantize_row(DType type, const float* src, void* dst, int64_t n);
+
+}  // namespace skiff

@@ -108,7 +108,8 @@ void LlamaModel::attention_layer(const Batch& batch, KvCache& kv, int l) {
 
   // Each new token attends causally to its sequence's cache up to itself.
   const int group = c.n_heads / c.n_kv_heads;
-#pragma omp parallel for collapse(2) schedule(dynamic, 1)
+  const int64_t work = int64_t{n_tokens} * c.n_heads * (s_.token_pos[n_tokens - 1] + 1) * c.head_dim;
+#pragma omp parallel for collapse(2) schedule(dynamic, 1) if (work >= (int64_t{1} << 16))
   for (int t = 0; t < n_tokens; ++t) {
     for (int h = 0; h < c.n_heads; ++h) {
       const BatchSeq& s = batch.seqs[s_.token_seq[t]];

@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""Writes tests/data/quant_golden.json: small deterministic blocks of each
+format skiff reads, decoded by the numpy reference in the `gguf` PyPI package
+(gguf/quants.py, independent of skiff), plus float rows encoded by that
+package's bit-exact ports of ggml's reference quantizers.
+
+Floats are stored as their uint32 bit patterns so the C++ test can compare
+exactly, NaNs included.
+
+    pip install gguf numpy && python3 tools/make_quant_golden.py
+"""
+import json
+import pathlib
+
+import numpy as np
+from gguf import GGMLQuantizationType as T
+from gguf import quants
+
+OUT = pathlib.Path(__file__).resolve().parent.parent / "tests" / "data" / "quant_golden.json"
+
+# Half and bfloat16 patterns worth pinning: zeros, subnormals, the normal
+# boundaries, the largest finite values, infinities and NaNs.
+SPECIAL_16 = [0x0000, 0x8000, 0x0001, 0x8001, 0x03FF, 0x0400, 0x3C00, 0xBC00, 0x7BFF,
+              0xFBFF, 0x7C00, 0xFC00, 0x7E00, 0x7C01, 0xFFFF, 0x3555, 0x0080, 0x007F]
+
+
+def fp16_bytes(values):
+    return np.asarray(values, dtype=np.float16).view(np.uint8)
+
+
+def random_scales(rng, n, scale):
+    """fp16 scale fields: finite, both signs, varied magnitude."""
+    return fp16_bytes(rng.normal(0, scale, n))
+
+
+def q8_0_blocks(rng, n):
+    d = random_scales(rng, n, 0.01).reshape(n, 2)
+    qs = rng.integers(-128, 128, (n, 32), dtype=np.int8).view(np.uint8)
+    return np.concatenate([d, qs], axis=1)
+
+
+def q4_0_blocks(rng, n):
+    d = random_scales(rng, n, 0.01).reshape(n, 2)
+    qs = rng.integers(0, 256, (n, 16), dtype=np.uint8)
+    return np.concatenate([d, qs], axis=1)
+
+
+def q4_k_blocks(rng, n):
+    d = random_scales(rng, n, 0.001).reshape(n, 2)
+    dmin = random_scales(rng, n, 0.001).reshape(n, 2)
+    scales = rng.integers(0, 256, (n, 12), dtype=np.uint8)
+    scales[0, :] = 0xFF  # every 6-bit scale and min at 63
+    qs = rng.integers(0, 256, (n, 128), dtype=np.uint8)
+    return np.concatenate([d, dmin, scales, qs], axis=1)
+
+
+def q6_k_blocks(rng, n):
+    ql = rng.integers(0, 256, (n, 128), dtype=np.uint8)
+    qh = rng.integers(0, 256, (n, 64), dtype=np.uint8)
+    scales = rng.integers(-128, 128, (n, 16), dtype=np.int8).view(np.uint8)
+    d = random_scales(rng, n, 0.001).reshape(n, 2)
+    return np.concatenate([ql, qh, scales, d], axis=1)
+
+
+def sixteen_bit_words(rng):
+    return np.concatenate([np.array(SPECIAL_16, dtype=np.uint16),
+                           rng.integers(0, 65536, 46, dtype=np.uint16)]).view(np.uint8)
+
+
+def f32_bits(values):
+    return np.ascontiguousarray(values, dtype=np.float32).view(np.uint32).ravel().tolist()
+
+
+def dequantize_cases(rng):
+    raw = {
+        T.F16: sixteen_bit_words(rng),
+        T.BF16: sixteen_bit_words(rng),
+        T.Q8_0: q8_0_blocks(rng, 6),
+        T.Q4_0: q4_0_blocks(rng, 6),
+        T.Q4_K: q4_k_blocks(rng, 3),
+        T.Q6_K: q6_k_blocks(rng, 3),
+    }
+    cases = []
+    for qtype, blocks in raw.items():
+        data = np.ascontiguousarray(blocks, dtype=np.uint8).ravel()
+        values = quants.dequantize(data, qtype).ravel()
+        cases.append({"type": qtype.name, "bytes_hex": data.tobytes().hex(),
+                      "f32_bits": f32_bits(values)})
+    return cases
+
+
+def quantize_inputs(rng):
+    """Rows of 4 blocks of 32: random, all zero, one with exact .5 ties in
+    Q8_0 units (amax 127 gives id 1), and one with large and subnormal values."""
+    rows = rng.normal(0, 1, (4, 32)).astype(np.float32)
+    rows[1] = 0
+    rows[2] = np.arange(32, dtype=np.float32) - 15.5
+    rows[2][0] = 127
+    rows[3] = rng.normal(0, 1, 32) * np.float32(1e4)
+    rows[3][:8] = np.float32(1e-40)
+    return rows.ravel()
+
+
+def quantize_cases(rng):
+    values = quantize_inputs(rng)
+    cases = []
+    for qtype in (T.F16, T.BF16, T.Q8_0, T.Q4_0):
+        data = quants.quantize(values.reshape(-1, 32), qtype)
+        cases.append({"type": qtype.name, "f32_bits": f32_bits(values),
+                      "bytes_hex": np.ascontiguousarray(data).view(np.uint8).tobytes().hex()})
+    return cases
+
+
+def main():
+    rng = np.random.default_rng(20240601)
+    golden = {
+        "source": "gguf PyPI package, gguf/quants.py; regenerate with tools/make_quant_golden.py",
+        "dequantize": dequantize_cases(rng),
+        "quantize": quantize_cases(rng),
+    }
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(json.dumps(golden, separators=(",", ":")) + "\n")
+    print(f"wrote {OUT} ({OUT.stat().st_size} bytes)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,23 @@
+// Shared helpers of the loaders for Hugging Face / GPT-2 tokenizer files.
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "tokenizer/vocab.h"
+
+namespace skiff::hf {
+
+std::string read_file(const std::string& path);   // throws Error
+nlohmann::json read_json(const std::string& path);  // throws Error on bad JSON
+
+// {"text": id, ...} -> texts by id; ids missing from the map become unused
+// "[PAD<id>]" tokens, as llama.cpp's converter fills them.
+std::vector<std::string> texts_from_id_map(const nlohmann::json& map);
+
+// Applies tokenizer_config.json beside the tokenizer file, if present:
+// add_bos_token, add_eos_token, bos_token, eos_token.
+void apply_tokenizer_config(const std::string& dir, Vocab& vocab);
+
+}  // namespace skiff::hf

@@ -1,0 +1,220 @@
+#include "tokenizer/tokenizer.h"
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+
+#include "base/error.h"
+#include "gguf/gguf.h"
+#include "tokenizer/unicode.h"
+
+namespace skiff {
+
+namespace {
+
+// A stretch of the input: raw text still to tokenize, or an already matched special token.
+struct Fragment {
+  int32_t token = -1;  // -1 for raw text
+  size_t offset = 0;
+  size_t length = 0;
+};
+
+// Splits the raw fragments around every occurrence of the special tokens,
+// longest token first, as llama.cpp's tokenizer_st_partition does.
+std::vector<Fragment> partition_special(const Vocab& vocab, std::string_view text, bool parse_special) {
+  std::vector<Fragment> fragments{{-1, 0, text.size()}};
+  for (const int32_t id : vocab.special_tokens) {
+    const TokenType type = vocab.types[id];
+    if (!parse_special && type != TokenType::UserDefined) continue;
+    const std::string& special = vocab.texts[id];
+    std::vector<Fragment> next;
+    next.reserve(fragments.size());
+    for (const Fragment& fragment : fragments) {
+      if (fragment.token >= 0) {
+        next.push_back(fragment);
+        continue;
+      }
+      const std::string_view raw = text.substr(fragment.offset, fragment.length);
+      size_t start = 0;
+      for (size_t hit = raw.find(special); hit != std::string_view::npos; hit = raw.find(special, start)) {
+        if (hit > start) next.push_back({-1, fragment.offset + start, hit - start});
+        next.push_back({id, fragment.offset + hit, special.size()});
+        start = hit + special.size();
+      }
+      if (start < raw.size()) next.push_back({-1, fragment.offset + start, raw.size() - start});
+    }
+    fragments = std::move(next);
+  }
+  return fragments;
+}
+
+std::string escape_spaces(std::string_view text) {
+  std::string out;
+  out.reserve(text.size() + 8);
+  for (const char c : text) {
+    if (c == ' ') {
+      out += "\xE2\x96\x81";  // U+2581 ▁
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string unescape_spaces(std::string_view text) {
+  static constexpr std::string_view kSpaceMark = "\xE2\x96\x81";
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    if (text.substr(i, kSpaceMark.size()) == kSpaceMark) {
+      out += ' ';
+      i += kSpaceMark.size();
+    } else {
+      out += text[i++];
+    }
+  }
+  return out;
+}
+
+std::string byte_level_decode(std::string_view text) {
+  std::string out;
+  for (const uint32_t cp : unicode::decode_utf8(text)) {
+    const int byte = unicode::unicode_to_byte(cp);
+    if (byte >= 0) {
+      out += static_cast<char>(byte);
+    } else {
+      unicode::append_utf8(out, cp);
+    }
+  }
+  return out;
+}
+
+// "<0xAB>" -> 0xAB
+int parse_byte_token(std::string_view text) {
+  if (text.size() != 6 || text.substr(0, 3) != "<0x" || text[5] != '>') return -1;
+  int value = 0;
+  const auto [end, error] = std::from_chars(text.data() + 3, text.data() + 5, value, 16);
+  return error == std::errc() && end == text.data() + 5 ? value : -1;
+}
+
+}  // namespace
+
+Tokenizer::Tokenizer(Vocab vocab) : vocab_(std::move(vocab)) { vocab_.finalize(); }
+
+void Tokenizer::check_id(int32_t id) const {
+  if (id < 0 || id >= n_vocab()) fail("token id {} is outside the vocabulary of {} tokens", id, n_vocab());
+}
+
+void Tokenizer::encode_text(std::string_view text, bool after_special, std::vector<int32_t>& out) const {
+  if (vocab_.kind == VocabKind::Bpe) {
+    bpe_tokenize(vocab_, text, out);
+    return;
+  }
+  // SentencePiece's dummy prefix: a space before text that starts the input or follows a special token.
+  const std::string prefixed = vocab_.add_space_prefix && after_special ? " " + std::string(text) : std::string(text);
+  spm_tokenize(vocab_, escape_spaces(prefixed), out);
+}
+
+std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special, bool parse_special) const {
+  std::vector<int32_t> out;
+  if (add_special && vocab_.add_bos && vocab_.bos_id >= 0) out.push_back(vocab_.bos_id);
+  if (!text.empty()) {
+    bool after_special = true;
+    for (const Fragment& fragment : partition_special(vocab_, text, parse_special)) {
+      if (fragment.token >= 0) {
+        out.push_back(fragment.token);
+        after_special = true;
+      } else {
+        encode_text(text.substr(fragment.offset, fragment.length), after_special, out);
+        after_special = false;
+      }
+    }
+  }
+  if (add_special && vocab_.add_eos && vocab_.eos_id >= 0) out.push_back(vocab_.eos_id);
+  return out;
+}
+
+std::string Tokenizer::token_text(int32_t id) const {
+  check_id(id);
+  return vocab_.texts[id];
+}
+
+std::string Tokenizer::token_to_piece(int32_t id, bool render_control) const {
+  check_id(id);
+  const std::string& text = vocab_.texts[id];
+  switch (vocab_.types[id]) {
+    case TokenType::Normal:
+      return vocab_.kind == VocabKind::Spm ? unescape_spaces(text) : byte_level_decode(text);
+    case TokenType::UserDefined:
+      return text;
+    case TokenType::Control:
+      return render_control ? text : std::string();
+    case TokenType::Unknown:
+      return vocab_.kind == VocabKind::Spm ? "\xE2\x96\x85" : std::string();  // U+2585, as llama.cpp
+    case TokenType::Byte: {
+      const int byte = parse_byte_token(text);
+      return byte >= 0 ? std::string(1, static_cast<char>(byte)) : std::string();
+    }
+    case TokenType::Unused:
+    case TokenType::Undefined:
+      break;
+  }
+  return {};
+}
+
+std::string Tokenizer::decode(std::span<const int32_t> ids, bool render_control) const {
+  std::string out;
+  bool strip_space = vocab_.kind == VocabKind::Spm && vocab_.add_space_prefix;
+  for (const int32_t id : ids) {
+    std::string piece = token_to_piece(id, render_control);
+    if (piece.empty()) continue;
+    if (strip_space && piece.front() == ' ') piece.erase(0, 1);
+    strip_space = false;
+    out += piece;
+  }
+  return out;
+}
+
+bool Tokenizer::is_control(int32_t id) const {
+  return id >= 0 && id < n_vocab() && vocab_.types[id] == TokenType::Control;
+}
+
+bool Tokenizer::is_end_of_generation(int32_t id) const {
+  if (id < 0) return false;
+  return id == vocab_.eos_id ||
+         std::find(vocab_.extra_end_ids.begin(), vocab_.extra_end_ids.end(), id) != vocab_.extra_end_ids.end();
+}
+
+std::unique_ptr<Tokenizer> Tokenizer::from_path(const std::string& path) {
+  namespace fs = std::filesystem;
+  if (fs::is_directory(path)) return from_hf_dir(path);
+  if (!fs::exists(path)) fail("{}: no such file or directory", path);
+  return from_gguf(gguf::GgufFile(path));
+}
+
+std::unique_ptr<Tokenizer> Tokenizer::from_hf_dir(const std::string& dir) {
+  namespace fs = std::filesystem;
+  const fs::path root(dir);
+  if (fs::exists(root / "tokenizer.json")) return from_tokenizer_json((root / "tokenizer.json").string());
+  if (fs::exists(root / "tokenizer.model")) return from_sentencepiece_model((root / "tokenizer.model").string());
+  if (fs::exists(root / "encoder.json") && fs::exists(root / "vocab.bpe")) {
+    return from_gpt2_files((root / "encoder.json").string(), (root / "vocab.bpe").string(), PreTokenizer::Gpt2);
+  }
+  fail("{}: no tokenizer.json, tokenizer.model or encoder.json + vocab.bpe", dir);
+}
+
+std::string StreamDecoder::push(int32_t id) {
+  pending_ += tokenizer_.token_to_piece(id);
+  const size_t keep = unicode::incomplete_utf8_suffix(pending_);
+  std::string ready = unicode::sanitize_utf8(std::string_view(pending_).substr(0, pending_.size() - keep));
+  pending_.erase(0, pending_.size() - keep);
+  return ready;
+}
+
+std::string StreamDecoder::flush() {
+  std::string rest = unicode::sanitize_utf8(pending_);
+  pending_.clear();
+  return rest;
+}
+
+}  // namespace skiff

@@ -1,0 +1,74 @@
+// Text <-> token ids for Llama-family models: SentencePiece-style and
+// byte-level BPE vocabularies, loaded from GGUF metadata or Hugging Face
+// files, matching llama.cpp's tokenization.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tokenizer/vocab.h"
+
+namespace skiff {
+
+namespace gguf {
+class GgufFile;
+}
+
+class Tokenizer {
+ public:
+  explicit Tokenizer(Vocab vocab);  // calls vocab.finalize()
+
+  static std::unique_ptr<Tokenizer> from_gguf(const gguf::GgufFile& file);
+  // tokenizer.json preferred, else tokenizer.model, else encoder.json + vocab.bpe.
+  static std::unique_ptr<Tokenizer> from_hf_dir(const std::string& dir);
+  static std::unique_ptr<Tokenizer> from_path(const std::string& path);  // GGUF file or HF dir
+  static std::unique_ptr<Tokenizer> from_sentencepiece_model(const std::string& path);
+  static std::unique_ptr<Tokenizer> from_tokenizer_json(const std::string& path);
+  // GPT-2 style files: encoder.json (text -> id) and vocab.bpe (merges).
+  static std::unique_ptr<Tokenizer> from_gpt2_files(const std::string& encoder_json,
+                                                    const std::string& vocab_bpe, PreTokenizer pre);
+
+  // add_special: BOS/EOS as the vocabulary asks. parse_special: text equal to
+  // a control token becomes that token (user-defined tokens always do).
+  std::vector<int32_t> encode(std::string_view text, bool add_special, bool parse_special) const;
+
+  // The bytes a token stands for; control tokens give "" unless render_control.
+  std::string token_to_piece(int32_t id, bool render_control = false) const;
+  std::string token_text(int32_t id) const;  // the raw vocabulary string
+  // All pieces joined, without the leading space SentencePiece's prefix added.
+  std::string decode(std::span<const int32_t> ids, bool render_control = false) const;
+
+  int32_t n_vocab() const { return vocab_.n_tokens(); }
+  int32_t bos_id() const { return vocab_.bos_id; }
+  int32_t eos_id() const { return vocab_.eos_id; }
+  bool add_bos() const { return vocab_.add_bos; }
+  bool is_end_of_generation(int32_t id) const;
+  bool is_control(int32_t id) const;
+  const Vocab& vocab() const { return vocab_; }
+
+ private:
+  void check_id(int32_t id) const;
+  void encode_text(std::string_view text, bool first_fragment, std::vector<int32_t>& out) const;
+
+  Vocab vocab_;
+};
+
+// Decodes tokens one at a time as they are generated. push() returns the text
+// that is complete so far: a character split across tokens is held back until
+// its last byte arrives, so the output is always valid UTF-8.
+class StreamDecoder {
+ public:
+  explicit StreamDecoder(const Tokenizer& tokenizer) : tokenizer_(tokenizer) {}
+  std::string push(int32_t id);
+  // The held-back bytes, an unfinished character becoming U+FFFD.
+  std::string flush();
+
+ private:
+  const Tokenizer& tokenizer_;
+  std::string pending_;
+};
+
+}  // namespace skiff

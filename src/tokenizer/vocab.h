@@ -1,0 +1,66 @@
+// The vocabulary every tokenizer loader fills in: token texts, scores and
+// types, BPE merges, special ids and the encode options upstream metadata
+// sets. finalize() checks it and builds the lookup tables.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "tokenizer/pretokenizer.h"
+
+namespace skiff {
+
+// As numbered by GGUF tokenizer.ggml.token_type and SentencePiece.
+enum class TokenType : uint8_t {
+  Undefined = 0, Normal = 1, Unknown = 2, Control = 3, UserDefined = 4, Unused = 5, Byte = 6,
+};
+
+enum class VocabKind {
+  Spm,  // SentencePiece style: ▁ for spaces, merge by score, <0xAB> byte fallback
+  Bpe,  // byte-level BPE: GPT-2 byte mapping, merge by rank, regex pre-tokenizer
+};
+
+struct Vocab {
+  VocabKind kind = VocabKind::Spm;
+  PreTokenizer pre = PreTokenizer::Default;  // Bpe only
+  std::vector<std::string> texts;
+  std::vector<float> scores;     // Spm: higher merges first; empty means all 0
+  std::vector<TokenType> types;  // empty means all Normal
+  std::vector<std::string> merges;  // Bpe: "left right", best first
+
+  int32_t bos_id = -1;
+  int32_t eos_id = -1;
+  int32_t unk_id = -1;
+  int32_t pad_id = -1;
+  std::vector<int32_t> extra_end_ids;  // end-of-turn tokens besides eos
+  bool add_bos = false;
+  bool add_eos = false;
+  bool add_space_prefix = false;  // Spm: prefix a space as SentencePiece's dummy prefix
+  bool ignore_merges = false;     // Bpe: a word that is a whole token is not merged
+
+  // Checks sizes and ids (throws Error), fills defaults and builds the tables below.
+  void finalize();
+
+  int32_t n_tokens() const { return static_cast<int32_t>(texts.size()); }
+  int32_t find(std::string_view text) const;  // -1 when absent
+  int32_t merge_rank(std::string_view left, std::string_view right) const;  // -1 when none
+  // Spm byte-fallback token for a byte: <0xAB>, else the byte itself, else unk.
+  int32_t byte_token(uint8_t byte) const;
+
+  // Control, user-defined and unknown tokens, longest text first: the ones
+  // encode() matches in raw text before tokenizing the rest.
+  std::vector<int32_t> special_tokens;
+
+ private:
+  void add_known_end_tokens();
+
+  std::unordered_map<std::string, int32_t> text_to_id_;
+  std::unordered_map<std::string, int32_t> merge_ranks_;
+};
+
+void spm_tokenize(const Vocab& vocab, std::string_view text, std::vector<int32_t>& out);
+void bpe_tokenize(const Vocab& vocab, std::string_view text, std::vector<int32_t>& out);
+
+}  // namespace skiff

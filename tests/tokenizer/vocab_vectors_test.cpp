@@ -1,0 +1,71 @@
+// Every llama.cpp test vector whose vocabulary is in shared/models must give
+// exactly upstream's ids (test-tokenizer-0: add_special off, parse_special off).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <set>
+
+#include "gguf/gguf.h"
+#include "tokenizer/tokenizer.h"
+#include "tokenizer/vocab_vectors.h"
+
+namespace skiff {
+namespace {
+
+void expect_vectors_match(const Tokenizer& tokenizer, const std::string& vectors_base) {
+  const auto vectors = test::read_vocab_vectors(vectors_base + ".inp", vectors_base + ".out");
+  ASSERT_GT(vectors.size(), 30u);
+  for (const auto& vector : vectors) {
+    const auto ids = tokenizer.encode(vector.text, /*add_special=*/false, /*parse_special=*/false);
+    EXPECT_EQ(test::join_ids(ids), test::join_ids(vector.ids)) << "text: '" << vector.text << "'";
+  }
+}
+
+class GgufVocabVectors : public testing::TestWithParam<std::string> {};
+
+TEST_P(GgufVocabVectors, MatchUpstreamIds) {
+  const std::string base = test::models_dir() + "/vocab/ggml-vocab-" + GetParam() + ".gguf";
+  if (GetParam() == "bert-bge") {
+    GTEST_SKIP() << "bert-bge is a WordPiece vocabulary; skiff tokenizes SentencePiece and BPE only";
+  }
+  const auto tokenizer = Tokenizer::from_gguf(gguf::GgufFile(base));
+  expect_vectors_match(*tokenizer, base);
+}
+
+INSTANTIATE_TEST_SUITE_P(Vocabs, GgufVocabVectors,
+                         testing::Values("llama-spm", "phi-3", "gpt-2", "deepseek-coder", "mpt", "bert-bge"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           std::erase(name, '-');
+                           return name;
+                         });
+
+TEST(GgufVocabVectors, EveryVectorFileIsCovered) {
+  // A new .inp/.out pair beside a vocab must be added to the list above.
+  const std::set<std::string> covered = {"llama-spm", "phi-3", "gpt-2", "deepseek-coder", "mpt", "bert-bge"};
+  for (const auto& entry : std::filesystem::directory_iterator(test::models_dir() + "/vocab")) {
+    const std::string name = entry.path().filename().string();
+    const std::string prefix = "ggml-vocab-";
+    const std::string suffix = ".gguf.inp";
+    if (name.size() <= prefix.size() + suffix.size() || !name.ends_with(suffix)) continue;
+    const std::string vocab = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+    EXPECT_TRUE(covered.count(vocab)) << vocab;
+  }
+}
+
+TEST(OrphanVocabVectors, LlamaBpeWithLlama32Files) {
+  const std::string dir = test::models_dir() + "/tokenizers/llama3.2";
+  const auto tokenizer =
+      Tokenizer::from_gpt2_files(dir + "/encoder.json", dir + "/vocab.bpe", PreTokenizer::Llama3);
+  expect_vectors_match(*tokenizer, test::models_dir() + "/vocab/orphan/ggml-vocab-llama-bpe.gguf");
+}
+
+TEST(OrphanVocabVectors, Qwen2HasNoVocab) {
+  const std::string vocab = test::models_dir() + "/vocab/ggml-vocab-qwen2.gguf";
+  if (!std::filesystem::exists(vocab)) GTEST_SKIP() << "no qwen2 vocabulary in shared/models to check its vectors with";
+  const auto tokenizer = Tokenizer::from_gguf(gguf::GgufFile(vocab));
+  expect_vectors_match(*tokenizer, test::models_dir() + "/vocab/orphan/ggml-vocab-qwen2.gguf");
+}
+
+}  // namespace
+}  // namespace skiff

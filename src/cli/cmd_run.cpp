@@ -1,7 +1,126 @@
+// skiff run: generate text from a prompt, streaming it to stdout; logs,
+// progress and timings go to stderr so the text can be piped.
+#include <fmt/core.h>
+#include <omp.h>
+
+#include <cstdio>
+#include <thread>
+
+#include "base/error.h"
+#include "base/timer.h"
 #include "cli/commands.h"
+#include "engine/generator.h"
+#include "model/loader.h"
+#include "tokenizer/tokenizer.h"
 
 namespace skiff::cli {
+namespace {
 
-void add_run_command(CLI::App& app) { (void)app; }  // placeholder until implemented
+struct RunArgs {
+  std::string model;
+  std::string prompt;
+  int n_predict = 256;
+  int ctx_size = 0;  // 0: prompt + n_predict, capped at the model's context
+  int threads = 0;   // 0: every core
+  float temperature = 0.8f;
+  int top_k = 40;
+  float top_p = 0.95f;
+  float min_p = 0.05f;
+  float repeat_penalty = 1.0f;
+  float frequency_penalty = 0.0f;
+  float presence_penalty = 0.0f;
+  int64_t seed = -1;  // -1: random
+};
+
+void print_stats(const LlamaModel& model, const KvCache& kv, double load_seconds,
+                 const GenerationStats& s) {
+  const double prefill_tps = s.prompt_tokens / s.prefill_seconds;
+  const double decode_tps = s.decode_steps ? s.decode_steps / s.decode_seconds : 0.0;
+  // Each decode step reads every weight once, plus the K/V cached so far
+  // (on average the middle of the decoded range).
+  const double weight_bytes = static_cast<double>(model.weights().decode_bytes_per_token());
+  const double mean_ctx = s.prompt_tokens + s.decode_steps / 2.0;
+  const double kv_bytes = mean_ctx * static_cast<double>(kv.bytes_per_token());
+  const double step_bytes = weight_bytes + kv_bytes;
+  fmt::print(stderr, "\n\n");
+  fmt::print(stderr, "load time       : {:9.2f} ms\n", load_seconds * 1e3);
+  fmt::print(stderr, "prompt          : {:6d} tokens in {:9.2f} ms, {:9.2f} tok/s (prefill)\n",
+             s.prompt_tokens, s.prefill_seconds * 1e3, prefill_tps);
+  fmt::print(stderr, "first token     : {:9.2f} ms\n", s.first_token_seconds * 1e3);
+  fmt::print(stderr, "generated       : {:6d} tokens, {} decode steps in {:9.2f} ms, {:9.2f} tok/s\n",
+             s.generated_tokens, s.decode_steps, s.decode_seconds * 1e3, decode_tps);
+  fmt::print(stderr, "KV cache        : {:.2f} MiB ({} tokens x {} B/token)\n",
+             kv.bytes() / 1048576.0, kv.max_ctx(), kv.bytes_per_token());
+  fmt::print(stderr, "decode bandwidth: {:.2f} GB/s ({:.2f} MB weights + {:.2f} MB KV per step)\n",
+             step_bytes * decode_tps / 1e9, weight_bytes / 1e6, kv_bytes / 1e6);
+}
+
+void run(const RunArgs& a) {
+  omp_set_num_threads(a.threads > 0 ? a.threads : static_cast<int>(std::thread::hardware_concurrency()));
+  Timer load_timer;
+  auto model = load_model(a.model);
+  auto tokenizer = Tokenizer::from_path(a.model);
+  const double load_seconds = load_timer.seconds();
+  const ModelConfig& c = model->config();
+  fmt::print(stderr, "model {}: {} layers, dim {}, {} heads ({} KV), ffn {}, vocab {}, context {}\n",
+             a.model, c.n_layers, c.dim, c.n_heads, c.n_kv_heads, c.ffn_dim, c.vocab_size, c.max_ctx);
+
+  std::vector<int32_t> prompt = tokenizer->encode(a.prompt, /*add_special=*/true, /*parse_special=*/true);
+  if (prompt.empty()) fail("the prompt encodes to no tokens");
+  int ctx = a.ctx_size > 0 ? a.ctx_size : static_cast<int>(prompt.size()) + a.n_predict;
+  ctx = std::min(ctx, c.max_ctx);
+  if (static_cast<int>(prompt.size()) > ctx)
+    fail("the prompt has {} tokens but the context holds {} (see --ctx-size)", prompt.size(), ctx);
+  KvCache kv = model->make_kv_cache(1, ctx);
+
+  GenerateOptions options;
+  options.max_tokens = a.n_predict;
+  options.sampling.temperature = a.temperature;
+  options.sampling.top_k = a.top_k;
+  options.sampling.top_p = a.top_p;
+  options.sampling.min_p = a.min_p;
+  options.sampling.repetition_penalty = a.repeat_penalty;
+  options.sampling.frequency_penalty = a.frequency_penalty;
+  options.sampling.presence_penalty = a.presence_penalty;
+  if (a.seed >= 0) options.sampling.seed = static_cast<uint64_t>(a.seed);
+  options.is_end_token = [&](int32_t t) { return tokenizer->is_end_of_generation(t); };
+
+  // Echo the prompt, then stream the output through the same decoder, so the
+  // text reads as one detokenized sequence.
+  StreamDecoder decoder(*tokenizer);
+  for (int32_t t : prompt) std::fputs(decoder.push(t).c_str(), stdout);
+  std::fflush(stdout);
+  const GenerationStats stats = generate(*model, kv, prompt, options, [&](int32_t token) {
+    std::fputs(decoder.push(token).c_str(), stdout);
+    std::fflush(stdout);
+    return true;
+  });
+  std::fputs(decoder.flush().c_str(), stdout);
+  std::fflush(stdout);
+  print_stats(*model, kv, load_seconds, stats);
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app) {
+  auto args = std::make_shared<RunArgs>();
+  CLI::App* cmd = app.add_subcommand("run", "generate text from a prompt");
+  cmd->add_option("-m,--model", args->model, "GGUF file or Hugging Face directory")->required();
+  cmd->add_option("-p,--prompt", args->prompt, "prompt text")->default_str("");
+  cmd->add_option("-n,--n-predict", args->n_predict, "tokens to generate")
+      ->capture_default_str()->check(CLI::Range(0, 1 << 24));
+  cmd->add_option("-c,--ctx-size", args->ctx_size, "context size (default: prompt + n, at most the model's)")
+      ->check(CLI::Range(0, 1 << 24));
+  cmd->add_option("-t,--threads", args->threads, "threads (default: all cores)")->check(CLI::Range(0, 1024));
+  cmd->add_option("--temp", args->temperature, "temperature (0: greedy)")->capture_default_str()->check(CLI::Range(0.0, 100.0));
+  cmd->add_option("--top-k", args->top_k, "top-k (0: off)")->capture_default_str()->check(CLI::Range(0, 1 << 24));
+  cmd->add_option("--top-p", args->top_p, "top-p (1: off)")->capture_default_str()->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--min-p", args->min_p, "min-p (0: off)")->capture_default_str()->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--repeat-penalty", args->repeat_penalty, "repetition penalty (1: off)")->capture_default_str();
+  cmd->add_option("--frequency-penalty", args->frequency_penalty, "frequency penalty (0: off)")->capture_default_str();
+  cmd->add_option("--presence-penalty", args->presence_penalty, "presence penalty (0: off)")->capture_default_str();
+  cmd->add_option("-s,--seed", args->seed, "random seed (-1: random)")->capture_default_str();
+  cmd->callback([args] { run(*args); });
+}
 
 }  // namespace skiff::cli

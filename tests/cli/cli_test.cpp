@@ -1,0 +1,86 @@
+// The skiff binary end to end: text on stdout, errors as one line and a non-zero exit.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace {
+
+const std::string kModels = SKIFF_MODELS_DIR;
+
+struct Result {
+  int exit_code;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+Result run_skiff(const std::string& args) {
+  const std::string err_path = testing::TempDir() + "/skiff_stderr.txt";
+  const std::string cmd = std::string(SKIFF_BINARY) + " " + args + " 2>" + err_path;
+  FILE* p = popen(cmd.c_str(), "r");
+  EXPECT_NE(p, nullptr);
+  Result r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  const int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream err(err_path);
+  r.err.assign(std::istreambuf_iterator<char>(err), {});
+  return r;
+}
+
+std::string golden_text() {
+  std::ifstream in(kModels + "/derived/golden/stories260K.greedy.json");
+  return nlohmann::json::parse(in)["text_until_bos"].get<std::string>();
+}
+
+TEST(CliRun, GreedyTextMatchesGolden) {
+  for (const std::string model : {"stories260K-f32.gguf", "stories260K-hf"}) {
+    const Result r = run_skiff("run -m " + kModels + "/derived/" + model + " -n 256 --temp 0");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::string text = golden_text();
+    std::string out = r.out;
+    out.erase(0, out.find_first_not_of(' '));
+    EXPECT_EQ(out.substr(0, text.size()), text) << model;
+    EXPECT_NE(r.err.find("tok/s"), std::string::npos);
+    EXPECT_NE(r.err.find("decode bandwidth"), std::string::npos);
+  }
+}
+
+TEST(CliRun, PromptIsEchoedAndContinued) {
+  const Result r = run_skiff("run -m " + kModels +
+                             "/derived/stories260K-f32.gguf -p 'Once upon a time' -n 20 --seed 3");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("Once upon a time", 0), 0u) << r.out;
+  EXPECT_GT(r.out.size(), std::string("Once upon a time").size());
+}
+
+TEST(CliRun, MissingModelIsOneLineAndNonZeroExit) {
+  const Result r = run_skiff("run -m /nonexistent.gguf -p hi");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(r.out.empty());
+  EXPECT_NE(r.err.find("not found"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+TEST(CliRun, BadFlagIsAnError) {
+  const Result r = run_skiff("run -m " + kModels + "/derived/stories260K-f32.gguf --no-such-flag");
+  EXPECT_NE(r.exit_code, 0);
+  const Result r2 = run_skiff("run -m " + kModels + "/derived/stories260K-f32.gguf --temp abc");
+  EXPECT_NE(r2.exit_code, 0);
+}
+
+TEST(CliRun, CorruptModelIsAClearError) {
+  const std::string path = testing::TempDir() + "/corrupt.gguf";
+  std::ofstream(path) << "GGUF\x03garbage";
+  const Result r = run_skiff("run -m " + path + " -p hi");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("corrupt.gguf"), std::string::npos) << r.err;
+}
+
+}  // namespace

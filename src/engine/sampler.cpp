@@ -1,0 +1,222 @@
+#include "engine/sampler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "base/error.h"
+
+namespace skiff {
+namespace {
+
+// vLLM's threshold: dividing by a smaller temperature could overflow the logits.
+constexpr float kGreedyTemperatureBelow = 1e-5f;
+// Top-p sorts only as far as the nucleus reaches: this many candidates first,
+// then four times as many each time it runs out.
+constexpr size_t kFirstSortedPrefix = 256;
+constexpr float kMaskedLogit = -std::numeric_limits<float>::infinity();
+
+// A uniform double in [0, 1) from the top 53 bits of one output: fixed by the
+// standard, unlike std::uniform_real_distribution.
+double uniform_unit(std::mt19937_64& rng) {
+  return static_cast<double>(rng() >> 11) * 0x1.0p-53;
+}
+
+uint64_t random_seed() {
+  std::random_device device;
+  uint64_t high = device();
+  return (high << 32) | device();
+}
+
+template <typename Candidate>
+bool ranks_higher(const Candidate& a, const Candidate& b) {
+  return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
+}
+
+// Puts the highest-ranked candidates [from, to) in rank order after the ones
+// already sorted in [0, from); returns the new sorted length.
+template <typename Candidate>
+size_t sort_prefix(std::span<Candidate> candidates, size_t from, size_t to) {
+  to = std::min(to, candidates.size());
+  auto first = candidates.begin() + from, last = candidates.begin() + to;
+  std::nth_element(first, last, candidates.end(), ranks_higher<Candidate>);
+  std::sort(first, last, ranks_higher<Candidate>);
+  return to;
+}
+
+template <typename Candidate>
+double total_weight(std::span<const Candidate> candidates) {
+  double total = 0;
+  for (const Candidate& c : candidates) total += c.weight;
+  return total;
+}
+
+}  // namespace
+
+bool SamplingParams::is_greedy() const { return temperature < kGreedyTemperatureBelow; }
+
+void SamplingParams::validate() const {
+  if (!(temperature >= 0 && std::isfinite(temperature)))
+    fail("sampling: temperature must be finite and >= 0, got {}", temperature);
+  if (top_k < -1) fail("sampling: top_k must be >= 1, or 0 or -1 for off; got {}", top_k);
+  if (!(top_p > 0 && top_p <= 1)) fail("sampling: top_p must be in (0, 1], got {}", top_p);
+  if (!(min_p >= 0 && min_p <= 1)) fail("sampling: min_p must be in [0, 1], got {}", min_p);
+  if (!(repetition_penalty > 0 && std::isfinite(repetition_penalty)))
+    fail("sampling: repetition_penalty must be finite and > 0, got {}", repetition_penalty);
+  if (!(frequency_penalty >= -2 && frequency_penalty <= 2))
+    fail("sampling: frequency_penalty must be in [-2, 2], got {}", frequency_penalty);
+  if (!(presence_penalty >= -2 && presence_penalty <= 2))
+    fail("sampling: presence_penalty must be in [-2, 2], got {}", presence_penalty);
+}
+
+Sampler::Sampler(const SamplingParams& params, int32_t vocab_size)
+    : params_(params),
+      vocab_size_(vocab_size),
+      seed_(params.seed ? *params.seed : random_seed()),
+      rng_(seed_) {
+  params_.validate();
+  if (vocab_size <= 0) fail("sampler: vocabulary size must be positive, got {}", vocab_size);
+  penalized_.resize(vocab_size);
+  output_counts_.resize(vocab_size);
+  seen_.resize(vocab_size);
+  candidates_.resize(vocab_size);
+}
+
+int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> prompt_tokens,
+                        std::span<const int32_t> output_tokens) {
+  std::span<const float> scores = penalized_logits(logits, prompt_tokens, output_tokens);
+  if (params_.is_greedy()) return argmax(scores);
+  return draw(filter(scores));
+}
+
+void Sampler::probabilities(std::span<const float> logits, std::span<const int32_t> prompt_tokens,
+                            std::span<const int32_t> output_tokens, std::span<float> probs) {
+  if (probs.size() != static_cast<size_t>(vocab_size_))
+    fail("sampler: probability buffer has {} entries for a vocabulary of {}", probs.size(),
+         vocab_size_);
+  std::span<const float> scores = penalized_logits(logits, prompt_tokens, output_tokens);
+  std::fill(probs.begin(), probs.end(), 0.0f);
+  if (params_.is_greedy()) {
+    probs[argmax(scores)] = 1.0f;
+    return;
+  }
+  std::span<const Candidate> kept = filter(scores);
+  double total = total_weight(kept);
+  for (const Candidate& c : kept) probs[c.id] = static_cast<float>(c.weight / total);
+}
+
+std::span<const float> Sampler::penalized_logits(std::span<const float> logits,
+                                                 std::span<const int32_t> prompt_tokens,
+                                                 std::span<const int32_t> output_tokens) {
+  if (logits.size() != static_cast<size_t>(vocab_size_))
+    fail("sampler: got {} logits for a vocabulary of {}", logits.size(), vocab_size_);
+  if (!has_penalties()) return logits;
+  // Checked before any change, so a bad id cannot leave the scratch dirty.
+  check_tokens(output_tokens);
+  if (params_.repetition_penalty != 1.0f) check_tokens(prompt_tokens);
+
+  std::copy(logits.begin(), logits.end(), penalized_.begin());
+  if (params_.repetition_penalty != 1.0f) apply_repetition_penalty(prompt_tokens, output_tokens);
+  apply_frequency_presence_penalties(output_tokens);
+  return penalized_;
+}
+
+bool Sampler::has_penalties() const {
+  return params_.repetition_penalty != 1.0f || params_.frequency_penalty != 0.0f ||
+         params_.presence_penalty != 0.0f;
+}
+
+void Sampler::check_tokens(std::span<const int32_t> tokens) const {
+  for (int32_t token : tokens)
+    if (token < 0 || token >= vocab_size_)
+      fail("sampler: token id {} outside the vocabulary of {}", token, vocab_size_);
+}
+
+void Sampler::apply_repetition_penalty(std::span<const int32_t> prompt_tokens,
+                                       std::span<const int32_t> output_tokens) {
+  const float penalty = params_.repetition_penalty;
+  // seen_ penalizes each distinct token once, however often it occurs.
+  auto penalize_once = [&](int32_t token) {
+    if (seen_[token]) return;
+    seen_[token] = 1;
+    float& logit = penalized_[token];
+    logit = logit > 0 ? logit / penalty : logit * penalty;
+  };
+  for (int32_t token : prompt_tokens) penalize_once(token);
+  for (int32_t token : output_tokens) penalize_once(token);
+  for (int32_t token : prompt_tokens) seen_[token] = 0;
+  for (int32_t token : output_tokens) seen_[token] = 0;
+}
+
+void Sampler::apply_frequency_presence_penalties(std::span<const int32_t> output_tokens) {
+  for (int32_t token : output_tokens) ++output_counts_[token];
+  // A token is penalized at its first occurrence, which also zeroes its count
+  // for the next call.
+  for (int32_t token : output_tokens) {
+    int32_t count = output_counts_[token];
+    if (count == 0) continue;
+    penalized_[token] -= params_.frequency_penalty * static_cast<float>(count);
+    penalized_[token] -= params_.presence_penalty;
+    output_counts_[token] = 0;
+  }
+}
+
+int32_t Sampler::argmax(std::span<const float> scores) const {
+  // max_element returns the first of equal maxima: the lowest id.
+  auto best = std::max_element(scores.begin(), scores.end());
+  if (*best == kMaskedLogit) fail("sampler: every logit is -inf, no token can be chosen");
+  return static_cast<int32_t>(best - scores.begin());
+}
+
+std::span<const Sampler::Candidate> Sampler::filter(std::span<const float> scores) {
+  const float max_score = scores[argmax(scores)];
+  for (int32_t id = 0; id < vocab_size_; ++id) candidates_[id] = {scores[id], 0.0f, id};
+  std::span<Candidate> candidates(candidates_);
+
+  if (params_.top_k > 0 && params_.top_k < vocab_size_) {
+    auto kth = candidates.begin() + params_.top_k;
+    std::nth_element(candidates.begin(), kth, candidates.end(), ranks_higher<Candidate>);
+    candidates = candidates.first(params_.top_k);
+  }
+  const float inverse_temperature = 1.0f / params_.temperature;
+  for (Candidate& c : candidates) c.weight = std::exp((c.logit - max_score) * inverse_temperature);
+
+  if (params_.top_p < 1.0f) candidates = keep_nucleus(candidates, total_weight<Candidate>(candidates));
+  if (params_.min_p > 0.0f) candidates = drop_below_min_p(candidates);
+  return candidates;
+}
+
+std::span<Sampler::Candidate> Sampler::keep_nucleus(std::span<Candidate> candidates,
+                                                    double total_weight) const {
+  const double threshold = params_.top_p * total_weight;
+  double cumulative = 0;
+  size_t sorted = 0;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    if (i == sorted) sorted = sort_prefix(candidates, sorted, std::max(kFirstSortedPrefix, 4 * sorted));
+    cumulative += candidates[i].weight;
+    if (cumulative >= threshold) return candidates.first(i + 1);
+  }
+  return candidates;
+}
+
+std::span<Sampler::Candidate> Sampler::drop_below_min_p(std::span<Candidate> candidates) const {
+  // The most likely token survives top-k and top-p with weight exactly 1, so
+  // min_p × its probability is min_p in weights.
+  auto kept_end = std::remove_if(candidates.begin(), candidates.end(),
+                                 [&](const Candidate& c) { return c.weight < params_.min_p; });
+  return candidates.first(kept_end - candidates.begin());
+}
+
+int32_t Sampler::draw(std::span<const Candidate> kept) {
+  const double target = uniform_unit(rng_) * total_weight(kept);
+  double cumulative = 0;
+  for (const Candidate& c : kept) {
+    cumulative += c.weight;
+    if (target < cumulative) return c.id;
+  }
+  // Rounding put the target at the total: the last token with any weight.
+  auto last = std::find_if(kept.rbegin(), kept.rend(), [](const Candidate& c) { return c.weight > 0; });
+  return last->id;
+}
+
+}  // namespace skiff

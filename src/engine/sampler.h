@@ -1,0 +1,109 @@
+// Token sampling: turns one position's logits into the next token, in vLLM's
+// order: penalties → temperature → top-k → top-p → min-p → draw. Each Sampler
+// owns a seeded std::mt19937_64 stream, so a seed reproduces a run on any
+// platform.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <span>
+#include <vector>
+
+namespace skiff {
+
+// How one request chooses its tokens. The defaults sample from the model's
+// unmodified distribution.
+struct SamplingParams {
+  // Divides the logits. 0 means greedy: the argmax, lowest id on ties, and
+  // top-k/top-p/min-p do nothing. Below 1e-5 counts as 0, as in vLLM.
+  float temperature = 1.0f;
+  // Keeps the k highest-ranked tokens (ties ranked by lowest id). 0 or -1: off.
+  int32_t top_k = 0;
+  // Keeps the fewest highest-ranked tokens whose probability sums to at least
+  // top_p. In (0, 1]; 1: off.
+  float top_p = 1.0f;
+  // Drops tokens less likely than min_p times the most likely one. In [0, 1]; 0: off.
+  float min_p = 0.0f;
+  // Once per distinct token of prompt or output: a positive logit is divided
+  // by it, a negative one multiplied (CTRL, vLLM). Above 0; 1: off.
+  float repetition_penalty = 1.0f;
+  // OpenAI semantics over the output tokens only: logit -= frequency_penalty ×
+  // count, then -= presence_penalty if count > 0. In [-2, 2]; 0: off.
+  float frequency_penalty = 0.0f;
+  float presence_penalty = 0.0f;
+  // Seeds the sampler's stream; unset: a seed from std::random_device.
+  std::optional<uint64_t> seed;
+
+  bool is_greedy() const;
+  // Throws Error naming the first field out of range.
+  void validate() const;
+};
+
+// Logits are one position's scores over the vocabulary: finite, or -inf for a
+// token masked out (never chosen). The token history comes in with every call
+// rather than living here: the engine owns the sequence, so preemption,
+// recomputation and speculative rollback need no sampler bookkeeping. It costs
+// O(prompt + output) per call, and only when a penalty is on.
+// Not thread-safe: one Sampler per sequence.
+class Sampler {
+ public:
+  // Validates params; throws Error.
+  Sampler(const SamplingParams& params, int32_t vocab_size);
+
+  // The next token. A greedy Sampler draws nothing from its stream; any other
+  // consumes exactly one 64-bit output per call.
+  int32_t sample(std::span<const float> logits, std::span<const int32_t> prompt_tokens,
+                 std::span<const int32_t> output_tokens);
+
+  // Writes to `probs` (vocab_size entries) the distribution sample() draws
+  // from, after every penalty and filter: 0 for filtered-out tokens, one-hot
+  // when greedy. Consumes no randomness (for rejection sampling in
+  // speculative decoding, and for tests).
+  void probabilities(std::span<const float> logits, std::span<const int32_t> prompt_tokens,
+                     std::span<const int32_t> output_tokens, std::span<float> probs);
+
+  // The logits after the penalties; `logits` itself when no penalty is on,
+  // else a buffer valid until the next call.
+  std::span<const float> penalized_logits(std::span<const float> logits,
+                                          std::span<const int32_t> prompt_tokens,
+                                          std::span<const int32_t> output_tokens);
+
+  const SamplingParams& params() const { return params_; }
+  int32_t vocab_size() const { return vocab_size_; }
+  // The seed in use, also when it came from std::random_device, so a random
+  // run can be reproduced.
+  uint64_t seed() const { return seed_; }
+
+ private:
+  // A token still in the running. weight = exp((logit - max logit) / temperature):
+  // unnormalized, and exactly 1 for the most likely token.
+  struct Candidate {
+    float logit;
+    float weight;
+    int32_t id;
+  };
+
+  bool has_penalties() const;
+  void check_tokens(std::span<const int32_t> tokens) const;
+  void apply_repetition_penalty(std::span<const int32_t> prompt_tokens,
+                                std::span<const int32_t> output_tokens);
+  void apply_frequency_presence_penalties(std::span<const int32_t> output_tokens);
+  int32_t argmax(std::span<const float> scores) const;
+  // The survivors of top-k, top-p and min-p, a prefix of candidates_.
+  std::span<const Candidate> filter(std::span<const float> scores);
+  std::span<Candidate> keep_nucleus(std::span<Candidate> candidates, double total_weight) const;
+  std::span<Candidate> drop_below_min_p(std::span<Candidate> candidates) const;
+  int32_t draw(std::span<const Candidate> kept);
+
+  SamplingParams params_;
+  int32_t vocab_size_;
+  uint64_t seed_;
+  std::mt19937_64 rng_;
+  // Scratch of vocab_size entries, reused so that a call allocates nothing.
+  std::vector<float> penalized_;
+  std::vector<int32_t> output_counts_;  // all zero between calls
+  std::vector<uint8_t> seen_;           // all zero between calls
+  std::vector<Candidate> candidates_;
+};
+
+}  // namespace skiff

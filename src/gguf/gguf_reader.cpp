@@ -127,7 +127,11 @@ TensorInfo read_tensor_info(Reader& r) {
   if (t.ne[0] % static_cast<int64_t>(info->block_size) != 0)
     fail("tensor '{}': row of {} elements is not a whole number of {} blocks", t.name,
          t.ne[0], info->name);
-  t.nbytes = static_cast<uint64_t>(n) / info->block_size * info->type_size;
+  const uint64_t blocks = static_cast<uint64_t>(n) / info->block_size;
+  // Without this, 2^62 F32 elements would wrap to a size of 0 bytes and pass the bounds check.
+  if (blocks > std::numeric_limits<uint64_t>::max() / info->type_size)
+    fail("tensor '{}' of {} elements is too large", t.name, n);
+  t.nbytes = blocks * info->type_size;
   t.offset = r.read<uint64_t>("tensor offset");
   return t;
 }
@@ -155,11 +159,10 @@ GgufFile::GgufFile(const std::string& path) {
       Value v = read_value(r, static_cast<ValueType>(type), 0);
       if (!metadata_.emplace(key, std::move(v)).second) fail("duplicate metadata key '{}'", key);
     }
-    if (const Value* a = find("general.alignment")) {
-      const int64_t al = a->as_int();
-      if (al <= 0 || (al & (al - 1)) != 0) fail("general.alignment {} is not a power of two", al);
-      alignment_ = static_cast<uint64_t>(al);
-    }
+    // get_int names the key when the value is not an integer.
+    const int64_t al = get_int("general.alignment", static_cast<int64_t>(alignment_));
+    if (al <= 0 || (al & (al - 1)) != 0) fail("general.alignment {} is not a power of two", al);
+    alignment_ = static_cast<uint64_t>(al);
 
     for (uint64_t i = 0; i < n_tensors; ++i) {
       TensorInfo t = read_tensor_info(r);

@@ -212,7 +212,9 @@ std::string StreamDecoder::push(int32_t id) {
 }
 
 std::string StreamDecoder::flush() {
-  std::string rest = unicode::sanitize_utf8(pending_);
+  const size_t unfinished = unicode::incomplete_utf8_suffix(pending_);
+  std::string rest = unicode::sanitize_utf8(std::string_view(pending_).substr(0, pending_.size() - unfinished));
+  if (unfinished > 0) unicode::append_utf8(rest, 0xFFFD);  // one replacement for the cut character
   pending_.clear();
   return rest;
 }

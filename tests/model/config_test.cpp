@@ -1,0 +1,49 @@
+#include "model/config.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numbers>
+
+#include "base/error.h"
+
+namespace skiff {
+namespace {
+
+// Llama 3.1 8B's rope_scaling: theta 5e5, factor 8, low 1, high 4, original context 8192.
+TEST(Llama3Rope, FactorsFollowTheWavelengthBands) {
+  const int rope_dim = 128;
+  const std::vector<float> f = llama3_rope_factors(rope_dim, 500000.0f, 8.0f, 1.0f, 4.0f, 8192);
+  ASSERT_EQ(f.size(), 64u);
+  for (int i = 0; i < 64; ++i) {
+    const double wavelen = 2 * std::numbers::pi * std::pow(500000.0, 2.0 * i / rope_dim);
+    if (wavelen < 8192 / 4.0) EXPECT_FLOAT_EQ(f[i], 1.0f) << i;       // high frequencies kept
+    else if (wavelen > 8192 / 1.0) EXPECT_FLOAT_EQ(f[i], 8.0f) << i;  // low frequencies slowed 8x
+    else EXPECT_TRUE(f[i] > 1.0f && f[i] < 8.0f) << i;              // blended in between
+    if (i > 0) EXPECT_GE(f[i], f[i - 1]);
+  }
+  EXPECT_FLOAT_EQ(f[0], 1.0f);
+  EXPECT_FLOAT_EQ(f[63], 8.0f);
+}
+
+TEST(ModelConfig, ValidateRejectsInconsistentShapes) {
+  ModelConfig c;
+  c.n_layers = 2; c.dim = 64; c.n_heads = 8; c.n_kv_heads = 4; c.head_dim = 8;
+  c.ffn_dim = 128; c.vocab_size = 10; c.max_ctx = 16; c.rope_dim = 8;
+  EXPECT_NO_THROW(c.validate());
+  ModelConfig bad = c;
+  bad.n_kv_heads = 3;
+  EXPECT_THROW(bad.validate(), Error);
+  bad = c;
+  bad.rope_dim = 10;
+  EXPECT_THROW(bad.validate(), Error);
+  bad = c;
+  bad.rope_freq_factors = {1.0f};
+  EXPECT_THROW(bad.validate(), Error);
+  bad = c;
+  bad.n_layers = 0;
+  EXPECT_THROW(bad.validate(), Error);
+}
+
+}  // namespace
+}  // namespace skiff

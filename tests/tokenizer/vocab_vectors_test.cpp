@@ -60,6 +60,17 @@ TEST(OrphanVocabVectors, LlamaBpeWithLlama32Files) {
   expect_vectors_match(*tokenizer, test::models_dir() + "/vocab/orphan/ggml-vocab-llama-bpe.gguf");
 }
 
+// The same Llama 2 vocabulary as SentencePiece's own file and as another GGUF.
+TEST(LlamaSpmVectors, MatchWithLlama2TokenizerModel) {
+  const auto tokenizer = Tokenizer::from_sentencepiece_model(test::models_dir() + "/tokenizers/llama2/tokenizer.model");
+  expect_vectors_match(*tokenizer, test::models_dir() + "/vocab/ggml-vocab-llama-spm.gguf");
+}
+
+TEST(LlamaSpmVectors, MatchWithLlama2TinyRandomGguf) {
+  const auto tokenizer = Tokenizer::from_gguf(gguf::GgufFile(test::models_dir() + "/gguf/llama-2-tiny-random.gguf"));
+  expect_vectors_match(*tokenizer, test::models_dir() + "/vocab/ggml-vocab-llama-spm.gguf");
+}
+
 TEST(OrphanVocabVectors, Qwen2HasNoVocab) {
   const std::string vocab = test::models_dir() + "/vocab/ggml-vocab-qwen2.gguf";
   if (!std::filesystem::exists(vocab)) GTEST_SKIP() << "no qwen2 vocabulary in shared/models to check its vectors with";

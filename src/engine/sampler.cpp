@@ -11,9 +11,8 @@ namespace {
 
 // vLLM's threshold: dividing by a smaller temperature could overflow the logits.
 constexpr float kGreedyTemperatureBelow = 1e-5f;
-// Top-p sorts only as far as the nucleus reaches: this many candidates first,
-// then four times as many each time it runs out.
-constexpr size_t kFirstSortedPrefix = 256;
+// Top-p narrows the nucleus edge by quickselect down to a range this small, then sorts it.
+constexpr ptrdiff_t kNucleusSortBelow = 64;
 constexpr float kMaskedLogit = -std::numeric_limits<float>::infinity();
 
 // A uniform double in [0, 1) from the top 53 bits of one output: fixed by the
@@ -33,21 +32,24 @@ bool ranks_higher(const Candidate& a, const Candidate& b) {
   return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
 }
 
-// Puts the highest-ranked candidates [from, to) in rank order after the ones
-// already sorted in [0, from); returns the new sorted length.
 template <typename Candidate>
-size_t sort_prefix(std::span<Candidate> candidates, size_t from, size_t to) {
-  to = std::min(to, candidates.size());
-  auto first = candidates.begin() + from, last = candidates.begin() + to;
-  std::nth_element(first, last, candidates.end(), ranks_higher<Candidate>);
-  std::sort(first, last, ranks_higher<Candidate>);
-  return to;
+bool lower_id(const Candidate& a, const Candidate& b) {
+  return a.id < b.id;
 }
 
+// The middle-ranked of three distinct candidates.
 template <typename Candidate>
-double total_weight(std::span<const Candidate> candidates) {
+Candidate median_of_three(Candidate a, Candidate b, Candidate c) {
+  if (ranks_higher(b, a)) std::swap(a, b);
+  if (ranks_higher(c, b)) std::swap(b, c);
+  if (ranks_higher(b, a)) std::swap(a, b);
+  return b;
+}
+
+template <typename Candidates>
+double sum_weights(const Candidates& candidates) {
   double total = 0;
-  for (const Candidate& c : candidates) total += c.weight;
+  for (const auto& c : candidates) total += c.weight;
   return total;
 }
 
@@ -101,7 +103,7 @@ void Sampler::probabilities(std::span<const float> logits, std::span<const int32
     return;
   }
   std::span<const Candidate> kept = filter(scores);
-  double total = total_weight(kept);
+  double total = sum_weights(kept);
   for (const Candidate& c : kept) probs[c.id] = static_cast<float>(c.weight / total);
 }
 
@@ -168,7 +170,7 @@ int32_t Sampler::argmax(std::span<const float> scores) const {
   return static_cast<int32_t>(best - scores.begin());
 }
 
-std::span<const Sampler::Candidate> Sampler::filter(std::span<const float> scores) {
+std::span<Sampler::Candidate> Sampler::filter(std::span<const float> scores) {
   const float max_score = scores[argmax(scores)];
   for (int32_t id = 0; id < vocab_size_; ++id) candidates_[id] = {scores[id], 0.0f, id};
   std::span<Candidate> candidates(candidates_);
@@ -181,22 +183,42 @@ std::span<const Sampler::Candidate> Sampler::filter(std::span<const float> score
   const float inverse_temperature = 1.0f / params_.temperature;
   for (Candidate& c : candidates) c.weight = std::exp((c.logit - max_score) * inverse_temperature);
 
-  if (params_.top_p < 1.0f) candidates = keep_nucleus(candidates, total_weight<Candidate>(candidates));
+  if (params_.top_p < 1.0f) candidates = keep_nucleus(candidates, sum_weights(candidates));
   if (params_.min_p > 0.0f) candidates = drop_below_min_p(candidates);
   return candidates;
 }
 
+// Moves the nucleus, unordered, to the front: the highest-ranked candidates
+// up to the first whose cumulative weight reaches top_p of the total. A
+// quickselect on weight, O(n) expected: nucleus sizes run into the tens of
+// thousands on flat distributions, too many to sort.
 std::span<Sampler::Candidate> Sampler::keep_nucleus(std::span<Candidate> candidates,
                                                     double total_weight) const {
   const double threshold = params_.top_p * total_weight;
-  double cumulative = 0;
-  size_t sorted = 0;
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    if (i == sorted) sorted = sort_prefix(candidates, sorted, std::max(kFirstSortedPrefix, 4 * sorted));
-    cumulative += candidates[i].weight;
-    if (cumulative >= threshold) return candidates.first(i + 1);
+  // All of [begin, low) is in the nucleus, holding weight_above < threshold;
+  // the edge lies in [low, high).
+  auto low = candidates.begin(), high = candidates.end();
+  double weight_above = 0;
+  while (high - low >= kNucleusSortBelow) {
+    const Candidate pivot = median_of_three(*low, low[(high - low) / 2], high[-1]);
+    // The upper part holds the pivot but not the lowest of the three: both parts
+    // are non-empty, so the range shrinks.
+    auto upper_end = std::partition(low, high, [&](const Candidate& c) { return !ranks_higher(pivot, c); });
+    const double upper_weight = sum_weights(std::span(low, upper_end));
+    if (weight_above + upper_weight >= threshold) {
+      high = upper_end;
+    } else {
+      weight_above += upper_weight;
+      low = upper_end;
+    }
   }
-  return candidates;
+  std::sort(low, high, ranks_higher<Candidate>);
+  for (auto it = low; it != high; ++it) {
+    weight_above += it->weight;
+    if (weight_above >= threshold) return candidates.first(it + 1 - candidates.begin());
+  }
+  // Summed in another order, the weights fell short by a rounding: keep the range.
+  return candidates.first(high - candidates.begin());
 }
 
 std::span<Sampler::Candidate> Sampler::drop_below_min_p(std::span<Candidate> candidates) const {
@@ -207,8 +229,12 @@ std::span<Sampler::Candidate> Sampler::drop_below_min_p(std::span<Candidate> can
   return candidates.first(kept_end - candidates.begin());
 }
 
-int32_t Sampler::draw(std::span<const Candidate> kept) {
-  const double target = uniform_unit(rng_) * total_weight(kept);
+int32_t Sampler::draw(std::span<Candidate> kept) {
+  // Scanned in id order, which unlike the order the filters leave is the same
+  // in every standard library, so a seed picks the same token everywhere.
+  if (!std::is_sorted(kept.begin(), kept.end(), lower_id<Candidate>))
+    std::sort(kept.begin(), kept.end(), lower_id<Candidate>);
+  const double target = uniform_unit(rng_) * sum_weights(kept);
   double cumulative = 0;
   for (const Candidate& c : kept) {
     cumulative += c.weight;

@@ -90,10 +90,10 @@ class Sampler {
   void apply_frequency_presence_penalties(std::span<const int32_t> output_tokens);
   int32_t argmax(std::span<const float> scores) const;
   // The survivors of top-k, top-p and min-p, a prefix of candidates_.
-  std::span<const Candidate> filter(std::span<const float> scores);
+  std::span<Candidate> filter(std::span<const float> scores);
   std::span<Candidate> keep_nucleus(std::span<Candidate> candidates, double total_weight) const;
   std::span<Candidate> drop_below_min_p(std::span<Candidate> candidates) const;
-  int32_t draw(std::span<const Candidate> kept);
+  int32_t draw(std::span<Candidate> kept);
 
   SamplingParams params_;
   int32_t vocab_size_;

@@ -1,8 +1,8 @@
 // Token sampling: turns one position's logits into the next token, in vLLM's
 // order: penalties → temperature → top-k → top-p → min-p → draw. Each Sampler
 // owns a seeded std::mt19937_64 stream and draws in token-id order, so a seed
-// reproduces a run on any platform and standard library (but for a last-bit
-// difference in std::exp tipping a draw, about once in 10^7).
+// reproduces a run on any platform and standard library, unless a last-bit
+// difference between libms' std::exp happens to tip a draw (rare).
 #pragma once
 #include <cstdint>
 #include <optional>

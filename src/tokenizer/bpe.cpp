@@ -1,6 +1,8 @@
 // Byte-level BPE encoding: pre-tokenize into words, map each word's bytes to
 // GPT-2's printable characters, then merge adjacent parts by merge rank
 // (lowest first, leftmost on ties) until no ranked pair is left.
+#include <queue>
+
 #include "tokenizer/unicode.h"
 #include "tokenizer/vocab.h"
 
@@ -15,35 +17,81 @@ std::string byte_level_encode(std::string_view word) {
   return out;
 }
 
-std::vector<std::string_view> split_characters(std::string_view word) {
-  std::vector<std::string_view> parts;
-  size_t offset = 0;
-  while (offset < word.size()) {
-    const size_t length = std::min(word.size() - offset,
-                                   unicode::utf8_sequence_length(static_cast<uint8_t>(word[offset])));
-    parts.push_back(word.substr(offset, length));
-    offset += length;
-  }
-  return parts;
-}
+// A word's parts as a linked list over its text; merged parts keep the left
+// one's slot and grow, the right one's length drops to 0.
+struct Part {
+  int prev;
+  int next;
+  size_t offset;
+  size_t length;
+};
 
-void merge_parts(const Vocab& vocab, std::vector<std::string_view>& parts) {
-  while (parts.size() > 1) {
-    int32_t best_rank = -1;
-    size_t best = 0;
-    for (size_t i = 0; i + 1 < parts.size(); ++i) {
-      const int32_t rank = vocab.merge_rank(parts[i], parts[i + 1]);
-      if (rank >= 0 && (best_rank < 0 || rank < best_rank)) {
-        best_rank = rank;
-        best = i;
-      }
-    }
-    if (best_rank < 0) return;
-    // Parts are adjacent views of one string, so the merge is a wider view.
-    parts[best] = std::string_view(parts[best].data(), parts[best].size() + parts[best + 1].size());
-    parts.erase(parts.begin() + static_cast<std::ptrdiff_t>(best) + 1);
+struct Candidate {
+  int32_t rank;
+  int left;
+  size_t length;  // of the merged text; any merge since then makes it longer
+};
+
+// Lowest rank first; on ties the leftmost pair.
+struct WorseCandidate {
+  bool operator()(const Candidate& a, const Candidate& b) const {
+    return a.rank > b.rank || (a.rank == b.rank && a.left > b.left);
   }
-}
+};
+
+class BpeMerger {
+ public:
+  BpeMerger(const Vocab& vocab, std::string_view word) : vocab_(vocab), word_(word) {}
+
+  std::vector<std::string_view> run() {
+    split_characters();
+    for (int i = 0; i + 1 < static_cast<int>(parts_.size()); ++i) try_add_candidate(i);
+    while (!queue_.empty()) {
+      const Candidate candidate = queue_.top();
+      queue_.pop();
+      Part& left = parts_[candidate.left];
+      if (left.length == 0 || left.next < 0) continue;
+      Part& right = parts_[left.next];
+      if (left.length + right.length != candidate.length) continue;  // stale
+      left.length += right.length;
+      right.length = 0;
+      left.next = right.next;
+      if (left.next >= 0) parts_[left.next].prev = candidate.left;
+      if (left.prev >= 0) try_add_candidate(left.prev);
+      try_add_candidate(candidate.left);
+    }
+    std::vector<std::string_view> out;
+    for (int i = parts_.empty() ? -1 : 0; i >= 0; i = parts_[i].next) out.push_back(text(parts_[i]));
+    return out;
+  }
+
+ private:
+  std::string_view text(const Part& part) const { return word_.substr(part.offset, part.length); }
+
+  void split_characters() {
+    size_t offset = 0;
+    while (offset < word_.size()) {
+      const size_t length = std::min(word_.size() - offset,
+                                     unicode::utf8_sequence_length(static_cast<uint8_t>(word_[offset])));
+      const int index = static_cast<int>(parts_.size());
+      const bool last = offset + length == word_.size();
+      parts_.push_back({index - 1, last ? -1 : index + 1, offset, length});
+      offset += length;
+    }
+  }
+
+  void try_add_candidate(int left) {
+    const int right = parts_[left].next;
+    if (right < 0) return;
+    const int32_t rank = vocab_.merge_rank(text(parts_[left]), text(parts_[right]));
+    if (rank >= 0) queue_.push({rank, left, parts_[left].length + parts_[right].length});
+  }
+
+  const Vocab& vocab_;
+  std::string_view word_;
+  std::vector<Part> parts_;
+  std::priority_queue<Candidate, std::vector<Candidate>, WorseCandidate> queue_;
+};
 
 void emit_part(const Vocab& vocab, std::string_view part, std::vector<int32_t>& out) {
   const int32_t id = vocab.find(part);
@@ -70,9 +118,7 @@ void bpe_tokenize(const Vocab& vocab, std::string_view text, std::vector<int32_t
         continue;
       }
     }
-    std::vector<std::string_view> parts = split_characters(encoded);
-    merge_parts(vocab, parts);
-    for (const std::string_view part : parts) emit_part(vocab, part, out);
+    for (const std::string_view part : BpeMerger(vocab, encoded).run()) emit_part(vocab, part, out);
   }
 }
 

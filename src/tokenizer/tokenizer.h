@@ -51,7 +51,7 @@ class Tokenizer {
 
  private:
   void check_id(int32_t id) const;
-  void encode_text(std::string_view text, bool first_fragment, std::vector<int32_t>& out) const;
+  void encode_text(std::string_view text, bool after_special, std::vector<int32_t>& out) const;
 
   Vocab vocab_;
 };

@@ -1,6 +1,8 @@
 #include "tokenizer/vocab.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "base/error.h"
 
@@ -23,6 +25,10 @@ void Vocab::finalize() {
   }
   if (scores.empty()) scores.assign(texts.size(), 0.0f);
   if (types.empty()) types.assign(texts.size(), TokenType::Normal);
+  // A NaN score would break the merge queue's ordering.
+  for (float& score : scores) {
+    if (std::isnan(score)) score = -std::numeric_limits<float>::infinity();
+  }
   for (TokenType& type : types) {
     if (static_cast<uint8_t>(type) > static_cast<uint8_t>(TokenType::Byte)) type = TokenType::Undefined;
   }

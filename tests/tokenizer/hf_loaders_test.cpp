@@ -162,7 +162,7 @@ TEST(SentencePieceModel, CorruptFilesThrowErrorOrLoad) {
   };
   for (size_t length = 0; length < model.size(); length += 37) survives(model.substr(0, length));
   std::mt19937 random(1234);
-  for (int trial = 0; trial < 200; ++trial) {
+  for (int trial = 0; trial < 100; ++trial) {
     std::string corrupt = model;
     for (int flips = 0; flips < 4; ++flips) corrupt[random() % corrupt.size()] = static_cast<char>(random());
     survives(corrupt);

@@ -60,6 +60,18 @@ TEST(OrphanVocabVectors, LlamaBpeWithLlama32Files) {
   expect_vectors_match(*tokenizer, test::models_dir() + "/vocab/orphan/ggml-vocab-llama-bpe.gguf");
 }
 
+// Byte-level BPE is lossless: every vector string and a very long word decode back exactly.
+TEST(ByteLevelBpe, DecodeRoundTrips) {
+  const std::string base = test::models_dir() + "/vocab/ggml-vocab-gpt-2.gguf";
+  const auto tokenizer = Tokenizer::from_gguf(gguf::GgufFile(base));
+  for (const auto& vector : test::read_vocab_vectors(base + ".inp", base + ".out")) {
+    EXPECT_EQ(tokenizer->decode(vector.ids), vector.text);
+  }
+  // One 200k-character word: merging must not be quadratic.
+  const std::string long_word(200000, 'a');
+  EXPECT_EQ(tokenizer->decode(tokenizer->encode(long_word, false, false)), long_word);
+}
+
 // The same Llama 2 vocabulary as SentencePiece's own file and as another GGUF.
 TEST(LlamaSpmVectors, MatchWithLlama2TokenizerModel) {
   const auto tokenizer = Tokenizer::from_sentencepiece_model(test::models_dir() + "/tokenizers/llama2/tokenizer.model");

@@ -1,7 +1,36 @@
+// skiff gen-model: writes a random-weight Llama GGUF (see model/random_model.h).
+#include "base/error.h"
 #include "cli/commands.h"
+#include "model/random_model.h"
 
 namespace skiff::cli {
 
-void add_gen_model_command(CLI::App& app) { (void)app; }  // placeholder until implemented
+void add_gen_model_command(CLI::App& app) {
+  auto spec = std::make_shared<RandomLlamaSpec>();
+  auto out = std::make_shared<std::string>();
+  auto type = std::make_shared<std::string>("f16");
+  spec->vocab_path = default_random_llama_vocab();
+
+  CLI::App* cmd = app.add_subcommand("gen-model", "write a random-weight Llama model (GGUF)");
+  cmd->add_option("-o,--output", *out, "output .gguf path")->required();
+  cmd->add_option("--layers", spec->n_layers, "transformer blocks")->capture_default_str();
+  cmd->add_option("--dim", spec->dim, "embedding size")->capture_default_str();
+  cmd->add_option("--heads", spec->n_heads, "attention heads")->capture_default_str();
+  cmd->add_option("--kv-heads", spec->n_kv_heads, "key/value heads")->capture_default_str();
+  cmd->add_option("--ffn", spec->ffn_dim, "feed-forward size")->capture_default_str();
+  cmd->add_option("--type", *type, "matrix type: f32 f16 bf16 q8_0 q4_0 q4_k q6_k")->capture_default_str();
+  cmd->add_option("--vocab-from", spec->vocab_path, "GGUF whose tokenizer is copied")->capture_default_str();
+  cmd->add_option("--ctx", spec->context_length, "context length")->capture_default_str();
+  cmd->add_option("--rope-theta", spec->rope_theta, "RoPE base frequency")->capture_default_str();
+  cmd->add_option("--seed", spec->seed, "random seed")->capture_default_str();
+  cmd->add_option("--name", spec->name, "general.name")->capture_default_str();
+
+  cmd->callback([spec, out, type] {
+    const auto dtype = dtype_from_name(*type);
+    if (!dtype) fail("unknown --type '{}' (f32, f16, bf16, q8_0, q4_0, q4_k, q6_k)", *type);
+    spec->matrix_type = *dtype;
+    write_random_llama(*spec, *out);
+  });
+}
 
 }  // namespace skiff::cli

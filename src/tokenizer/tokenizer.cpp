@@ -203,8 +203,17 @@ std::unique_ptr<Tokenizer> Tokenizer::from_hf_dir(const std::string& dir) {
   fail("{}: no tokenizer.json, tokenizer.model or encoder.json + vocab.bpe", dir);
 }
 
+StreamDecoder::StreamDecoder(const Tokenizer& tokenizer, bool at_text_start)
+    : tokenizer_(tokenizer),
+      strip_space_(at_text_start && tokenizer.vocab().kind == VocabKind::Spm && tokenizer.vocab().add_space_prefix) {}
+
 std::string StreamDecoder::push(int32_t id) {
-  pending_ += tokenizer_.token_to_piece(id);
+  std::string piece = tokenizer_.token_to_piece(id);
+  if (strip_space_ && !piece.empty()) {
+    if (piece.front() == ' ') piece.erase(0, 1);
+    strip_space_ = false;
+  }
+  pending_ += piece;
   const size_t keep = unicode::incomplete_utf8_suffix(pending_);
   std::string ready = unicode::sanitize_utf8(std::string_view(pending_).substr(0, pending_.size() - keep));
   pending_.erase(0, pending_.size() - keep);

@@ -61,13 +61,16 @@ class Tokenizer {
 // its last byte arrives, so the output is always valid UTF-8.
 class StreamDecoder {
  public:
-  explicit StreamDecoder(const Tokenizer& tokenizer) : tokenizer_(tokenizer) {}
+  // at_text_start: the ids begin a text (an encoded prompt does), so the space
+  // SentencePiece's dummy prefix added is dropped, as decode() drops it.
+  explicit StreamDecoder(const Tokenizer& tokenizer, bool at_text_start = false);
   std::string push(int32_t id);
   // The held-back bytes, an unfinished character becoming U+FFFD.
   std::string flush();
 
  private:
   const Tokenizer& tokenizer_;
+  bool strip_space_;
   std::string pending_;
 };
 

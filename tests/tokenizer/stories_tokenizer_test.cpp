@@ -102,7 +102,17 @@ TEST_F(Stories, StreamDecoderNeverEmitsBrokenUtf8) {
       streamed += chunk;
     }
     streamed += stream.flush();
-    EXPECT_EQ(streamed, gguf_->decode(ids, false).empty() ? "" : " " + gguf_->decode(ids)) << text;
+    EXPECT_EQ(streamed, gguf_->decode(ids).empty() ? "" : " " + gguf_->decode(ids)) << text;
+  }
+}
+
+TEST_F(Stories, StreamDecoderAtTextStartDropsTheDummyPrefix) {
+  for (const char* text : kSamples) {
+    const auto ids = gguf_->encode(text, true, false);
+    StreamDecoder stream(*gguf_, /*at_text_start=*/true);
+    std::string streamed;
+    for (const int32_t id : ids) streamed += stream.push(id);
+    EXPECT_EQ(streamed + stream.flush(), text);
   }
 }
 

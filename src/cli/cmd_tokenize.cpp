@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "tokenizer/tokenizer.h"
+#include "tokenizer/unicode.h"
 
 namespace skiff::cli {
 
@@ -32,7 +33,9 @@ void run_tokenize(const TokenizeOptions& options) {
     return;
   }
   for (const int32_t id : ids) {
-    const std::string piece = tokenizer->token_to_piece(id, /*render_control=*/true);
+    // A piece that is part of a character shows as its vocabulary text (e.g. <0xF0>) instead.
+    std::string piece = tokenizer->token_to_piece(id, /*render_control=*/true);
+    if (!unicode::is_valid_utf8(piece)) piece = tokenizer->token_text(id);
     std::printf("%d\t'%s'\n", id, piece.c_str());
   }
 }

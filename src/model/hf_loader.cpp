@@ -59,12 +59,18 @@ ModelConfig config_from_hf(const json& j) {
   c.vocab_size = int_field(j, "vocab_size", -1);
   c.max_ctx = int_field(j, "max_position_embeddings", 2048);
   c.norm_eps = float_field(j, "rms_norm_eps", 1e-6f);
-  c.rope_theta = float_field(j, "rope_theta", 10000.0f);
   c.rope_dim = c.head_dim;
   c.rope_style = RopeStyle::kRotateHalf;
   c.tied_output = j.value("tie_word_embeddings", false);
-  if (j.contains("rope_scaling") && j["rope_scaling"].is_object()) {
-    const json& rs = j["rope_scaling"];
+  // transformers >= 5 writes "rope_parameters" with rope_theta inside; older
+  // versions a top-level "rope_theta" and an optional "rope_scaling".
+  const json* rope = nullptr;
+  for (const char* key : {"rope_parameters", "rope_scaling"})
+    if (!rope && j.contains(key) && j[key].is_object()) rope = &j[key];
+  c.rope_theta = float_field(j, "rope_theta", 10000.0f);
+  if (rope) c.rope_theta = float_field(*rope, "rope_theta", c.rope_theta);
+  if (rope) {
+    const json& rs = *rope;
     const std::string kind = rs.value("rope_type", rs.value("type", ""));
     const float factor = float_field(rs, "factor", 1.0f);
     if (kind == "llama3") {

@@ -58,12 +58,14 @@ class Tokenizer {
 
 // Decodes tokens one at a time as they are generated. push() returns the text
 // that is complete so far: a character split across tokens is held back until
-// its last byte arrives, so the output is always valid UTF-8.
+// its last byte arrives, so the output is always valid UTF-8. By default the
+// pushed pieces join to exactly decode(ids).
 class StreamDecoder {
  public:
   // at_text_start: the ids begin a text (an encoded prompt does), so the space
-  // SentencePiece's dummy prefix added is dropped, as decode() drops it.
-  explicit StreamDecoder(const Tokenizer& tokenizer, bool at_text_start = false);
+  // SentencePiece's dummy prefix added is dropped, as decode() drops it. Pass
+  // false to continue text decoded elsewhere.
+  explicit StreamDecoder(const Tokenizer& tokenizer, bool at_text_start = true);
   std::string push(int32_t id);
   // The held-back bytes, an unfinished character becoming U+FFFD.
   std::string flush();

@@ -175,10 +175,6 @@ std::string Tokenizer::decode(std::span<const int32_t> ids, bool render_control)
   return out;
 }
 
-bool Tokenizer::is_control(int32_t id) const {
-  return id >= 0 && id < n_vocab() && vocab_.types[id] == TokenType::Control;
-}
-
 bool Tokenizer::is_end_of_generation(int32_t id) const {
   if (id < 0) return false;
   return id == vocab_.eos_id ||

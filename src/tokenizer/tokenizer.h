@@ -46,7 +46,6 @@ class Tokenizer {
   int32_t eos_id() const { return vocab_.eos_id; }
   bool add_bos() const { return vocab_.add_bos; }
   bool is_end_of_generation(int32_t id) const;
-  bool is_control(int32_t id) const;
   const Vocab& vocab() const { return vocab_; }
 
  private:

@@ -57,8 +57,16 @@ void silu_mul(float* gate, const float* up, int n) {
 }
 
 float dot(const float* a, const float* b, int n) {
+  // Independent lanes let the compiler use vector registers without reassociating
+  // a single sum (which it may not do without -ffast-math).
+  constexpr int kLanes = 16;
+  float lanes[kLanes] = {};
+  int i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int j = 0; j < kLanes; ++j) lanes[j] += a[i + j] * b[i + j];
   float sum = 0.0f;
-  for (int i = 0; i < n; ++i) sum += a[i] * b[i];
+  for (int j = 0; j < kLanes; ++j) sum += lanes[j];
+  for (; i < n; ++i) sum += a[i] * b[i];
   return sum;
 }
 

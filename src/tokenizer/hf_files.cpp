@@ -86,4 +86,16 @@ void apply_tokenizer_config(const std::string& dir, Vocab& vocab) {
   }
 }
 
+std::unique_ptr<Tokenizer> load_tokenizer_file(const std::string& path,
+                                               const std::function<Vocab(const std::string&)>& read) {
+  try {
+    Vocab vocab = read(path);
+    apply_tokenizer_config(std::filesystem::path(path).parent_path().string(), vocab);
+    return std::make_unique<Tokenizer>(std::move(vocab));
+  } catch (const Error& e) {
+    if (std::string_view(e.what()).starts_with(path)) throw;
+    fail("{}: {}", path, e.what());
+  }
+}
+
 }  // namespace skiff::hf

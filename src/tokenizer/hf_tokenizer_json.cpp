@@ -174,14 +174,8 @@ Vocab read_tokenizer_json(const json& root) {
 }  // namespace
 
 std::unique_ptr<Tokenizer> Tokenizer::from_tokenizer_json(const std::string& path) {
-  try {
-    Vocab vocab = read_tokenizer_json(hf::read_json(path));
-    hf::apply_tokenizer_config(std::filesystem::path(path).parent_path().string(), vocab);
-    return std::make_unique<Tokenizer>(std::move(vocab));
-  } catch (const Error& e) {
-    if (std::string_view(e.what()).starts_with(path)) throw;
-    fail("{}: {}", path, e.what());
-  }
+  return hf::load_tokenizer_file(
+      path, [](const std::string& p) { return read_tokenizer_json(hf::read_json(p)); });
 }
 
 }  // namespace skiff

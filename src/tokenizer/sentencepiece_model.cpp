@@ -176,14 +176,8 @@ Vocab read_model_proto(std::string_view data) {
 }  // namespace
 
 std::unique_ptr<Tokenizer> Tokenizer::from_sentencepiece_model(const std::string& path) {
-  try {
-    Vocab vocab = read_model_proto(hf::read_file(path));
-    hf::apply_tokenizer_config(std::filesystem::path(path).parent_path().string(), vocab);
-    return std::make_unique<Tokenizer>(std::move(vocab));
-  } catch (const Error& e) {
-    if (std::string_view(e.what()).starts_with(path)) throw;
-    fail("{}: {}", path, e.what());
-  }
+  return hf::load_tokenizer_file(
+      path, [](const std::string& p) { return read_model_proto(hf::read_file(p)); });
 }
 
 }  // namespace skiff

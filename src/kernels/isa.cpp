@@ -1,0 +1,70 @@
+#include "kernels/isa.h"
+
+#include <cstdlib>
+
+#include "base/error.h"
+
+namespace skiff {
+namespace {
+
+bool cpu_has(Isa isa) {
+  __builtin_cpu_init();
+  switch (isa) {
+    case Isa::kScalar:
+      return true;
+    case Isa::kAvx2:
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+             __builtin_cpu_supports("f16c");
+    case Isa::kAvx512:
+      return cpu_has(Isa::kAvx2) && __builtin_cpu_supports("avx512f") &&
+             __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+             __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vnni") &&
+             __builtin_cpu_supports("avx512bf16");
+  }
+  return false;
+}
+
+Isa initial_isa() {
+  if (const char* forced = std::getenv("SKIFF_ISA")) {
+    const auto isa = isa_from_name(forced);
+    if (!isa) fail("SKIFF_ISA={} is not one of scalar, avx2, avx512", forced);
+    if (!cpu_has(*isa)) fail("SKIFF_ISA={}: this CPU does not support it", forced);
+    return *isa;
+  }
+  for (Isa isa : {Isa::kAvx512, Isa::kAvx2})
+    if (cpu_has(isa)) return isa;
+  return Isa::kScalar;
+}
+
+Isa& current() {
+  static Isa isa = initial_isa();
+  return isa;
+}
+
+}  // namespace
+
+const char* isa_name(Isa isa) {
+  switch (isa) {
+    case Isa::kScalar: return "scalar";
+    case Isa::kAvx2: return "avx2";
+    case Isa::kAvx512: return "avx512";
+  }
+  return "unknown";
+}
+
+std::optional<Isa> isa_from_name(std::string_view name) {
+  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512})
+    if (name == isa_name(isa)) return isa;
+  return std::nullopt;
+}
+
+bool isa_supported(Isa isa) { return cpu_has(isa); }
+
+Isa active_isa() { return current(); }
+
+void set_active_isa(Isa isa) {
+  if (!cpu_has(isa)) fail("this CPU does not support {}", isa_name(isa));
+  current() = isa;
+}
+
+}  // namespace skiff

@@ -1,0 +1,8 @@
+// float kernels for avx512: not written yet, so find_kernel falls back.
+#include "kernels/matmul_kernels.h"
+
+namespace skiff {
+
+KernelEntry float_kernel_avx512(DType) { return {}; }
+
+}  // namespace skiff

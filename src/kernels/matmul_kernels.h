@@ -1,0 +1,54 @@
+// The contract between the matmul dispatcher (matmul.cpp) and the per-ISA,
+// per-type kernels. Internal to src/kernels. Must stay includable from the
+// *_avx2.cpp / *_avx512.cpp files: plain declarations, no STL.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/isa.h"
+#include "kernels/matmul.h"
+
+namespace skiff {
+
+// The form in which a kernel reads the activations.
+enum class ActivationFormat {
+  kF32,   // the float rows themselves
+  kQ8_0,  // per row, blocks of 32 int8 with a scale (for Q8_0 / Q4_0 weights)
+  kQ8_K,  // per row, blocks of 256 int8 with a scale and 16-element sums (for Q4_K)
+};
+
+// Bytes of one quantized activation row of `cols` elements (0 for kF32).
+size_t activation_row_bytes(ActivationFormat format, int64_t cols);
+// Quantizes one activation row for the integer kernels.
+void quantize_activation_row(ActivationFormat format, const float* x, void* out, int64_t cols);
+
+struct Activations {
+  const float* f32 = nullptr;      // [n_tokens, cols]
+  const uint8_t* quant = nullptr;  // [n_tokens] rows of activation_row_bytes, or null for kF32
+  size_t quant_row_bytes = 0;
+  int n_tokens = 0;
+  int64_t cols = 0;
+};
+
+// Writes y[t * ldy + r] = dot(row r of w, activation row t) for r in [r0, r1)
+// and every token t. Called concurrently on disjoint row ranges.
+using MatmulKernel = void (*)(const Matrix& w, const Activations& x, float* y, int64_t ldy,
+                              int64_t r0, int64_t r1);
+
+struct KernelEntry {
+  MatmulKernel fn = nullptr;  // null: no kernel for this type on this ISA
+  ActivationFormat activations = ActivationFormat::kF32;
+  int64_t row_granularity = 1;  // row ranges handed to fn are multiples of this (but the last)
+};
+
+// Kernel tables, one function per ISA and family, each in its own file.
+KernelEntry scalar_kernel(DType type);        // matmul_scalar.cpp: every type
+KernelEntry float_kernel_avx2(DType type);    // matmul_float_avx2.cpp: F32, F16, BF16
+KernelEntry float_kernel_avx512(DType type);  // matmul_float_avx512.cpp
+KernelEntry quant_kernel_avx2(DType type);    // matmul_quant_avx2.cpp: Q8_0, Q4_0, Q4_K
+KernelEntry quant_kernel_avx512(DType type);  // matmul_quant_avx512.cpp
+
+// The kernel matmul() uses for `type` on `isa` (falling back to narrower ISAs).
+KernelEntry find_kernel(Isa isa, DType type);
+
+}  // namespace skiff

@@ -1,0 +1,30 @@
+// Portable kernels for every weight type: dequantize a row to floats, then dot
+// it with every token. The reference the SIMD kernels are tested against.
+#include <vector>
+
+#include "kernels/matmul_kernels.h"
+#include "kernels/ops.h"
+#include "kernels/quant.h"
+
+namespace skiff {
+namespace {
+
+void scalar_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0,
+                   int64_t r1) {
+  const int cols = static_cast<int>(w.cols);
+  std::vector<float> row_buf(w.type == DType::F32 ? 0 : cols);
+  for (int64_t r = r0; r < r1; ++r) {
+    const float* row = reinterpret_cast<const float*>(w.row(r));
+    if (w.type != DType::F32) {
+      dequantize_row(w.type, w.row(r), row_buf.data(), cols);
+      row = row_buf.data();
+    }
+    for (int t = 0; t < x.n_tokens; ++t) y[t * ldy + r] = dot(row, x.f32 + t * x.cols, cols);
+  }
+}
+
+}  // namespace
+
+KernelEntry scalar_kernel(DType) { return {scalar_matmul, ActivationFormat::kF32, 1}; }
+
+}  // namespace skiff

@@ -11,30 +11,64 @@
 #include "base/error.h"
 
 namespace skiff {
+namespace {
 
-MappedFile::MappedFile(const std::string& path) : path_(path) {
-  int fd = ::open(path.c_str(), O_RDONLY);
+constexpr size_t kHugePage = size_t{2} << 20;
+
+// Closes the descriptor however the constructor exits.
+struct FdCloser {
+  int fd;
+  ~FdCloser() { ::close(fd); }
+};
+
+}  // namespace
+
+MappedFile::MappedFile(const std::string& path, FileLoad mode) : path_(path) {
+  const int fd = ::open(path.c_str(), O_RDONLY);
   if (fd < 0) fail("cannot open {}: {}", path, std::strerror(errno));
+  FdCloser closer{fd};
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    fail("cannot open {}: not a regular file", path);
-  }
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) fail("cannot open {}: not a regular file", path);
   size_ = static_cast<size_t>(st.st_size);
-  if (size_ > 0) {
-    void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (p == MAP_FAILED) {
-      int err = errno;
-      ::close(fd);
-      fail("cannot map {}: {}", path, std::strerror(err));
-    }
-    data_ = static_cast<const uint8_t*>(p);
+  if (size_ == 0) return;
+  if (mode == FileLoad::kCopy) {
+    read_into_anonymous_memory(fd);
+    return;
   }
-  ::close(fd);
+  void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+  if (p == MAP_FAILED) fail("cannot map {}: {}", path, std::strerror(errno));
+  region_ = p;
+  region_size_ = size_;
+  data_ = static_cast<const uint8_t*>(p);
+}
+
+void MappedFile::read_into_anonymous_memory(int fd) {
+  // Over-allocate so the data can start on a 2 MiB boundary: huge pages need it.
+  region_size_ = size_ + kHugePage;
+  region_ = ::mmap(nullptr, region_size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (region_ == MAP_FAILED) {
+    region_ = nullptr;
+    fail("cannot allocate {} bytes for {}: {}", size_, path_, std::strerror(errno));
+  }
+  const auto base = reinterpret_cast<uintptr_t>(region_);
+  auto* dst = reinterpret_cast<uint8_t*>((base + kHugePage - 1) & ~(kHugePage - 1));
+  ::madvise(dst, size_, MADV_HUGEPAGE);  // best effort: THP may be off
+  for (size_t done = 0; done < size_;) {
+    const ssize_t n = ::pread(fd, dst + done, size_ - done, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ::munmap(region_, region_size_);
+      region_ = nullptr;
+      fail("cannot read {}: {}", path_, n < 0 ? std::strerror(errno) : "unexpected end of file");
+    }
+    done += static_cast<size_t>(n);
+  }
+  ::mprotect(dst, size_, PROT_READ);
+  data_ = dst;
 }
 
 MappedFile::~MappedFile() {
-  if (data_) ::munmap(const_cast<uint8_t*>(data_), size_);
+  if (region_) ::munmap(region_, region_size_);
 }
 
 }  // namespace skiff

@@ -1,5 +1,7 @@
-// A read-only memory mapping of a whole file. Weights are used in place from
-// the mapping, so loading a model costs no copy.
+// A whole file in memory, read-only: either memory-mapped (fast start, pages
+// faulted in from the page cache on first touch) or read into anonymous memory
+// backed by transparent huge pages (slower start, but decode streams weights
+// without 4 KiB page-table overhead). Weights are used in place from it.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -7,9 +9,14 @@
 
 namespace skiff {
 
+enum class FileLoad {
+  kMmap,  // map the file
+  kCopy,  // read it into anonymous, huge-page memory
+};
+
 class MappedFile {
  public:
-  explicit MappedFile(const std::string& path);  // throws Error
+  explicit MappedFile(const std::string& path, FileLoad mode = FileLoad::kMmap);  // throws Error
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
@@ -19,9 +26,13 @@ class MappedFile {
   const std::string& path() const { return path_; }
 
  private:
+  void read_into_anonymous_memory(int fd);
+
   std::string path_;
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
+  void* region_ = nullptr;  // what to munmap
+  size_t region_size_ = 0;
 };
 
 }  // namespace skiff

@@ -30,6 +30,7 @@ struct RunArgs {
   float frequency_penalty = 0.0f;
   float presence_penalty = 0.0f;
   int64_t seed = -1;  // -1: random
+  bool mmap = false;  // weights used from the file mapping instead of read into memory
 };
 
 void print_stats(const LlamaModel& model, const KvCache& kv, double load_seconds,
@@ -58,7 +59,7 @@ void print_stats(const LlamaModel& model, const KvCache& kv, double load_seconds
 void run(const RunArgs& a) {
   omp_set_num_threads(a.threads > 0 ? a.threads : static_cast<int>(std::thread::hardware_concurrency()));
   Timer load_timer;
-  auto model = load_model(a.model);
+  auto model = load_model(a.model, LoadOptions{a.mmap ? FileLoad::kMmap : FileLoad::kCopy});
   auto tokenizer = Tokenizer::from_path(a.model);
   const double load_seconds = load_timer.seconds();
   const ModelConfig& c = model->config();
@@ -120,6 +121,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--frequency-penalty", args->frequency_penalty, "frequency penalty (0: off)")->capture_default_str();
   cmd->add_option("--presence-penalty", args->presence_penalty, "presence penalty (0: off)")->capture_default_str();
   cmd->add_option("-s,--seed", args->seed, "random seed (-1: random)")->capture_default_str();
+  cmd->add_flag("--mmap", args->mmap, "use weights from a file mapping (faster start) instead of reading them into huge-page memory");
   cmd->callback([args] { run(*args); });
 }
 

@@ -57,7 +57,7 @@ struct TensorInfo {
 class GgufFile {
  public:
   // Maps and parses the file; throws Error with "path: problem".
-  explicit GgufFile(const std::string& path);
+  explicit GgufFile(const std::string& path, FileLoad load = FileLoad::kMmap);
 
   uint32_t version() const { return version_; }
   uint64_t alignment() const { return alignment_; }

@@ -138,8 +138,8 @@ TensorInfo read_tensor_info(Reader& r) {
 
 }  // namespace
 
-GgufFile::GgufFile(const std::string& path) {
-  file_ = std::make_shared<MappedFile>(path);
+GgufFile::GgufFile(const std::string& path, FileLoad load) {
+  file_ = std::make_shared<MappedFile>(path, load);
   try {
     Reader r(file_->data(), file_->size());
     if (file_->size() < 4 || std::memcmp(file_->data(), "GGUF", 4) != 0)

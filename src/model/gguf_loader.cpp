@@ -73,11 +73,11 @@ std::unique_ptr<LlamaModel> load_gguf_model(std::shared_ptr<const gguf::GgufFile
   return std::make_unique<LlamaModel>(std::move(config), std::move(weights));
 }
 
-std::unique_ptr<LlamaModel> load_model(const std::string& path) {
+std::unique_ptr<LlamaModel> load_model(const std::string& path, const LoadOptions& options) {
   namespace fs = std::filesystem;
   if (!fs::exists(path)) fail("model not found: {}", path);
-  if (fs::is_directory(path)) return load_hf_model(path);
-  return load_gguf_model(std::make_shared<const gguf::GgufFile>(path));
+  if (fs::is_directory(path)) return load_hf_model(path, options);
+  return load_gguf_model(std::make_shared<const gguf::GgufFile>(path, options.weights));
 }
 
 }  // namespace skiff

@@ -135,7 +135,7 @@ DType dtype_of(const std::string& name, const std::string& st_dtype) {
 
 }  // namespace
 
-std::unique_ptr<LlamaModel> load_hf_model(const std::string& dir_name) {
+std::unique_ptr<LlamaModel> load_hf_model(const std::string& dir_name, const LoadOptions& options) {
   const fs::path dir(dir_name);
   ModelConfig config;
   try {
@@ -146,7 +146,7 @@ std::unique_ptr<LlamaModel> load_hf_model(const std::string& dir_name) {
   TensorMap tensors;
   LlamaWeights weights;
   for (const fs::path& path : safetensors_files(dir)) {
-    auto file = std::make_shared<const safetensors::SafetensorsFile>(path.string());
+    auto file = std::make_shared<const safetensors::SafetensorsFile>(path.string(), options.weights);
     for (const auto& [name, t] : file->tensors()) {
       const std::string gname = gguf_name(name);
       if (gname.empty()) continue;

@@ -52,8 +52,8 @@ Tensor parse_tensor(const std::string& name, const nlohmann::json& j, const uint
 
 }  // namespace
 
-SafetensorsFile::SafetensorsFile(const std::string& path) {
-  file_ = std::make_shared<MappedFile>(path);
+SafetensorsFile::SafetensorsFile(const std::string& path, FileLoad load) {
+  file_ = std::make_shared<MappedFile>(path, load);
   try {
     if (file_->size() < 8) fail("file too short for a safetensors header");
     uint64_t header_len;

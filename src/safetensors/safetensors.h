@@ -21,7 +21,8 @@ struct Tensor {
 
 class SafetensorsFile {
  public:
-  explicit SafetensorsFile(const std::string& path);  // throws Error "path: problem"
+  // Throws Error "path: problem".
+  explicit SafetensorsFile(const std::string& path, FileLoad load = FileLoad::kMmap);
 
   const std::map<std::string, Tensor>& tensors() const { return tensors_; }
   const std::map<std::string, std::string>& metadata() const { return metadata_; }

@@ -1,20 +1,21 @@
 #include "kernels/attention.h"
 
-#include <cmath>
-
-#include "kernels/ops.h"
+#include "base/error.h"
+#include "kernels/isa.h"
 
 namespace skiff {
 
-void attend(const float* query, const float* keys, const float* values, int n_ctx, int stride,
-            int head_dim, float* scores, float* out) {
-  const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
-  for (int j = 0; j < n_ctx; ++j) scores[j] = dot(query, keys + static_cast<long>(j) * stride, head_dim) * scale;
-  softmax(scores, n_ctx);
-  for (int d = 0; d < head_dim; ++d) out[d] = 0.0f;
-  for (int j = 0; j < n_ctx; ++j) {
-    const float* v = values + static_cast<long>(j) * stride;
-    for (int d = 0; d < head_dim; ++d) out[d] += scores[j] * v[d];
+namespace scalar { void flash_attention(const AttentionQueries&, const KvRun&, int, float); }
+namespace avx2 { void flash_attention(const AttentionQueries&, const KvRun&, int, float); }
+namespace avx512 { void flash_attention(const AttentionQueries&, const KvRun&, int, float); }
+
+void flash_attention(const AttentionQueries& queries, const KvRun& kv, int head_dim, float scale) {
+  if (queries.n_q * queries.group > kAttentionMaxRows || head_dim > 256)
+    fail("flash_attention: {} query rows / head dim {} exceed the kernel's tile", queries.n_q * queries.group, head_dim);
+  switch (active_isa()) {
+    case Isa::kAvx512: return avx512::flash_attention(queries, kv, head_dim, scale);
+    case Isa::kAvx2: return avx2::flash_attention(queries, kv, head_dim, scale);
+    case Isa::kScalar: return scalar::flash_attention(queries, kv, head_dim, scale);
   }
 }
 

@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "base/error.h"
 #include "kernels/attention.h"
@@ -23,7 +24,7 @@ KvCache LlamaModel::make_kv_cache(int n_slots, int max_ctx) const {
   return KvCache(config_.n_layers, config_.kv_dim(), n_slots, max_ctx);
 }
 
-void LlamaModel::reserve(int n_tokens, int max_ctx) {
+void LlamaModel::reserve(int n_tokens) {
   const ModelConfig& c = config_;
   auto grow = [](std::vector<float>& v, size_t n) {
     if (v.size() < n) v.resize(n);
@@ -38,7 +39,6 @@ void LlamaModel::reserve(int n_tokens, int max_ctx) {
   grow(s_.proj, t * c.dim);
   grow(s_.gate, t * c.ffn_dim);
   grow(s_.up, t * c.ffn_dim);
-  grow(s_.scores, static_cast<size_t>(omp_get_max_threads()) * max_ctx);
   if (s_.token_seq.size() < t) {
     s_.token_seq.resize(t);
     s_.token_pos.resize(t);
@@ -69,7 +69,7 @@ void LlamaModel::forward(const Batch& batch, KvCache& kv, float* logits) {
   check_batch(batch, kv);
   const ModelConfig& c = config_;
   const int n_tokens = static_cast<int>(batch.tokens.size());
-  reserve(n_tokens, kv.max_ctx());
+  reserve(n_tokens);
   for (int i = 0, t = 0; i < static_cast<int>(batch.seqs.size()); ++i)
     for (int j = 0; j < batch.seqs[i].n_new; ++j, ++t) {
       s_.token_seq[t] = i;
@@ -106,19 +106,30 @@ void LlamaModel::attention_layer(const Batch& batch, KvCache& kv, int l) {
     std::copy_n(&s_.v[t * c.kv_dim()], c.kv_dim(), kv.value(l, slot, pos));
   }
 
-  // Each new token attends causally to its sequence's cache up to itself.
+  // Attention work items: one per (sequence, KV head, tile of query tokens);
+  // the query heads of a KV head share each K/V load (grouped-query attention).
   const int group = c.n_heads / c.n_kv_heads;
+  const int tile = std::max(1, kAttentionMaxRows / group);
+  s_.attention_items.clear();
+  for (int i = 0, t0 = 0; i < static_cast<int>(batch.seqs.size()); t0 += batch.seqs[i++].n_new)
+    for (int j = 0; j < batch.seqs[i].n_new; j += tile)
+      for (int g = 0; g < c.n_kv_heads; ++g)
+        s_.attention_items.push_back({i, t0 + j, std::min(tile, batch.seqs[i].n_new - j), g});
+  const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+  const int n_items = static_cast<int>(s_.attention_items.size());
   const int64_t work = int64_t{n_tokens} * c.n_heads * (s_.token_pos[n_tokens - 1] + 1) * c.head_dim;
-#pragma omp parallel for collapse(2) schedule(dynamic, 1) if (work >= (int64_t{1} << 16))
-  for (int t = 0; t < n_tokens; ++t) {
-    for (int h = 0; h < c.n_heads; ++h) {
-      const BatchSeq& s = batch.seqs[s_.token_seq[t]];
-      const int kv_head = h / group;
-      float* scores = &s_.scores[static_cast<size_t>(omp_get_thread_num()) * kv.max_ctx()];
-      attend(&s_.q[t * c.q_dim() + h * c.head_dim], kv.key(l, s.slot, 0) + kv_head * c.head_dim,
-             kv.value(l, s.slot, 0) + kv_head * c.head_dim, s_.token_pos[t] + 1, c.kv_dim(),
-             c.head_dim, scores, &s_.att[t * c.q_dim() + h * c.head_dim]);
-    }
+#pragma omp parallel for schedule(dynamic, 1) if (work >= (int64_t{1} << 16))
+  for (int w = 0; w < n_items; ++w) {
+    const AttentionItem& item = s_.attention_items[w];
+    const BatchSeq& s = batch.seqs[item.seq];
+    const int64_t head_offset = int64_t{item.kv_head} * group * c.head_dim;
+    AttentionQueries queries{&s_.q[item.first_token * c.q_dim() + head_offset], c.q_dim(),
+                             &s_.att[item.first_token * c.q_dim() + head_offset], c.q_dim(),
+                             item.n_tokens, group, s_.token_pos[item.first_token]};
+    KvRun run{kv.key(l, s.slot, 0) + item.kv_head * c.head_dim,
+              kv.value(l, s.slot, 0) + item.kv_head * c.head_dim, c.kv_dim(),
+              s.first_pos + s.n_new};
+    flash_attention(queries, run, c.head_dim, scale);
   }
   matmul(L.wo, s_.att.data(), n_tokens, s_.proj.data());
   for (size_t i = 0; i < static_cast<size_t>(n_tokens) * c.dim; ++i) s_.x[i] += s_.proj[i];

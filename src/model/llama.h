@@ -37,12 +37,18 @@ class LlamaModel {
   void attention_layer(const Batch& batch, KvCache& kv, int layer);
   void ffn_layer(int layer, int n_tokens);
   void output_head(const Batch& batch, float* logits);
-  void reserve(int n_tokens, int max_ctx);
+  void reserve(int n_tokens);
 
   ModelConfig config_;
   LlamaWeights weights_;
   std::vector<float> rope_freq_;  // [rope_dim / 2]
 
+  struct AttentionItem {
+    int seq;          // index in the batch
+    int first_token;  // first of its query tokens, in batch order
+    int n_tokens;
+    int kv_head;
+  };
   // Scratch reused across steps, grown to the largest batch seen.
   struct Scratch {
     std::vector<float> x;       // residual stream [n_tokens, dim]
@@ -54,9 +60,9 @@ class LlamaModel {
     std::vector<float> proj;    // a projection back to the stream [n_tokens, dim]
     std::vector<float> gate;    // [n_tokens, ffn_dim]
     std::vector<float> up;      // [n_tokens, ffn_dim]
-    std::vector<float> scores;  // per thread [n_threads, max_ctx]
     std::vector<int> token_seq; // which batch sequence each token belongs to [n_tokens]
     std::vector<int> token_pos; // each token's position in its sequence [n_tokens]
+    std::vector<AttentionItem> attention_items;
   } s_;
 };
 

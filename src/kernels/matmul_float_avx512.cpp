@@ -1,8 +1,232 @@
-// float kernels for avx512: not written yet, so find_kernel falls back.
+// Float-weight (F32, F16, BF16) matmul kernels for AVX-512.
+//
+// Two paths, chosen by the number of tokens:
+// - decode (1-4 tokens) is bound by memory bandwidth: each weight row is
+//   streamed once, a few rows at a time with independent accumulators, and
+//   converted to f32 in registers;
+// - prefill is bound by the FMA units: a cache-blocked GEMM packs a block of
+//   weight rows, converted once to f32 and transposed to [k][kNR], into
+//   thread-local scratch sized for L2, and a register-blocked microkernel
+//   computes kMR tokens x kNR outputs from it.
+// The three weight types share all of this through a converter (load16).
+//
+// No STL here: see the note on *_avx512.cpp files in CMakeLists.txt.
+#include <immintrin.h>
+
+// GCC 12's AVX-512 headers trip -Wuninitialized on their own _mm512_undefined_ps
+// (GCC bug 105593), once per inlined shuffle.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
 #include "kernels/matmul_kernels.h"
+#include "kernels/scratch.h"
 
 namespace skiff {
+namespace {
 
-KernelEntry float_kernel_avx512(DType) { return {}; }
+// ---- converters: 16 weights of a row at element i, as f32 -------------------
+// Lanes outside `mask` read nothing and are zero, so tails need no copies.
+
+struct F32W {
+  static __m512 load16(const uint8_t* row, int64_t i, __mmask16 mask) {
+    return _mm512_maskz_loadu_ps(mask, reinterpret_cast<const float*>(row) + i);
+  }
+};
+
+struct F16W {
+  static __m512 load16(const uint8_t* row, int64_t i, __mmask16 mask) {
+    return _mm512_cvtph_ps(
+        _mm256_maskz_loadu_epi16(mask, reinterpret_cast<const uint16_t*>(row) + i));
+  }
+};
+
+// bfloat16 is the top half of an f32: widen to 32 bits and shift into place.
+struct BF16W {
+  static __m512 load16(const uint8_t* row, int64_t i, __mmask16 mask) {
+    const __m256i h = _mm256_maskz_loadu_epi16(mask, reinterpret_cast<const uint16_t*>(row) + i);
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+  }
+};
+
+// Mask of the first n lanes (none for n <= 0, all for n >= 16).
+__mmask16 first_lanes(int64_t n) {
+  return n >= 16 ? 0xFFFF : n <= 0 ? 0 : static_cast<__mmask16>((1u << n) - 1);
+}
+
+int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
+
+// ---- decode: a few tokens, weights streamed once -----------------------------
+
+constexpr int kDecodeRows = 4;  // rows in flight: 4 streams per thread keep DRAM busy
+
+// acc[j][t] += row j (16 elements at i) * token t.
+template <class W, int T>
+inline void decode_step(const uint8_t* const* rows, const float* x, int64_t cols, int64_t i,
+                        __mmask16 mask, __m512 (&acc)[kDecodeRows][T]) {
+  __m512 xv[T];
+  for (int t = 0; t < T; ++t) xv[t] = _mm512_maskz_loadu_ps(mask, x + t * cols + i);
+  for (int j = 0; j < kDecodeRows; ++j) {
+    const __m512 wv = W::load16(rows[j], i, mask);
+    for (int t = 0; t < T; ++t) acc[j][t] = _mm512_fmadd_ps(wv, xv[t], acc[j][t]);
+  }
+}
+
+template <class W, int T>
+void decode(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0,
+            int64_t r1) {
+  const int64_t cols = w.cols, body = cols & ~int64_t{15};
+  for (int64_t r = r0; r < r1; r += kDecodeRows) {
+    // Past the last row, repeat it (already in cache) and drop the results.
+    const uint8_t* rows[kDecodeRows];
+    for (int j = 0; j < kDecodeRows; ++j) rows[j] = w.row(r + j < r1 ? r + j : r1 - 1);
+    __m512 acc[kDecodeRows][T];
+    for (int j = 0; j < kDecodeRows; ++j)
+      for (int t = 0; t < T; ++t) acc[j][t] = _mm512_setzero_ps();
+    for (int64_t i = 0; i < body; i += 16) decode_step<W, T>(rows, x.f32, cols, i, 0xFFFF, acc);
+    if (body < cols) decode_step<W, T>(rows, x.f32, cols, body, first_lanes(cols - body), acc);
+    for (int j = 0; j < kDecodeRows && r + j < r1; ++j)
+      for (int t = 0; t < T; ++t) y[t * ldy + r + j] = _mm512_reduce_add_ps(acc[j][t]);
+  }
+}
+
+// ---- prefill: cache-blocked GEMM -------------------------------------------
+
+constexpr int kNR = 32;   // weight rows (outputs) per tile: two zmm per token
+constexpr int kMR = 12;   // tokens per tile: 24 accumulators + 2 weights + 1 broadcast
+constexpr int kKC = 256;  // depth of a packed block: a token micro-panel (12 KB) stays in L1
+constexpr int kNC = 256;  // weight rows per packed block: 256 KB of f32, in L2
+
+// In-register transpose of a 16x16 block: v[r] lane c becomes v[c] lane r.
+void transpose16(__m512 (&v)[16]) {
+  __m512 u[16];
+  // u[4g + c]: column c (and c+4, c+8, c+12 in the upper 128-bit lanes) of rows 4g..4g+3.
+  for (int g = 0; g < 4; ++g) {
+    const __m512 lo01 = _mm512_unpacklo_ps(v[4 * g], v[4 * g + 1]);
+    const __m512 hi01 = _mm512_unpackhi_ps(v[4 * g], v[4 * g + 1]);
+    const __m512 lo23 = _mm512_unpacklo_ps(v[4 * g + 2], v[4 * g + 3]);
+    const __m512 hi23 = _mm512_unpackhi_ps(v[4 * g + 2], v[4 * g + 3]);
+    u[4 * g + 0] = _mm512_shuffle_ps(lo01, lo23, 0x44);
+    u[4 * g + 1] = _mm512_shuffle_ps(lo01, lo23, 0xEE);
+    u[4 * g + 2] = _mm512_shuffle_ps(hi01, hi23, 0x44);
+    u[4 * g + 3] = _mm512_shuffle_ps(hi01, hi23, 0xEE);
+  }
+  // Gather the four row groups' 128-bit lanes of each column.
+  for (int c = 0; c < 4; ++c) {
+    const __m512 a = _mm512_shuffle_f32x4(u[c], u[c + 4], 0x88);
+    const __m512 b = _mm512_shuffle_f32x4(u[c], u[c + 4], 0xDD);
+    const __m512 e = _mm512_shuffle_f32x4(u[c + 8], u[c + 12], 0x88);
+    const __m512 f = _mm512_shuffle_f32x4(u[c + 8], u[c + 12], 0xDD);
+    v[c] = _mm512_shuffle_f32x4(a, e, 0x88);
+    v[c + 8] = _mm512_shuffle_f32x4(a, e, 0xDD);
+    v[c + 4] = _mm512_shuffle_f32x4(b, f, 0x88);
+    v[c + 12] = _mm512_shuffle_f32x4(b, f, 0xDD);
+  }
+}
+
+// Packs weight rows [j0, j0 + n) x columns [k0, k0 + kc) as f32 panels of kNR
+// rows, each laid out [kc][kNR]; rows past n (up to a multiple of kNR) are zero.
+template <class W>
+void pack_weights(const Matrix& w, int64_t j0, int64_t n, int64_t k0, int kc, float* wp) {
+  const uint8_t* base = w.row(j0);
+  const size_t stride = row_bytes(w.type, w.cols);
+  for (int64_t jb = 0; jb < round_up(n, kNR); jb += 16) {
+    float* panel = wp + jb / kNR * kc * kNR + jb % kNR;
+    for (int kk = 0; kk < kc; kk += 16) {
+      const __mmask16 mask = first_lanes(kc - kk);
+      __m512 v[16];
+      for (int r = 0; r < 16; ++r)
+        v[r] = jb + r < n ? W::load16(base + (jb + r) * stride, k0 + kk, mask) : _mm512_setzero_ps();
+      transpose16(v);
+      for (int q = 0; q < 16 && kk + q < kc; ++q) _mm512_storeu_ps(panel + (kk + q) * kNR, v[q]);
+    }
+  }
+}
+
+// Packs tokens' columns [k0, k0 + kc) as micro-panels of kMR tokens, each laid
+// out [kc][kMR]; tokens past the last (up to a multiple of kMR) are zero.
+void pack_tokens(const Activations& x, int64_t k0, int kc, float* xp) {
+  for (int t0 = 0; t0 < x.n_tokens; t0 += kMR, xp += kc * kMR)
+    for (int i = 0; i < kMR; ++i) {
+      if (t0 + i < x.n_tokens) {
+        const float* src = x.f32 + (t0 + i) * x.cols + k0;
+        for (int k = 0; k < kc; ++k) xp[k * kMR + i] = src[k];
+      } else {
+        for (int k = 0; k < kc; ++k) xp[k * kMR + i] = 0.0f;
+      }
+    }
+}
+
+// y[i][0..32) (+)= sum over k of xp[k][i] * wp[k][0..32), for tokens i < m and
+// outputs under masks m0 (first 16) and m1 (next 16).
+void tile(const float* xp, const float* wp, int kc, float* y, int64_t ldy, int m, __mmask16 m0,
+          __mmask16 m1, bool accumulate) {
+  __m512 c[kMR][2];
+#pragma GCC unroll 12
+  for (int i = 0; i < kMR; ++i) c[i][0] = c[i][1] = _mm512_setzero_ps();
+  for (int k = 0; k < kc; ++k, xp += kMR, wp += kNR) {
+    const __m512 w0 = _mm512_loadu_ps(wp), w1 = _mm512_loadu_ps(wp + 16);
+#pragma GCC unroll 12
+    for (int i = 0; i < kMR; ++i) {
+      const __m512 b = _mm512_set1_ps(xp[i]);
+      c[i][0] = _mm512_fmadd_ps(b, w0, c[i][0]);
+      c[i][1] = _mm512_fmadd_ps(b, w1, c[i][1]);
+    }
+  }
+  for (int i = 0; i < m; ++i, y += ldy) {
+    if (accumulate) {
+      c[i][0] = _mm512_add_ps(c[i][0], _mm512_maskz_loadu_ps(m0, y));
+      c[i][1] = _mm512_add_ps(c[i][1], _mm512_maskz_loadu_ps(m1, y + 16));
+    }
+    _mm512_mask_storeu_ps(y, m0, c[i][0]);
+    _mm512_mask_storeu_ps(y + 16, m1, c[i][1]);
+  }
+}
+
+// Loop order: depth blocks outermost, so each weight is converted exactly once
+// and a block of tokens (all of them x kKC) is packed once and stays in L2
+// while every packed weight block of this thread's rows passes under it.
+template <class W>
+void gemm(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
+  const int m = x.n_tokens;
+  const int64_t xp_floats = round_up(m, kMR) * kKC;
+  float* xp = static_cast<float*>(kernel_scratch((xp_floats + kNC * kKC) * sizeof(float)));
+  float* wp = xp + xp_floats;
+  for (int64_t k0 = 0; k0 < w.cols; k0 += kKC) {
+    const int kc = static_cast<int>(w.cols - k0 < kKC ? w.cols - k0 : kKC);
+    pack_tokens(x, k0, kc, xp);
+    for (int64_t j0 = r0; j0 < r1; j0 += kNC) {
+      const int64_t n = r1 - j0 < kNC ? r1 - j0 : kNC;
+      pack_weights<W>(w, j0, n, k0, kc, wp);
+      for (int t0 = 0; t0 < m; t0 += kMR)
+        for (int64_t jb = 0; jb < n; jb += kNR)
+          tile(xp + t0 * kc, wp + jb * kc, kc, y + t0 * ldy + j0 + jb, ldy,
+               m - t0 < kMR ? m - t0 : kMR, first_lanes(n - jb), first_lanes(n - jb - 16),
+               k0 > 0);
+    }
+  }
+}
+
+template <class W>
+void float_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0,
+                  int64_t r1) {
+  switch (x.n_tokens) {
+    case 1: return decode<W, 1>(w, x, y, ldy, r0, r1);
+    case 2: return decode<W, 2>(w, x, y, ldy, r0, r1);
+    case 3: return decode<W, 3>(w, x, y, ldy, r0, r1);
+    case 4: return decode<W, 4>(w, x, y, ldy, r0, r1);
+    default: return gemm<W>(w, x, y, ldy, r0, r1);
+  }
+}
+
+}  // namespace
+
+KernelEntry float_kernel_avx512(DType type) {
+  switch (type) {
+    case DType::F32: return {float_matmul<F32W>, ActivationFormat::kF32, kNR};
+    case DType::F16: return {float_matmul<F16W>, ActivationFormat::kF32, kNR};
+    case DType::BF16: return {float_matmul<BF16W>, ActivationFormat::kF32, kNR};
+    default: return {};
+  }
+}
 
 }  // namespace skiff

@@ -7,5 +7,7 @@ namespace skiff::cli {
 void add_run_command(CLI::App& app);
 void add_tokenize_command(CLI::App& app);
 void add_gen_model_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
+void add_quantize_command(CLI::App& app);
 
 }  // namespace skiff::cli

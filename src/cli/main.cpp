@@ -11,6 +11,8 @@ int main(int argc, char** argv) {
   skiff::cli::add_run_command(app);
   skiff::cli::add_tokenize_command(app);
   skiff::cli::add_gen_model_command(app);
+  skiff::cli::add_bench_command(app);
+  skiff::cli::add_quantize_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,129 @@
+#include "bench/machine.h"
+
+#include <fmt/format.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <fstream>
+#include <memory>
+#include <set>
+#include <thread>
+#include <utility>
+
+#include "base/timer.h"
+#include "bench/fma_peak.h"
+#include "kernels/isa.h"
+
+namespace skiff::bench {
+namespace {
+
+constexpr size_t kTriadBytesPerArray = size_t{256} << 20;  // 3 × 256 MiB, far past any L3
+constexpr int kTriadReps = 5;
+constexpr int kFmaReps = 3;
+constexpr double kFmaMinSeconds = 0.05;
+
+using FmaLoop = double (*)(int64_t, float*);
+
+FmaLoop fma_loop_for(Isa isa) {
+  switch (isa) {
+    case Isa::kAvx512: return fma_loop_avx512;
+    case Isa::kAvx2: return fma_loop_avx2;
+    case Isa::kScalar: return fma_loop_scalar;
+  }
+  return fma_loop_scalar;
+}
+
+// Where the FMA loops' checksums go, so their work is observable.
+volatile float g_fma_checksum = 0;
+
+// Runs the loop on every thread at once; returns FLOP/s of the whole team.
+double fma_team_flops(FmaLoop loop, int64_t iterations, int threads) {
+  double flops = 0;
+  float checksum = 0;
+  Timer timer;
+#pragma omp parallel num_threads(threads) reduction(+ : flops, checksum)
+  {
+    float sink = 0;
+    flops += loop(iterations, &sink);
+    checksum += sink;
+  }
+  const double seconds = timer.seconds();
+  g_fma_checksum = checksum;
+  return flops / seconds;
+}
+
+}  // namespace
+
+double measure_triad_gbs(size_t bytes_per_array, int threads, int reps) {
+  const size_t n = bytes_per_array / sizeof(double);
+  // Raw arrays touched first by the threads that use them, so pages land on their nodes.
+  std::unique_ptr<double[]> a(new double[n]), b(new double[n]), c(new double[n]);
+  double* pa = a.get();
+  const double* pb = b.get();
+  const double* pc = c.get();
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (size_t i = 0; i < n; ++i) {
+    a[i] = 0.0;
+    b[i] = 1.0;
+    c[i] = 2.0;
+  }
+  const double scalar = 3.0;
+  double best = 0;
+  for (int r = 0; r < reps; ++r) {
+    Timer timer;
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (size_t i = 0; i < n; ++i) pa[i] = pb[i] + scalar * pc[i];
+    best = std::max(best, 3.0 * sizeof(double) * static_cast<double>(n) / timer.seconds() / 1e9);
+  }
+  return best;
+}
+
+double measure_peak_gflops(int threads, int reps) {
+  const FmaLoop loop = fma_loop_for(active_isa());
+  // Grow the run until it lasts long enough to time, then keep the best of reps.
+  int64_t iterations = 1 << 16;
+  for (;;) {
+    Timer timer;
+    fma_team_flops(loop, iterations, threads);
+    if (timer.seconds() >= kFmaMinSeconds) break;
+    iterations *= 2;
+  }
+  double best = 0;
+  for (int r = 0; r < reps; ++r) best = std::max(best, fma_team_flops(loop, iterations, threads));
+  return best / 1e9;
+}
+
+MachineInfo describe_cpu() {
+  MachineInfo m;
+  m.n_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::ifstream in("/proc/cpuinfo");
+  std::set<std::pair<std::string, std::string>> cores;  // (physical id, core id)
+  std::string line, physical_id;
+  auto value = [](const std::string& l) {
+    const size_t colon = l.find(':');
+    return colon == std::string::npos ? std::string() : l.substr(l.find_first_not_of(" \t", colon + 1));
+  };
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0 && m.cpu_model.empty()) m.cpu_model = value(line);
+    if (line.rfind("physical id", 0) == 0) physical_id = value(line);
+    if (line.rfind("core id", 0) == 0) cores.emplace(physical_id, value(line));
+  }
+  if (m.cpu_model.empty()) m.cpu_model = "unknown CPU";
+  m.n_cores = cores.empty() ? m.n_threads : static_cast<int>(cores.size());
+  m.isa = isa_name(active_isa());
+  return m;
+}
+
+MachineInfo measure_machine(int threads) {
+  MachineInfo m = describe_cpu();
+  m.triad_gbs = measure_triad_gbs(kTriadBytesPerArray, threads, kTriadReps);
+  m.peak_gflops = measure_peak_gflops(threads, kFmaReps);
+  return m;
+}
+
+std::string machine_line(const MachineInfo& m) {
+  return fmt::format("{} ({} cores, {} threads), ISA {}, triad {:.1f} GB/s, FMA peak {:.1f} GFLOP/s",
+                     m.cpu_model, m.n_cores, m.n_threads, m.isa, m.triad_gbs, m.peak_gflops);
+}
+
+}  // namespace skiff::bench

@@ -1,0 +1,38 @@
+// What the machine can do, measured once per `skiff bench` run: memory
+// bandwidth (a STREAM triad) and peak float FMA throughput, the two limits of
+// decode and prefill.
+#pragma once
+#include <cstddef>
+#include <string>
+
+namespace skiff::bench {
+
+struct MachineInfo {
+  std::string cpu_model;  // /proc/cpuinfo "model name"
+  int n_cores = 0;        // distinct physical cores
+  int n_threads = 0;      // hardware threads
+  std::string isa;        // the kernels' instruction set (active_isa())
+  double triad_gbs = 0;   // STREAM triad, 10^9 bytes/s
+  double peak_gflops = 0; // float FMA, 10^9 FLOP/s
+};
+
+// STREAM's triad a[i] = b[i] + s * c[i] over three arrays of doubles of
+// `bytes_per_array` each (make them much larger than L3), on `threads` threads;
+// the best of `reps` passes, counted as STREAM counts it: 24 bytes per element
+// (write-allocate traffic on a is not counted).
+double measure_triad_gbs(size_t bytes_per_array, int threads, int reps);
+
+// Independent FMAs on the widest vectors of the active ISA, on `threads`
+// threads; the best of `reps` runs of at least about 50 ms each.
+double measure_peak_gflops(int threads, int reps);
+
+// CPU model and counts from /proc/cpuinfo (counts fall back to the thread count).
+MachineInfo describe_cpu();
+
+// describe_cpu() plus both measurements on `threads` threads.
+MachineInfo measure_machine(int threads);
+
+// "AMD EPYC 9R14 (2 cores, 2 threads), ISA avx512, triad 61.2 GB/s, FMA peak 441.3 GFLOP/s"
+std::string machine_line(const MachineInfo& m);
+
+}  // namespace skiff::bench

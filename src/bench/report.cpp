@@ -1,0 +1,77 @@
+#include "bench/report.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+namespace skiff::bench {
+namespace {
+
+std::string size_label(uint64_t bytes) {
+  if (bytes < (uint64_t{1} << 30)) return fmt::format("{:.2f} MiB", bytes / 1048576.0);
+  return fmt::format("{:.2f} GiB", bytes / 1073741824.0);
+}
+
+std::string params_label(uint64_t n) {
+  if (n < 1'000'000'000) return fmt::format("{:.2f} M", n / 1e6);
+  return fmt::format("{:.2f} B", n / 1e9);
+}
+
+constexpr const char* kRowFormat = "| {:<30} | {:>10} | {:>10} | {:<5} | {:>7} | {:>7} | {:>20} | {:>10} |\n";
+
+}  // namespace
+
+double efficiency(const BenchRow& row, const LlamaModel& model, const MachineInfo& machine) {
+  if (row.n_gen > 0)
+    return static_cast<double>(row.model.decode_bytes_per_token) * row.result.avg_ts /
+           (machine.triad_gbs * 1e9);
+  const double seconds_per_prompt = row.n_prompt / row.result.avg_ts;
+  return prefill_flops(model, row.n_prompt) / seconds_per_prompt / (machine.peak_gflops * 1e9);
+}
+
+std::string markdown_header() {
+  return fmt::format(fmt::runtime(kRowFormat), "model", "size", "params", "type", "threads", "test",
+                     "t/s", "efficiency") +
+         "| ------------------------------ | ---------: | ---------: | ----- | ------: | ------: "
+         "| -------------------: | ---------: |\n";
+}
+
+std::string markdown_row(const BenchRow& row) {
+  const std::string name = std::filesystem::path(row.model.filename).filename().string();
+  return fmt::format(fmt::runtime(kRowFormat), name, size_label(row.model.size_bytes),
+                     params_label(row.model.n_params), row.model.type_name, row.n_threads, row.test,
+                     fmt::format("{:.2f} ± {:.2f}", row.result.avg_ts, row.result.stddev_ts),
+                     fmt::format("{:.1f}%", row.efficiency * 100));
+}
+
+std::string json_line(const BenchRow& row, const MachineInfo& machine) {
+  nlohmann::ordered_json j;
+  j["model_filename"] = row.model.filename;
+  j["model_type"] = row.model.description;
+  j["model_size"] = row.model.size_bytes;
+  j["model_n_params"] = row.model.n_params;
+  j["cpu_info"] = machine.cpu_model;
+  j["n_threads"] = row.n_threads;
+  j["type_k"] = "f32";
+  j["type_v"] = "f32";
+  j["n_prompt"] = row.n_prompt;
+  j["n_gen"] = row.n_gen;
+  j["n_depth"] = 0;
+  j["test"] = row.test;
+  j["avg_ns"] = row.result.avg_ns;
+  j["stddev_ns"] = row.result.stddev_ns;
+  j["avg_ts"] = row.result.avg_ts;
+  j["stddev_ts"] = row.result.stddev_ts;
+  j["samples_ns"] = row.result.samples_ns;
+  j["samples_ts"] = row.result.samples_ts;
+  // skiff's own fields: the machine's limits and how close the test came to them.
+  j["isa"] = machine.isa;
+  j["triad_gbs"] = machine.triad_gbs;
+  j["peak_gflops"] = machine.peak_gflops;
+  j["weight_bytes_per_token"] = row.model.decode_bytes_per_token;
+  j[row.n_gen > 0 ? "decode_efficiency" : "prefill_efficiency"] = row.efficiency;
+  return j.dump();
+}
+
+}  // namespace skiff::bench

@@ -1,0 +1,31 @@
+// Output of `skiff bench`: llama-bench's markdown table, or one JSON object
+// per line per test with llama-bench's field names plus skiff's machine and
+// efficiency fields.
+#pragma once
+#include <string>
+
+#include "bench/machine.h"
+#include "bench/runner.h"
+
+namespace skiff::bench {
+
+struct BenchRow {
+  ModelFacts model;
+  int n_threads = 0;
+  int n_prompt = 0;  // the test's prompt tokens (0 for tg)
+  int n_gen = 0;     // the test's generated tokens (0 for pp)
+  std::string test;  // "pp512", "tg128"
+  TestResult result;
+  // tg: weight bytes per token × tok/s ÷ triad bandwidth;
+  // pp: prefill_flops ÷ time ÷ FMA peak.
+  double efficiency = 0;
+};
+
+// The row's efficiency from its result and the machine's limits.
+double efficiency(const BenchRow& row, const LlamaModel& model, const MachineInfo& machine);
+
+std::string markdown_header();        // two lines: column names and alignment
+std::string markdown_row(const BenchRow& row);
+std::string json_line(const BenchRow& row, const MachineInfo& machine);  // no newline
+
+}  // namespace skiff::bench

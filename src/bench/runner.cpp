@@ -1,0 +1,122 @@
+#include "bench/runner.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <map>
+#include <random>
+
+#include "base/error.h"
+#include "base/timer.h"
+
+namespace skiff::bench {
+namespace {
+
+constexpr uint32_t kTokenSeed = 1234;
+
+uint64_t matrix_params(const Matrix& m) { return static_cast<uint64_t>(m.rows * m.cols); }
+uint64_t matrix_bytes(const Matrix& m) { return m.rows * row_bytes(m.type, m.cols); }
+
+// Every distinct weight matrix of the model, the tied head once.
+std::vector<const Matrix*> all_matrices(const LlamaWeights& w) {
+  std::vector<const Matrix*> out = {&w.token_embedding};
+  for (const LayerWeights& L : w.layers)
+    for (const Matrix* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) out.push_back(m);
+  if (w.output.data != w.token_embedding.data) out.push_back(&w.output);
+  return out;
+}
+
+std::string params_label(uint64_t n) {
+  if (n < 1'000'000) return fmt::format("{:.0f}K", n / 1e3);
+  if (n < 1'000'000'000) return fmt::format("{:.0f}M", n / 1e6);
+  return fmt::format("{:.1f}B", n / 1e9);
+}
+
+std::vector<int32_t> random_tokens(int n, int vocab) {
+  std::mt19937 rng(kTokenSeed);
+  std::uniform_int_distribution<int32_t> pick(0, vocab - 1);
+  std::vector<int32_t> tokens(n);
+  for (int32_t& t : tokens) t = pick(rng);
+  return tokens;
+}
+
+void run_once(LlamaModel& model, KvCache& kv, TestKind kind, const std::vector<int32_t>& tokens) {
+  kv.clear(0);
+  if (kind == TestKind::kPrompt) {
+    model.prefill(kv, 0, tokens);
+  } else {
+    for (int32_t t : tokens) model.decode(kv, 0, t);
+  }
+}
+
+void summarize(TestResult& r, int n_tokens) {
+  const double n = static_cast<double>(r.samples_ns.size());
+  for (double ns : r.samples_ns) r.samples_ts.push_back(n_tokens * 1e9 / ns);
+  auto mean_sd = [n](const std::vector<double>& xs, double& mean, double& sd) {
+    mean = 0;
+    for (double x : xs) mean += x / n;
+    double ss = 0;
+    for (double x : xs) ss += (x - mean) * (x - mean);
+    sd = n > 1 ? std::sqrt(ss / (n - 1)) : 0.0;
+  };
+  mean_sd(r.samples_ns, r.avg_ns, r.stddev_ns);
+  mean_sd(r.samples_ts, r.avg_ts, r.stddev_ts);
+}
+
+}  // namespace
+
+ModelFacts describe_model(const std::string& filename, const LlamaModel& model) {
+  const LlamaWeights& w = model.weights();
+  ModelFacts f;
+  f.filename = filename;
+  std::map<std::string, uint64_t> params_by_type;
+  for (const Matrix* m : all_matrices(w)) {
+    f.size_bytes += matrix_bytes(*m);
+    f.n_params += matrix_params(*m);
+    params_by_type[std::string(dtype_info(m->type).name)] += matrix_params(*m);
+  }
+  uint64_t norm_params = w.output_norm.size();
+  for (const LayerWeights& L : w.layers) norm_params += L.attn_norm.size() + L.ffn_norm.size();
+  f.size_bytes += norm_params * sizeof(float);
+  f.n_params += norm_params;
+  for (const auto& [type, n] : params_by_type)
+    if (f.type_name.empty() || n > params_by_type[f.type_name]) f.type_name = type;
+  f.description = fmt::format("{} {} {}", model.config().arch, params_label(f.n_params), f.type_name);
+  f.decode_bytes_per_token = w.decode_bytes_per_token();
+  return f;
+}
+
+std::string TestSpec::name() const {
+  return fmt::format("{}{}", kind == TestKind::kPrompt ? "pp" : "tg", n_tokens);
+}
+
+TestResult run_test(LlamaModel& model, const TestSpec& test, const std::function<void(int)>& on_rep) {
+  const ModelConfig& c = model.config();
+  if (test.n_tokens < 1 || test.n_tokens > c.max_ctx)
+    fail("test {} needs a context of {} tokens; the model's is {}", test.name(), test.n_tokens, c.max_ctx);
+  if (test.reps < 1) fail("repetitions must be at least 1, not {}", test.reps);
+  KvCache kv = model.make_kv_cache(1, test.n_tokens);
+  const std::vector<int32_t> tokens = random_tokens(test.n_tokens, c.vocab_size);
+  TestResult result;
+  for (int rep = 0; rep <= test.reps; ++rep) {
+    on_rep(rep);
+    Timer timer;
+    run_once(model, kv, test.kind, tokens);
+    if (rep > 0) result.samples_ns.push_back(timer.seconds() * 1e9);
+  }
+  summarize(result, test.n_tokens);
+  return result;
+}
+
+double prefill_flops(const LlamaModel& model, int n_prompt) {
+  const ModelConfig& c = model.config();
+  double layer_params = 0;
+  for (const LayerWeights& L : model.weights().layers)
+    for (const Matrix* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down})
+      layer_params += static_cast<double>(matrix_params(*m));
+  const double p = n_prompt;
+  return 2.0 * p * layer_params + 2.0 * c.vocab_size * c.dim +
+         4.0 * c.n_layers * c.q_dim() * p * (p + 1) / 2;
+}
+
+}  // namespace skiff::bench

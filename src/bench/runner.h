@@ -1,0 +1,56 @@
+// The tests of `skiff bench`, as llama-bench defines them: pp<P> (P prompt
+// tokens as one batch into an empty cache) and tg<N> (N decode steps of one
+// token each, from an empty cache), each timed over repetitions after one
+// untimed warm-up; plus the work each does, for the efficiency figures.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "model/llama.h"
+
+namespace skiff::bench {
+
+// What a benchmark table says about a model.
+struct ModelFacts {
+  std::string filename;        // as given on the command line
+  std::string type_name;       // the weight type holding most parameters, e.g. "Q8_0"
+  std::string description;     // llama-bench's model_type, e.g. "llama 134M F16"
+  uint64_t size_bytes = 0;     // all weights (a tied head counted once)
+  uint64_t n_params = 0;
+  uint64_t decode_bytes_per_token = 0;  // LlamaWeights::decode_bytes_per_token()
+};
+ModelFacts describe_model(const std::string& filename, const LlamaModel& model);
+
+enum class TestKind { kPrompt, kGeneration };
+
+struct TestSpec {
+  TestKind kind = TestKind::kPrompt;
+  int n_tokens = 0;  // n_prompt for pp, n_gen for tg
+  int reps = 5;
+  std::string name() const;  // "pp512", "tg128"
+};
+
+struct TestResult {
+  std::vector<double> samples_ns;  // one per timed repetition
+  std::vector<double> samples_ts;  // tokens per second of each
+  double avg_ts = 0;
+  double stddev_ts = 0;            // sample standard deviation (0 for one repetition)
+  double avg_ns = 0;
+  double stddev_ns = 0;
+};
+
+// Runs the test on the threads omp_set_num_threads() set, with random token
+// ids from a fixed seed. on_rep(r) is called before repetition r (0 is the
+// warm-up). Throws Error when the test does not fit the model's context.
+TestResult run_test(LlamaModel& model, const TestSpec& test, const std::function<void(int)>& on_rep);
+
+// Floating-point operations of prefilling n_prompt tokens:
+//   2 · n_prompt · (parameters of the layer matrices)        the projections and FFN
+// + 2 · vocab · dim                                          the output head, last token only
+// + 4 · n_layers · q_dim · n_prompt · (n_prompt + 1) / 2     causal attention: Q·Kᵀ and P·V
+// Norms, RoPE, softmax and SiLU are left out (under 1% at any useful size).
+double prefill_flops(const LlamaModel& model, int n_prompt);
+
+}  // namespace skiff::bench

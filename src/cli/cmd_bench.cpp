@@ -1,0 +1,140 @@
+// skiff bench: prompt-processing and token-generation speed, in the spirit of
+// llama-bench, next to the machine's measured limits (memory bandwidth for
+// decode, FMA peak for prefill). Progress goes to stderr, results to stdout.
+#include <fmt/core.h>
+#include <omp.h>
+
+#include <charconv>
+#include <filesystem>
+#include <cstdio>
+#include <thread>
+
+#include "base/error.h"
+#include "bench/machine.h"
+#include "bench/report.h"
+#include "bench/runner.h"
+#include "cli/commands.h"
+#include "model/loader.h"
+
+namespace skiff::cli {
+namespace {
+
+struct BenchArgs {
+  std::string models;
+  std::string n_prompt = "512";
+  std::string n_gen = "128";
+  std::string threads;  // empty: every hardware thread
+  int reps = 5;
+  std::string output = "md";
+};
+
+std::vector<std::string> split_list(const std::string& list, const char* flag) {
+  std::vector<std::string> items;
+  size_t start = 0;
+  for (;;) {
+    const size_t comma = list.find(',', start);
+    items.push_back(list.substr(start, comma - start));
+    if (items.back().empty()) fail("{} '{}': empty item in the list", flag, list);
+    if (comma == std::string::npos) return items;
+    start = comma + 1;
+  }
+}
+
+std::vector<int> int_list(const std::string& list, const char* flag, int min_value) {
+  std::vector<int> values;
+  for (const std::string& item : split_list(list, flag)) {
+    int v = 0;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (ec != std::errc() || end != item.data() + item.size() || v < min_value)
+      fail("{} '{}': '{}' is not an integer >= {}", flag, list, item, min_value);
+    values.push_back(v);
+  }
+  return values;
+}
+
+struct Plan {
+  std::vector<std::string> models;
+  std::vector<int> n_prompt, n_gen, threads;
+};
+
+Plan make_plan(const BenchArgs& a) {
+  Plan p;
+  p.models = split_list(a.models, "-m");
+  for (const std::string& m : p.models)
+    if (!std::filesystem::exists(m)) fail("model not found: {}", m);
+  p.n_prompt = int_list(a.n_prompt, "-p", 0);
+  p.n_gen = int_list(a.n_gen, "-n", 0);
+  const int all_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  p.threads = a.threads.empty() ? std::vector<int>{all_threads} : int_list(a.threads, "-t", 1);
+  return p;
+}
+
+// The tests of one model at one thread count: pp for each -p, then tg for each -n (0 skips).
+std::vector<bench::TestSpec> tests_of(const Plan& p, int reps) {
+  std::vector<bench::TestSpec> tests;
+  for (int n : p.n_prompt)
+    if (n > 0) tests.push_back({bench::TestKind::kPrompt, n, reps});
+  for (int n : p.n_gen)
+    if (n > 0) tests.push_back({bench::TestKind::kGeneration, n, reps});
+  return tests;
+}
+
+void print_result(const bench::BenchRow& row, const bench::MachineInfo& machine, bool json) {
+  const std::string text = json ? bench::json_line(row, machine) + "\n" : bench::markdown_row(row);
+  std::fputs(text.c_str(), stdout);
+  std::fflush(stdout);
+}
+
+void bench_model(const std::string& path, const Plan& plan, const BenchArgs& a,
+                 const bench::MachineInfo& machine) {
+  fmt::print(stderr, "bench: loading {}\n", path);
+  auto model = load_model(path);
+  const bench::ModelFacts facts = bench::describe_model(path, *model);
+  for (int threads : plan.threads) {
+    omp_set_num_threads(threads);
+    for (const bench::TestSpec& test : tests_of(plan, a.reps)) {
+      bench::BenchRow row{facts, threads, 0, 0, test.name(), {}, 0};
+      (test.kind == bench::TestKind::kPrompt ? row.n_prompt : row.n_gen) = test.n_tokens;
+      row.result = bench::run_test(*model, test, [&](int rep) {
+        fmt::print(stderr, "bench: {} {} t={} {}\n", facts.filename, row.test, threads,
+                   rep == 0 ? std::string("warm-up") : fmt::format("rep {}/{}", rep, test.reps));
+      });
+      row.efficiency = bench::efficiency(row, *model, machine);
+      print_result(row, machine, a.output == "json");
+    }
+  }
+}
+
+void bench(const BenchArgs& a) {
+  const Plan plan = make_plan(a);
+  if (tests_of(plan, a.reps).empty()) fail("nothing to run: every -p and -n is 0");
+  const int machine_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  fmt::print(stderr, "bench: measuring memory bandwidth and FMA peak on {} threads\n", machine_threads);
+  const bench::MachineInfo machine = bench::measure_machine(machine_threads);
+  const std::string line = "machine: " + bench::machine_line(machine) + "\n";
+  const bool json = a.output == "json";
+  // In JSON mode stdout holds only JSON lines; the machine is in every object.
+  std::fputs(line.c_str(), json ? stderr : stdout);
+  if (!json) std::fputs(("\n" + bench::markdown_header()).c_str(), stdout);
+  for (const std::string& path : plan.models) bench_model(path, plan, a, machine);
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app) {
+  auto args = std::make_shared<BenchArgs>();
+  CLI::App* cmd = app.add_subcommand("bench", "measure prefill and decode speed (like llama-bench)");
+  cmd->add_option("-m,--model", args->models, "model path(s), comma-separated")->required();
+  cmd->add_option("-p,--n-prompt", args->n_prompt, "prompt lengths, comma-separated (0: no pp test)")
+      ->capture_default_str();
+  cmd->add_option("-n,--n-gen", args->n_gen, "generation lengths, comma-separated (0: no tg test)")
+      ->capture_default_str();
+  cmd->add_option("-t,--threads", args->threads, "thread counts, comma-separated (default: all)");
+  cmd->add_option("-r,--repetitions", args->reps, "timed repetitions per test")
+      ->capture_default_str()->check(CLI::Range(1, 1000));
+  cmd->add_option("-o,--output", args->output, "output format")
+      ->capture_default_str()->check(CLI::IsMember({"md", "json"}));
+  cmd->callback([args] { bench(*args); });
+}
+
+}  // namespace skiff::cli

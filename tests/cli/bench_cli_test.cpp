@@ -1,0 +1,100 @@
+// skiff bench end to end: llama-bench's JSON fields, skipping tests with
+// -p 0 / -n 0, comma lists, and errors as one line with a non-zero exit.
+// Values are checked for sense (positive, consistent), never against a time.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/run_skiff.h"
+
+namespace {
+
+using skiff::testing::run_skiff;
+using nlohmann::json;
+
+const std::string kModel = std::string(SKIFF_MODELS_DIR) + "/derived/stories260K-f32.gguf";
+
+std::vector<json> json_lines(const std::string& out) {
+  std::vector<json> lines;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) {
+    json j = json::parse(line, nullptr, false);
+    EXPECT_TRUE(j.is_object()) << "not a JSON object: " << line;
+    lines.push_back(std::move(j));
+  }
+  return lines;
+}
+
+TEST(CliBench, JsonHasLlamaBenchFieldsAndPositiveValues) {
+  const auto r = run_skiff("bench -m " + kModel + " -p 16 -n 8 -r 2 -t 2 -o json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<json> lines = json_lines(r.out);
+  ASSERT_EQ(lines.size(), 2u) << r.out;
+  EXPECT_EQ(lines[0]["test"], "pp16");
+  EXPECT_EQ(lines[1]["test"], "tg8");
+  EXPECT_EQ(lines[0]["n_prompt"], 16);
+  EXPECT_EQ(lines[0]["n_gen"], 0);
+  EXPECT_EQ(lines[1]["n_prompt"], 0);
+  EXPECT_EQ(lines[1]["n_gen"], 8);
+  for (const json& j : lines) {
+    EXPECT_EQ(j["model_filename"], kModel);
+    EXPECT_NE(j["model_type"].get<std::string>().find("F32"), std::string::npos) << j;
+    EXPECT_GT(j["model_size"].get<double>(), 1e6);
+    EXPECT_GT(j["model_n_params"].get<double>(), 2e5);
+    EXPECT_EQ(j["n_depth"], 0);
+    EXPECT_EQ(j["n_threads"], 2);
+    EXPECT_GT(j["avg_ts"].get<double>(), 0);
+    EXPECT_GE(j["stddev_ts"].get<double>(), 0);
+    ASSERT_EQ(j["samples_ts"].size(), 2u);
+    double mean = 0;
+    for (const json& s : j["samples_ts"]) mean += s.get<double>() / 2;
+    EXPECT_NEAR(j["avg_ts"].get<double>(), mean, 1e-6 * mean);
+    EXPECT_GT(j["triad_gbs"].get<double>(), 0);
+    EXPECT_GT(j["peak_gflops"].get<double>(), 0);
+    EXPECT_FALSE(j["isa"].get<std::string>().empty());
+  }
+  EXPECT_GT(lines[0]["prefill_efficiency"].get<double>(), 0);
+  EXPECT_GT(lines[1]["decode_efficiency"].get<double>(), 0);
+  EXPECT_NE(r.err.find("machine: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("tg8 t=2 rep 2/2"), std::string::npos) << r.err;
+}
+
+TEST(CliBench, ZeroSkipsATestAndListsMultiply) {
+  const auto r = run_skiff("bench -m " + kModel + " -p 0 -n 4,6 -t 1,2 -r 1 -o json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<json> lines = json_lines(r.out);
+  ASSERT_EQ(lines.size(), 4u) << r.out;
+  std::vector<std::string> seen;
+  for (const json& j : lines)
+    seen.push_back(j["test"].get<std::string>() + "/" + std::to_string(j["n_threads"].get<int>()));
+  EXPECT_EQ(seen, (std::vector<std::string>{"tg4/1", "tg6/1", "tg4/2", "tg6/2"}));
+}
+
+TEST(CliBench, MarkdownTableWithMachineLine) {
+  const auto r = run_skiff("bench -m " + kModel + " -p 8 -n 0 -r 1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("machine: ", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("GB/s"), std::string::npos);
+  EXPECT_NE(r.out.find("| model"), std::string::npos);
+  EXPECT_NE(r.out.find("| stories260K-f32.gguf"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("pp8"), std::string::npos);
+  EXPECT_EQ(r.out.find("tg"), std::string::npos) << r.out;
+}
+
+TEST(CliBench, BadInputIsOneLineAndNonZeroExit) {
+  for (const std::string args : {"-p 16,x", "-n 8,,9", "-p 0 -n 0", "-t 0", "-o csv", "--no-such-flag"}) {
+    const auto r = run_skiff("bench -m " + kModel + " " + args);
+    EXPECT_NE(r.exit_code, 0) << args;
+    EXPECT_TRUE(r.out.empty()) << args << ": " << r.out;
+  }
+  const auto r = run_skiff("bench -m /nonexistent.gguf");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("not found"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+}  // namespace

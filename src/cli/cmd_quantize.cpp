@@ -1,0 +1,41 @@
+// skiff quantize IN OUT TYPE: converts a GGUF file or HF directory to a GGUF
+// file with its matrices in TYPE (see convert/quantize.h).
+#include <fmt/core.h>
+
+#include <cstdio>
+
+#include "base/error.h"
+#include "cli/commands.h"
+#include "convert/quantize.h"
+
+namespace skiff::cli {
+namespace {
+
+struct QuantizeArgs {
+  std::string input;
+  std::string output;
+  std::string type;
+};
+
+void quantize(const QuantizeArgs& a) {
+  const auto type = dtype_from_name(a.type);
+  if (!type) fail("unknown type '{}' (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K)", a.type);
+  const convert::QuantizeSummary s = convert::quantize_model(a.input, a.output, *type);
+  fmt::print(stderr,
+             "quantize: {} ({:.2f} MiB) -> {} ({:.2f} MiB, {}), {} tensors, {} fallbacks, {:.2f} s\n",
+             a.input, s.input_bytes / 1048576.0, a.output, s.output_bytes / 1048576.0,
+             dtype_info(*type).name, s.n_tensors, s.n_fallbacks, s.seconds);
+}
+
+}  // namespace
+
+void add_quantize_command(CLI::App& app) {
+  auto args = std::make_shared<QuantizeArgs>();
+  CLI::App* cmd = app.add_subcommand("quantize", "convert a model to GGUF with its matrices in TYPE");
+  cmd->add_option("input", args->input, "GGUF file or Hugging Face directory")->required();
+  cmd->add_option("output", args->output, "output .gguf path")->required();
+  cmd->add_option("type", args->type, "F32, F16, BF16, Q8_0, Q4_0, Q4_K or Q6_K")->required();
+  cmd->callback([args] { quantize(*args); });
+}
+
+}  // namespace skiff::cli

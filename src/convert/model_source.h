@@ -1,0 +1,45 @@
+// A model to convert, as GGUF-named tensors plus the GGUF metadata that
+// describes it: read from a GGUF file as it is, or built from a Hugging Face
+// directory (config.json, safetensors, tokenizer files) the way llama.cpp's
+// convert_hf_to_gguf.py lays it out.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gguf/gguf.h"
+#include "kernels/dtype.h"
+
+namespace skiff::convert {
+
+struct SourceTensor {
+  std::string name;         // GGUF name, e.g. "blk.0.attn_q.weight"
+  DType type = DType::F32;
+  std::vector<int64_t> ne;  // ggml order: ne[0] is the contiguous dimension
+  const void* data = nullptr;
+  // > 0: rows are in HF rotate-half order for this many heads and must be
+  // interleaved per head (q_proj and k_proj); 0: rows stay as they are.
+  int interleave_heads = 0;
+
+  int64_t cols() const { return ne[0]; }
+  int64_t rows() const;
+};
+
+struct ModelSource {
+  std::vector<std::pair<std::string, gguf::Value>> metadata;  // written in this order
+  std::vector<SourceTensor> tensors;                           // written in this order
+  uint64_t input_bytes = 0;                                    // size on disk
+  std::vector<std::shared_ptr<const void>> storage;            // keeps `data` alive
+};
+
+// Every key and tensor of a GGUF file, unchanged.
+ModelSource gguf_source(const std::string& path);
+// A Llama-family HF directory: llama metadata (with RoPE scaling), the
+// tokenizer as tokenizer.ggml.* keys, and Q/K rows marked for interleaving.
+ModelSource hf_source(const std::string& dir);
+// Either, by what `path` is. Throws Error.
+ModelSource open_source(const std::string& path);
+
+}  // namespace skiff::convert

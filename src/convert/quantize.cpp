@@ -1,0 +1,126 @@
+#include "convert/quantize.h"
+
+#include <fmt/core.h>
+
+#include <cstring>
+#include <filesystem>
+
+#include "base/error.h"
+#include "base/timer.h"
+#include "convert/model_source.h"
+#include "gguf/gguf_writer.h"
+#include "kernels/quant.h"
+
+namespace skiff::convert {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool whole_blocks(DType type, int64_t cols) {
+  return cols % static_cast<int64_t>(dtype_info(type).block_size) == 0;
+}
+
+// Source row of output row r: an interleaved GGUF head holds pair i in rows
+// 2i, 2i+1; the HF head holds it in rows i and i + head_dim/2
+// (llama.cpp's permute() in convert_hf_to_gguf.py).
+int64_t source_row(const SourceTensor& t, int64_t r) {
+  if (t.interleave_heads == 0) return r;
+  const int64_t head_dim = t.rows() / t.interleave_heads;
+  const int64_t head = r / head_dim, i = r % head_dim;
+  return head * head_dim + (i % 2) * (head_dim / 2) + i / 2;
+}
+
+std::vector<uint8_t> convert_tensor(const SourceTensor& t, DType out_type) {
+  const int64_t rows = t.rows(), cols = t.cols();
+  const size_t in_row = row_bytes(t.type, cols), out_row = row_bytes(out_type, cols);
+  std::vector<uint8_t> out(out_row * static_cast<size_t>(rows));
+  const auto* in = static_cast<const uint8_t*>(t.data);
+#pragma omp parallel
+  {
+    std::vector<float> row(out_type == t.type ? 0 : static_cast<size_t>(cols));
+#pragma omp for schedule(static)
+    for (int64_t r = 0; r < rows; ++r) {
+      const uint8_t* src = in + static_cast<size_t>(source_row(t, r)) * in_row;
+      uint8_t* dst = out.data() + static_cast<size_t>(r) * out_row;
+      if (out_type == t.type) {
+        std::memcpy(dst, src, out_row);  // no re-rounding of a type kept as it is
+      } else {
+        dequantize_row(t.type, src, row.data(), cols);
+        quantize_row(out_type, row.data(), dst, cols);
+      }
+    }
+  }
+  return out;
+}
+
+std::string shape(const std::vector<int64_t>& ne) {
+  std::string s;
+  for (int64_t d : ne) s += (s.empty() ? "" : ", ") + std::to_string(d);
+  return "[" + s + "]";
+}
+
+void set_metadata(gguf::GgufWriter& w, const ModelSource& source, DType type) {
+  for (const auto& [key, value] : source.metadata) w.set(key, value);
+  w.set("general.file_type", gguf::make_uint(gguf::ValueType::UINT32, llama_file_type(type)));
+  w.set("general.quantization_version", gguf::make_uint(gguf::ValueType::UINT32, 2));
+}
+
+void check_paths(const std::string& in, const std::string& out) {
+  std::error_code ec;
+  if (fs::exists(out) && fs::equivalent(in, out, ec))
+    fail("the output {} is the input; write to another file", out);
+}
+
+}  // namespace
+
+uint32_t llama_file_type(DType type) {
+  switch (type) {
+    case DType::F32: return 0;
+    case DType::F16: return 1;
+    case DType::Q4_0: return 2;
+    case DType::Q8_0: return 7;
+    case DType::Q4_K: return 14;  // Q4_K_S: every matrix Q4_K
+    case DType::Q6_K: return 18;
+    case DType::BF16: return 32;
+  }
+  fail("no llama.cpp file type for dtype {}", static_cast<uint32_t>(type));
+}
+
+DType tensor_type(DType target, const std::vector<int64_t>& ne) {
+  if (ne.size() < 2) return DType::F32;
+  if (whole_blocks(target, ne[0])) return target;
+  return whole_blocks(DType::Q8_0, ne[0]) ? DType::Q8_0 : DType::F16;
+}
+
+QuantizeSummary quantize_model(const std::string& in, const std::string& out, DType type) {
+  Timer timer;
+  check_paths(in, out);
+  const ModelSource source = open_source(in);
+  gguf::GgufWriter writer;
+  set_metadata(writer, source, type);
+  QuantizeSummary summary;
+  summary.input_bytes = source.input_bytes;
+  summary.n_tensors = static_cast<int>(source.tensors.size());
+  const std::string target_name(dtype_info(type).name);
+  for (size_t i = 0; i < source.tensors.size(); ++i) {
+    const SourceTensor& t = source.tensors[i];
+    const DType out_type = tensor_type(type, t.ne);
+    std::string note;
+    if (t.ne.size() >= 2 && out_type != type) {
+      ++summary.n_fallbacks;
+      note = fmt::format(" (rows of {} are not whole {} blocks of {}: fallback)", t.cols(),
+                         target_name, dtype_info(type).block_size);
+    }
+    writer.add_tensor(t.name, out_type, t.ne, [&, i, out_type, note] {
+      fmt::print(stderr, "quantize: [{:4}/{}] {:32} {:18} {:5} -> {}{}\n", i + 1, source.tensors.size(),
+                 t.name, shape(t.ne), dtype_info(t.type).name, dtype_info(out_type).name, note);
+      return convert_tensor(t, out_type);
+    });
+  }
+  writer.write(out);
+  summary.output_bytes = fs::file_size(out);
+  summary.seconds = timer.seconds();
+  return summary;
+}
+
+}  // namespace skiff::convert

@@ -1,0 +1,33 @@
+// skiff quantize: a GGUF file or HF directory in, a GGUF file out, with every
+// matrix converted to one type (llama.cpp's llama-quantize, without its mixes).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/dtype.h"
+
+namespace skiff::convert {
+
+// llama.cpp's LLAMA_FTYPE for a file whose matrices are `type` (Q4_K: Q4_K_S).
+uint32_t llama_file_type(DType type);
+
+// The type a tensor of shape `ne` gets when `target` is asked for: 1-D tensors
+// (norms, RoPE factors) stay F32; a matrix whose rows are not whole blocks of
+// `target` falls back to Q8_0 when its rows are whole Q8_0 blocks, else F16.
+DType tensor_type(DType target, const std::vector<int64_t>& ne);
+
+struct QuantizeSummary {
+  uint64_t input_bytes = 0;
+  uint64_t output_bytes = 0;
+  int n_tensors = 0;
+  int n_fallbacks = 0;  // matrices written in another type than asked
+  double seconds = 0;
+};
+
+// Converts one tensor at a time (rows in parallel), so memory stays at about
+// the largest tensor. Progress, one line per tensor, goes to stderr. Throws
+// Error on bad input or when `out` is the input itself.
+QuantizeSummary quantize_model(const std::string& in, const std::string& out, DType type);
+
+}  // namespace skiff::convert

@@ -4,30 +4,12 @@
 // copies cannot be merged by the linker. No STL here (see CMakeLists.txt).
 // Expects `skiff::AttentionQueries`, `KvRun` and `kernel_scratch` declared.
 
+#include "kernels/vec_math.h"
+
 namespace flash {
 
 constexpr int kTile = 32;       // keys per tile: K and V tiles of 128-dim heads fit L1
 constexpr int kMaxHeadDim = 256;
-
-// exp(x) for x <= 0 to about an ulp, vectorizable: x = n·ln2 + r with
-// |r| <= ln2/2 (Cody-Waite split of ln2 keeps r exact), exp(r) by a polynomial,
-// 2^n built in the exponent bits.
-inline float exp_nonpositive(float x) {
-  x = x < -87.0f ? -87.0f : x;
-  const float n = __builtin_floorf(x * 1.44269504088896341f + 0.5f);
-  const float r = (x - n * 0.693359375f) + n * 2.12194440e-4f;
-  // Fitted for relative error on [-ln2/2, ln2/2] (4e-9 in exact arithmetic).
-  float p = 1.3751408180410973e-3f;
-  p = p * r + 8.368919081647757e-3f;
-  p = p * r + 4.1669533395562855e-2f;
-  p = p * r + 1.6666518437203998e-1f;
-  p = p * r + 4.9999988592958267e-1f;
-  p = p * r + 1.0f;
-  p = p * r + 1.0f;
-  union { unsigned u; float f; } scale;
-  scale.u = static_cast<unsigned>(static_cast<int>(n) + 127) << 23;
-  return p * scale.f;
-}
 
 struct RowState {
   float max;
@@ -64,11 +46,11 @@ inline void tile_update(float* sr, const float* v, int64_t v_stride, int n, int 
   for (int j = 0; j < n; ++j) tile_max = sr[j] > tile_max ? sr[j] : tile_max;
   if (tile_max == -__builtin_inff()) return;  // every key of the tile is masked
   const float new_max = tile_max > st.max ? tile_max : st.max;
-  const float correction = exp_nonpositive(st.max - new_max);
+  const float correction = fast_exp(st.max - new_max);
   float tile_sum = 0.0f;
 #pragma omp simd reduction(+ : tile_sum)
   for (int j = 0; j < kTile; ++j) {
-    sr[j] = exp_nonpositive(sr[j] - new_max);
+    sr[j] = fast_exp(sr[j] - new_max);
     tile_sum += sr[j];
   }
   st.sum = st.sum * correction + tile_sum;

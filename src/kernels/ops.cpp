@@ -2,14 +2,37 @@
 
 #include <cmath>
 
+#include "kernels/isa.h"
+
 namespace skiff {
 
+#define SKIFF_DECLARE_OPS(isa)                                              \
+  namespace isa {                                                           \
+  void rmsnorm(const float* x, const float* w, int n, float eps, float* out); \
+  void silu_mul(float* gate, const float* up, long n);                      \
+  float dot(const float* a, const float* b, int n);                         \
+  void add(float* x, const float* y, long n);                               \
+  }
+SKIFF_DECLARE_OPS(scalar)
+SKIFF_DECLARE_OPS(avx2)
+SKIFF_DECLARE_OPS(avx512)
+#undef SKIFF_DECLARE_OPS
+
+// Calls the copy of `fn` compiled for the active ISA.
+#define SKIFF_DISPATCH(fn, ...)                                \
+  switch (active_isa()) {                                      \
+    case Isa::kAvx512: return avx512::fn(__VA_ARGS__);         \
+    case Isa::kAvx2: return avx2::fn(__VA_ARGS__);             \
+    case Isa::kScalar: break;                                  \
+  }                                                            \
+  return scalar::fn(__VA_ARGS__)
+
 void rmsnorm(const float* x, const float* weight, int n, float eps, float* out) {
-  double sum_sq = 0.0;  // double: the norm of a 4k-wide row is cheap to get exactly
-  for (int i = 0; i < n; ++i) sum_sq += static_cast<double>(x[i]) * x[i];
-  const float scale = static_cast<float>(1.0 / std::sqrt(sum_sq / n + eps));
-  for (int i = 0; i < n; ++i) out[i] = x[i] * scale * weight[i];
+  SKIFF_DISPATCH(rmsnorm, x, weight, n, eps, out);
 }
+void silu_mul(float* gate, const float* up, int64_t n) { SKIFF_DISPATCH(silu_mul, gate, up, n); }
+float dot(const float* a, const float* b, int n) { SKIFF_DISPATCH(dot, a, b, n); }
+void add(float* x, const float* y, int64_t n) { SKIFF_DISPATCH(add, x, y, n); }
 
 void rope_frequencies(int rope_dim, float theta, const float* factors, float* freq) {
   for (int i = 0; i < rope_dim / 2; ++i) {
@@ -35,39 +58,6 @@ void rope(float* x, int n_heads, int head_dim, int rope_dim, const float* freq, 
       v[b] = x0 * s + x1 * c;
     }
   }
-}
-
-void softmax(float* x, int n) {
-  float max = x[0];
-  for (int i = 1; i < n; ++i) max = std::fmax(max, x[i]);
-  float sum = 0.0f;
-  for (int i = 0; i < n; ++i) {
-    x[i] = std::exp(x[i] - max);
-    sum += x[i];
-  }
-  const float inv = 1.0f / sum;
-  for (int i = 0; i < n; ++i) x[i] *= inv;
-}
-
-void silu_mul(float* gate, const float* up, int n) {
-  for (int i = 0; i < n; ++i) {
-    const float g = gate[i];
-    gate[i] = g / (1.0f + std::exp(-g)) * up[i];
-  }
-}
-
-float dot(const float* a, const float* b, int n) {
-  // Independent lanes let the compiler use vector registers without reassociating
-  // a single sum (which it may not do without -ffast-math).
-  constexpr int kLanes = 16;
-  float lanes[kLanes] = {};
-  int i = 0;
-  for (; i + kLanes <= n; i += kLanes)
-    for (int j = 0; j < kLanes; ++j) lanes[j] += a[i + j] * b[i + j];
-  float sum = 0.0f;
-  for (int j = 0; j < kLanes; ++j) sum += lanes[j];
-  for (; i < n; ++i) sum += a[i] * b[i];
-  return sum;
 }
 
 }  // namespace skiff

@@ -1,4 +1,5 @@
-// Elementwise and row kernels of a transformer layer, plain scalar code.
+// Elementwise and row kernels of a transformer layer. rmsnorm, silu_mul, dot
+// and add run the copy compiled for the active ISA (ops_impl.h).
 // Kernels know nothing of models: they take pointers and sizes.
 #pragma once
 #include <cstdint>
@@ -7,6 +8,14 @@ namespace skiff {
 
 // out[i] = x[i] / rms(x) * weight[i]; out may alias x.
 void rmsnorm(const float* x, const float* weight, int n, float eps, float* out);
+
+// gate[i] = silu(gate[i]) * up[i]: the SwiGLU activation.
+void silu_mul(float* gate, const float* up, int64_t n);
+
+float dot(const float* a, const float* b, int n);
+
+// x[i] += y[i] (the residual connection).
+void add(float* x, const float* y, int64_t n);
 
 // Per-dimension-pair rotation frequencies for RoPE: freq[i] = 1 / (theta^(2i/rope_dim) *
 // factor[i]) for i < rope_dim/2; `factors` may be null (all 1). Llama-3 scaling
@@ -19,13 +28,5 @@ void rope_frequencies(int rope_dim, float theta, const float* factors, float* fr
 enum class RopeStyle { kInterleaved, kRotateHalf };
 void rope(float* x, int n_heads, int head_dim, int rope_dim, const float* freq, int64_t pos,
           RopeStyle style);
-
-// In-place softmax over n values.
-void softmax(float* x, int n);
-
-// gate[i] = silu(gate[i]) * up[i]: the SwiGLU activation.
-void silu_mul(float* gate, const float* up, int n);
-
-float dot(const float* a, const float* b, int n);
 
 }  // namespace skiff

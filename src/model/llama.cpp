@@ -132,7 +132,7 @@ void LlamaModel::attention_layer(const Batch& batch, KvCache& kv, int l) {
     flash_attention(queries, run, c.head_dim, scale);
   }
   matmul(L.wo, s_.att.data(), n_tokens, s_.proj.data());
-  for (size_t i = 0; i < static_cast<size_t>(n_tokens) * c.dim; ++i) s_.x[i] += s_.proj[i];
+  add(s_.x.data(), s_.proj.data(), int64_t{n_tokens} * c.dim);
 }
 
 void LlamaModel::ffn_layer(int l, int n_tokens) {
@@ -142,9 +142,9 @@ void LlamaModel::ffn_layer(int l, int n_tokens) {
     rmsnorm(&s_.x[t * c.dim], L.ffn_norm.data(), c.dim, c.norm_eps, &s_.xb[t * c.dim]);
   matmul(L.w_gate, s_.xb.data(), n_tokens, s_.gate.data());
   matmul(L.w_up, s_.xb.data(), n_tokens, s_.up.data());
-  silu_mul(s_.gate.data(), s_.up.data(), n_tokens * c.ffn_dim);
+  silu_mul(s_.gate.data(), s_.up.data(), int64_t{n_tokens} * c.ffn_dim);
   matmul(L.w_down, s_.gate.data(), n_tokens, s_.proj.data());
-  for (size_t i = 0; i < static_cast<size_t>(n_tokens) * c.dim; ++i) s_.x[i] += s_.proj[i];
+  add(s_.x.data(), s_.proj.data(), int64_t{n_tokens} * c.dim);
 }
 
 void LlamaModel::output_head(const Batch& batch, float* logits) {

@@ -1,0 +1,13 @@
+// The row kernels compiled for avx2.
+namespace skiff::avx2::ops {
+#include "kernels/ops_impl.h"
+}  // namespace skiff::avx2::ops
+
+namespace skiff::avx2 {
+
+void rmsnorm(const float* x, const float* w, int n, float eps, float* out) { ops::rmsnorm(x, w, n, eps, out); }
+void silu_mul(float* gate, const float* up, long n) { ops::silu_mul(gate, up, n); }
+float dot(const float* a, const float* b, int n) { return ops::dot(a, b, n); }
+void add(float* x, const float* y, long n) { ops::add(x, y, n); }
+
+}  // namespace skiff::avx2

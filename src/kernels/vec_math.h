@@ -1,0 +1,25 @@
+// Vectorizable math for kernel bodies compiled once per ISA: included inside a
+// per-ISA namespace (so no include guard and no STL here).
+
+// exp(x) to about an ulp for x in [-87, 88] (clamped outside): x = n·ln2 + r
+// with |r| <= ln2/2 (Cody-Waite split of ln2 keeps r exact), exp(r) by a
+// polynomial, 2^n built in the exponent bits. Loops calling it vectorize.
+inline float fast_exp(float x) {
+  x = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
+  const float n = __builtin_floorf(x * 1.44269504088896341f + 0.5f);
+  const float r = (x - n * 0.693359375f) + n * 2.12194440e-4f;
+  // Fitted for relative error on [-ln2/2, ln2/2] (4e-9 in exact arithmetic).
+  float p = 1.3751408180410973e-3f;
+  p = p * r + 8.368919081647757e-3f;
+  p = p * r + 4.1669533395562855e-2f;
+  p = p * r + 1.6666518437203998e-1f;
+  p = p * r + 4.9999988592958267e-1f;
+  p = p * r + 1.0f;
+  p = p * r + 1.0f;
+  union {
+    unsigned u;
+    float f;
+  } scale;
+  scale.u = static_cast<unsigned>(static_cast<int>(n) + 127) << 23;
+  return p * scale.f;
+}

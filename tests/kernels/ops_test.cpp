@@ -1,0 +1,110 @@
+// Row kernels on every ISA the CPU has, against float64 references, odd sizes included.
+#include "kernels/ops.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "kernels/isa.h"
+
+namespace skiff {
+namespace {
+
+template <typename F>
+void for_each_isa(F&& f) {
+  const Isa saved = active_isa();
+  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
+    if (!isa_supported(isa)) continue;
+    set_active_isa(isa);
+    f(isa);
+  }
+  set_active_isa(saved);
+}
+
+std::vector<float> random_vector(int n, std::mt19937& rng, float scale = 1.0f) {
+  std::normal_distribution<float> normal(0.0f, scale);
+  std::vector<float> v(n);
+  for (float& x : v) x = normal(rng);
+  return v;
+}
+
+const int kSizes[] = {1, 3, 15, 16, 17, 64, 100, 2048, 4099};
+
+TEST(Ops, RmsnormMatchesReference) {
+  std::mt19937 rng(1);
+  for (int n : kSizes) {
+    const auto x = random_vector(n, rng, 3.0f), w = random_vector(n, rng);
+    double ss = 0;
+    for (float v : x) ss += double(v) * v;
+    const double scale = 1.0 / std::sqrt(ss / n + 1e-5);
+    for_each_isa([&](Isa isa) {
+      std::vector<float> out(n);
+      rmsnorm(x.data(), w.data(), n, 1e-5f, out.data());
+      for (int i = 0; i < n; ++i)
+        ASSERT_NEAR(out[i], x[i] * scale * w[i], 1e-5 * (1 + std::abs(x[i] * scale * w[i])))
+            << isa_name(isa) << " n " << n;
+    });
+  }
+}
+
+TEST(Ops, SiluMulMatchesReference) {
+  std::mt19937 rng(2);
+  for (int n : kSizes) {
+    const auto gate = random_vector(n, rng, 6.0f), up = random_vector(n, rng);
+    for_each_isa([&](Isa isa) {
+      std::vector<float> g = gate;
+      silu_mul(g.data(), up.data(), n);
+      for (int i = 0; i < n; ++i) {
+        const double want = gate[i] / (1.0 + std::exp(-double(gate[i]))) * up[i];
+        ASSERT_NEAR(g[i], want, 1e-6 * (1 + std::abs(want))) << isa_name(isa) << " n " << n;
+      }
+    });
+  }
+  for_each_isa([&](Isa isa) {  // saturated inputs stay finite
+    std::vector<float> g = {-200.0f, 200.0f}, u = {1.0f, 1.0f};
+    silu_mul(g.data(), u.data(), 2);
+    EXPECT_NEAR(g[0], 0.0f, 1e-30) << isa_name(isa);
+    EXPECT_FLOAT_EQ(g[1], 200.0f) << isa_name(isa);
+  });
+}
+
+TEST(Ops, DotAndAddMatchReference) {
+  std::mt19937 rng(3);
+  for (int n : kSizes) {
+    const auto a = random_vector(n, rng), b = random_vector(n, rng);
+    double want = 0, bound = 0;
+    for (int i = 0; i < n; ++i) {
+      want += double(a[i]) * b[i];
+      bound += std::abs(double(a[i]) * b[i]);
+    }
+    for_each_isa([&](Isa isa) {
+      EXPECT_NEAR(dot(a.data(), b.data(), n), want, 1e-6 * bound + 1e-7) << isa_name(isa) << " n " << n;
+      std::vector<float> x = a;
+      add(x.data(), b.data(), n);
+      for (int i = 0; i < n; ++i) ASSERT_EQ(x[i], a[i] + b[i]) << isa_name(isa);
+    });
+  }
+}
+
+// RoPE rotates each pair by pos·freq: norms are kept and a rotation by 0 is identity.
+TEST(Ops, RopeRotatesPairs) {
+  std::vector<float> freq(4);
+  rope_frequencies(8, 10000.0f, nullptr, freq.data());
+  EXPECT_FLOAT_EQ(freq[0], 1.0f);
+  EXPECT_NEAR(freq[1], std::pow(10000.0, -0.25), 1e-7);
+  for (RopeStyle style : {RopeStyle::kInterleaved, RopeStyle::kRotateHalf}) {
+    std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8};
+    rope(x.data(), 1, 8, 8, freq.data(), 0, style);
+    EXPECT_EQ(x, (std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}));
+    rope(x.data(), 1, 8, 8, freq.data(), 3, style);
+    const int a = 0, b = style == RopeStyle::kInterleaved ? 1 : 4;
+    const float x0 = 1, x1 = style == RopeStyle::kInterleaved ? 2 : 5;
+    EXPECT_NEAR(x[a], x0 * std::cos(3.0) - x1 * std::sin(3.0), 1e-6);
+    EXPECT_NEAR(x[b], x0 * std::sin(3.0) + x1 * std::cos(3.0), 1e-6);
+  }
+}
+
+}  // namespace
+}  // namespace skiff

@@ -1,8 +1,244 @@
-// float kernels for avx2: not written yet, so find_kernel falls back.
+// Float-weight (F32, F16, BF16) matmul kernels for AVX2 + FMA + F16C.
+//
+// The same two paths as matmul_float_avx512.cpp, sized for 16 ymm registers:
+// - decode (1-4 tokens) streams each weight row once, converting in registers;
+// - prefill is a cache-blocked GEMM over weight blocks converted once to f32
+//   and packed [k][kNR], with a 6-token x 16-output microkernel.
+// The three weight types share all of this through a converter (load8).
+//
+// No STL here: see the note on *_avx2.cpp files in CMakeLists.txt.
+#include <immintrin.h>
+
 #include "kernels/matmul_kernels.h"
+#include "kernels/scratch.h"
 
 namespace skiff {
+namespace {
 
-KernelEntry float_kernel_avx2(DType) { return {}; }
+// ---- converters: 8 weights of a row at element i, as f32 --------------------
+
+struct F32W {
+  static constexpr int kBytes = 4;
+  static __m256 load8(const uint8_t* row, int64_t i) {
+    return _mm256_loadu_ps(reinterpret_cast<const float*>(row) + i);
+  }
+};
+
+struct F16W {
+  static constexpr int kBytes = 2;
+  static __m256 load8(const uint8_t* row, int64_t i) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 2 * i)));
+  }
+};
+
+// bfloat16 is the top half of an f32: widen to 32 bits and shift into place.
+struct BF16W {
+  static constexpr int kBytes = 2;
+  static __m256 load8(const uint8_t* row, int64_t i) {
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 2 * i));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+  }
+};
+
+// The first n (< 8) elements at i, the other lanes zero. AVX2 has no masked
+// 16-bit loads, so the tail goes through a zeroed copy.
+template <class W>
+__m256 load_part(const uint8_t* row, int64_t i, int64_t n) {
+  alignas(32) uint8_t buf[32] = {};
+  __builtin_memcpy(buf, row + i * W::kBytes, n * W::kBytes);
+  return W::load8(buf, 0);
+}
+
+template <class W>
+__m256 load_upto8(const uint8_t* row, int64_t i, int64_t n) {
+  return n >= 8 ? W::load8(row, i) : load_part<W>(row, i, n);
+}
+
+int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
+
+// ---- decode: a few tokens, weights streamed once -----------------------------
+
+// Rows in flight: 4 streams when the accumulators (rows x tokens) fit in the
+// 16 registers next to the token vectors, else 2.
+template <int T>
+constexpr int kDecodeRows = T <= 2 ? 4 : 2;
+
+// acc[j][t] += row j (8 elements at i, n of them valid) * token t.
+template <class W, int T>
+inline void decode_step(const uint8_t* const* rows, const uint8_t* x, int64_t cols, int64_t i,
+                        int64_t n, __m256 (&acc)[kDecodeRows<T>][T]) {
+  __m256 xv[T];
+  for (int t = 0; t < T; ++t) xv[t] = load_upto8<F32W>(x + 4 * t * cols, i, n);
+  for (int j = 0; j < kDecodeRows<T>; ++j) {
+    const __m256 wv = load_upto8<W>(rows[j], i, n);
+    for (int t = 0; t < T; ++t) acc[j][t] = _mm256_fmadd_ps(wv, xv[t], acc[j][t]);
+  }
+}
+
+float reduce_add(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+}
+
+template <class W, int T>
+void decode(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0,
+            int64_t r1) {
+  constexpr int R = kDecodeRows<T>;
+  const int64_t cols = w.cols, body = cols & ~int64_t{7};
+  const uint8_t* xb = reinterpret_cast<const uint8_t*>(x.f32);
+  for (int64_t r = r0; r < r1; r += R) {
+    // Past the last row, repeat it (already in cache) and drop the results.
+    const uint8_t* rows[R];
+    for (int j = 0; j < R; ++j) rows[j] = w.row(r + j < r1 ? r + j : r1 - 1);
+    __m256 acc[R][T];
+    for (int j = 0; j < R; ++j)
+      for (int t = 0; t < T; ++t) acc[j][t] = _mm256_setzero_ps();
+    for (int64_t i = 0; i < body; i += 8) decode_step<W, T>(rows, xb, cols, i, 8, acc);
+    if (body < cols) decode_step<W, T>(rows, xb, cols, body, cols - body, acc);
+    for (int j = 0; j < R && r + j < r1; ++j)
+      for (int t = 0; t < T; ++t) y[t * ldy + r + j] = reduce_add(acc[j][t]);
+  }
+}
+
+// ---- prefill: cache-blocked GEMM -------------------------------------------
+
+constexpr int kNR = 16;   // weight rows (outputs) per tile: two ymm per token
+constexpr int kMR = 6;    // tokens per tile: 12 accumulators + 2 weights + 1 broadcast
+constexpr int kKC = 256;  // depth of a packed block: a token micro-panel (6 KB) stays in L1
+constexpr int kNC = 256;  // weight rows per packed block: 256 KB of f32, in L2
+
+// In-register transpose of an 8x8 block: v[r] lane c becomes v[c] lane r.
+void transpose8(__m256 (&v)[8]) {
+  __m256 u[8];
+  // u[4g + c]: column c (and c+4 in the upper 128-bit lane) of rows 4g..4g+3.
+  for (int g = 0; g < 2; ++g) {
+    const __m256 lo01 = _mm256_unpacklo_ps(v[4 * g], v[4 * g + 1]);
+    const __m256 hi01 = _mm256_unpackhi_ps(v[4 * g], v[4 * g + 1]);
+    const __m256 lo23 = _mm256_unpacklo_ps(v[4 * g + 2], v[4 * g + 3]);
+    const __m256 hi23 = _mm256_unpackhi_ps(v[4 * g + 2], v[4 * g + 3]);
+    u[4 * g + 0] = _mm256_shuffle_ps(lo01, lo23, 0x44);
+    u[4 * g + 1] = _mm256_shuffle_ps(lo01, lo23, 0xEE);
+    u[4 * g + 2] = _mm256_shuffle_ps(hi01, hi23, 0x44);
+    u[4 * g + 3] = _mm256_shuffle_ps(hi01, hi23, 0xEE);
+  }
+  for (int c = 0; c < 4; ++c) {
+    v[c] = _mm256_permute2f128_ps(u[c], u[c + 4], 0x20);
+    v[c + 4] = _mm256_permute2f128_ps(u[c], u[c + 4], 0x31);
+  }
+}
+
+// Packs weight rows [j0, j0 + n) x columns [k0, k0 + kc) as f32 panels of kNR
+// rows, each laid out [kc][kNR]; rows past n (up to a multiple of kNR) are zero.
+template <class W>
+void pack_weights(const Matrix& w, int64_t j0, int64_t n, int64_t k0, int kc, float* wp) {
+  const uint8_t* base = w.row(j0);
+  const size_t stride = row_bytes(w.type, w.cols);
+  for (int64_t jb = 0; jb < round_up(n, kNR); jb += 8) {
+    float* panel = wp + jb / kNR * kc * kNR + jb % kNR;
+    for (int kk = 0; kk < kc; kk += 8) {
+      __m256 v[8];
+      for (int r = 0; r < 8; ++r)
+        v[r] = jb + r < n ? load_upto8<W>(base + (jb + r) * stride, k0 + kk, kc - kk)
+                          : _mm256_setzero_ps();
+      transpose8(v);
+      for (int q = 0; q < 8 && kk + q < kc; ++q) _mm256_storeu_ps(panel + (kk + q) * kNR, v[q]);
+    }
+  }
+}
+
+// Packs tokens' columns [k0, k0 + kc) as micro-panels of kMR tokens, each laid
+// out [kc][kMR]; tokens past the last (up to a multiple of kMR) are zero.
+void pack_tokens(const Activations& x, int64_t k0, int kc, float* xp) {
+  for (int t0 = 0; t0 < x.n_tokens; t0 += kMR, xp += kc * kMR)
+    for (int i = 0; i < kMR; ++i) {
+      if (t0 + i < x.n_tokens) {
+        const float* src = x.f32 + (t0 + i) * x.cols + k0;
+        for (int k = 0; k < kc; ++k) xp[k * kMR + i] = src[k];
+      } else {
+        for (int k = 0; k < kc; ++k) xp[k * kMR + i] = 0.0f;
+      }
+    }
+}
+
+// Stores the first n (all if n >= 8) lanes of v to y, added to y's values if accumulate.
+void store_upto8(float* y, __m256 v, int64_t n, bool accumulate) {
+  if (n >= 8) {
+    if (accumulate) v = _mm256_add_ps(v, _mm256_loadu_ps(y));
+    _mm256_storeu_ps(y, v);
+  } else if (n > 0) {
+    const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)),
+                                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    if (accumulate) v = _mm256_add_ps(v, _mm256_maskload_ps(y, mask));
+    _mm256_maskstore_ps(y, mask, v);
+  }
+}
+
+// y[i][0..n) (+)= sum over k of xp[k][i] * wp[k][0..n), for tokens i < m, n <= 16.
+void tile(const float* xp, const float* wp, int kc, float* y, int64_t ldy, int m, int64_t n,
+          bool accumulate) {
+  __m256 c[kMR][2];
+#pragma GCC unroll 6
+  for (int i = 0; i < kMR; ++i) c[i][0] = c[i][1] = _mm256_setzero_ps();
+  for (int k = 0; k < kc; ++k, xp += kMR, wp += kNR) {
+    const __m256 w0 = _mm256_loadu_ps(wp), w1 = _mm256_loadu_ps(wp + 8);
+#pragma GCC unroll 6
+    for (int i = 0; i < kMR; ++i) {
+      const __m256 b = _mm256_broadcast_ss(xp + i);
+      c[i][0] = _mm256_fmadd_ps(b, w0, c[i][0]);
+      c[i][1] = _mm256_fmadd_ps(b, w1, c[i][1]);
+    }
+  }
+  for (int i = 0; i < m; ++i, y += ldy) {
+    store_upto8(y, c[i][0], n, accumulate);
+    store_upto8(y + 8, c[i][1], n - 8, accumulate);
+  }
+}
+
+// Loop order: depth blocks outermost, so each weight is converted exactly once
+// and a block of tokens (all of them x kKC) is packed once and stays in L2
+// while every packed weight block of this thread's rows passes under it.
+template <class W>
+void gemm(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
+  const int m = x.n_tokens;
+  const int64_t xp_floats = round_up(m, kMR) * kKC;
+  float* xp = static_cast<float*>(kernel_scratch((xp_floats + kNC * kKC) * sizeof(float)));
+  float* wp = xp + xp_floats;
+  for (int64_t k0 = 0; k0 < w.cols; k0 += kKC) {
+    const int kc = static_cast<int>(w.cols - k0 < kKC ? w.cols - k0 : kKC);
+    pack_tokens(x, k0, kc, xp);
+    for (int64_t j0 = r0; j0 < r1; j0 += kNC) {
+      const int64_t n = r1 - j0 < kNC ? r1 - j0 : kNC;
+      pack_weights<W>(w, j0, n, k0, kc, wp);
+      for (int t0 = 0; t0 < m; t0 += kMR)
+        for (int64_t jb = 0; jb < n; jb += kNR)
+          tile(xp + t0 * kc, wp + jb * kc, kc, y + t0 * ldy + j0 + jb, ldy,
+               m - t0 < kMR ? m - t0 : kMR, n - jb, k0 > 0);
+    }
+  }
+}
+
+template <class W>
+void float_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0,
+                  int64_t r1) {
+  switch (x.n_tokens) {
+    case 1: return decode<W, 1>(w, x, y, ldy, r0, r1);
+    case 2: return decode<W, 2>(w, x, y, ldy, r0, r1);
+    case 3: return decode<W, 3>(w, x, y, ldy, r0, r1);
+    case 4: return decode<W, 4>(w, x, y, ldy, r0, r1);
+    default: return gemm<W>(w, x, y, ldy, r0, r1);
+  }
+}
+
+}  // namespace
+
+KernelEntry float_kernel_avx2(DType type) {
+  switch (type) {
+    case DType::F32: return {float_matmul<F32W>, ActivationFormat::kF32, kNR};
+    case DType::F16: return {float_matmul<F16W>, ActivationFormat::kF32, kNR};
+    case DType::BF16: return {float_matmul<BF16W>, ActivationFormat::kF32, kNR};
+    default: return {};
+  }
+}
 
 }  // namespace skiff

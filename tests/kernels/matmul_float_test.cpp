@@ -1,0 +1,134 @@
+// matmul() on F32 / F16 / BF16 weights, every ISA this CPU has, against an
+// fp64 reference computed here from dequantize_row (independent of the
+// kernels). Shapes cover tails of every blocking: rows not a multiple of the
+// tile, columns not a multiple of the vector width or the depth block, and
+// token counts on both the decode (1-4) and the GEMM path.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "kernels/isa.h"
+#include "kernels/matmul.h"
+#include "kernels/matmul_kernels.h"
+#include "kernels/quant.h"
+
+namespace skiff {
+namespace {
+
+constexpr DType kTypes[] = {DType::F32, DType::F16, DType::BF16};
+constexpr Isa kIsas[] = {Isa::kScalar, Isa::kAvx2, Isa::kAvx512};
+
+// Restores the active ISA when a test ends, even by a failed assertion.
+class IsaGuard {
+ public:
+  IsaGuard() : saved_(active_isa()) {}
+  ~IsaGuard() { set_active_isa(saved_); }
+
+ private:
+  Isa saved_;
+};
+
+struct Problem {
+  DType type;
+  int64_t rows, cols;
+  int n_tokens;
+  std::vector<uint8_t> weights;
+  std::vector<float> x;
+  std::vector<double> want;   // fp64 reference, [n_tokens][rows]
+  std::vector<double> bound;  // allowed |error| per output
+};
+
+Problem make_problem(DType type, int64_t rows, int64_t cols, int n_tokens, uint32_t seed) {
+  Problem p{type, rows, cols, n_tokens, {}, {}, {}, {}};
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> w(rows * cols), wq(rows * cols);
+  for (float& v : w) v = dist(rng);
+  p.weights.resize(row_bytes(type, cols) * rows);
+  for (int64_t r = 0; r < rows; ++r) {
+    uint8_t* row = p.weights.data() + row_bytes(type, cols) * r;
+    quantize_row(type, &w[r * cols], row, cols);
+    dequantize_row(type, row, &wq[r * cols], cols);  // the values the kernel sees
+  }
+  p.x.resize(n_tokens * cols);
+  for (float& v : p.x) v = dist(rng);
+  p.want.resize(n_tokens * rows);
+  p.bound.resize(n_tokens * rows);
+  for (int t = 0; t < n_tokens; ++t)
+    for (int64_t r = 0; r < rows; ++r) {
+      double sum = 0, abs_sum = 0;
+      for (int64_t k = 0; k < cols; ++k) {
+        const double prod = double{wq[r * cols + k]} * p.x[t * cols + k];
+        sum += prod;
+        abs_sum += std::fabs(prod);
+      }
+      p.want[t * rows + r] = sum;
+      // f32 accumulation: a few units of rounding per partial sum, well below
+      // one term's share of abs_sum even at 2048 columns.
+      p.bound[t * rows + r] = 1e-5 * abs_sum + 1e-30;
+    }
+  return p;
+}
+
+// Runs matmul on the active ISA; fails with the first output out of bounds.
+void check(const Problem& p) {
+  const Matrix w{p.type, p.rows, p.cols, p.weights.data()};
+  // NaN-filled so an output the kernel never writes fails the comparison.
+  std::vector<float> y(p.n_tokens * p.rows, std::numeric_limits<float>::quiet_NaN());
+  matmul(w, p.x.data(), p.n_tokens, y.data());
+  for (size_t i = 0; i < y.size(); ++i) {
+    const double err = std::fabs(y[i] - p.want[i]);
+    ASSERT_TRUE(err <= p.bound[i])
+        << isa_name(active_isa()) << " " << dtype_info(p.type).name << " rows " << p.rows
+        << " cols " << p.cols << " tokens " << p.n_tokens << ": output [" << i / p.rows << "]["
+        << i % p.rows << "] = " << y[i] << ", want " << p.want[i] << " (bound " << p.bound[i]
+        << ")";
+  }
+}
+
+// Each problem is built once and run on every ISA the CPU supports.
+void check_all_isas(const Problem& p) {
+  IsaGuard guard;
+  for (Isa isa : kIsas) {
+    if (!isa_supported(isa)) continue;
+    set_active_isa(isa);
+    check(p);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+}
+
+TEST(MatmulFloat, OddShapesEveryIsaAndType) {
+  uint32_t seed = 1;
+  for (DType type : kTypes)
+    for (int64_t rows : {1, 7, 33, 100})
+      for (int64_t cols : {1, 5, 31, 32, 33, 100, 257, 2048})
+        for (int n_tokens : {1, 2, 3, 13, 64, 129}) {
+          if (rows * cols * n_tokens > 30'000'000) continue;  // keeps the test to seconds
+          check_all_isas(make_problem(type, rows, cols, n_tokens, seed++));
+          if (HasFatalFailure()) return;
+        }
+}
+
+// Several row blocks per thread and threads splitting rows mid-block.
+TEST(MatmulFloat, ManyRowBlocks) {
+  for (DType type : kTypes)
+    for (int n_tokens : {4, 5, 40}) {
+      check_all_isas(make_problem(type, 777, 300, n_tokens, 99 + n_tokens));
+      if (HasFatalFailure()) return;
+    }
+}
+
+// The SIMD paths must really be taken, not fall back to the scalar kernel.
+TEST(MatmulFloat, SimdKernelsAreDispatched) {
+  for (Isa isa : {Isa::kAvx2, Isa::kAvx512})
+    for (DType type : kTypes)
+      EXPECT_NE(find_kernel(isa, type).fn, scalar_kernel(type).fn)
+          << isa_name(isa) << " " << dtype_info(type).name;
+}
+
+}  // namespace
+}  // namespace skiff

@@ -1,0 +1,180 @@
+// skiff quantize: each output type loads and gives the logits of an F32 model
+// built from its own dequantized tensors (the quantized file holds exactly
+// what it claims); block-size fallbacks; metadata; and quantization error
+// against the original F32 model within what each type's precision allows.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "convert/quantize.h"
+#include "gguf/gguf.h"
+#include "kernels/isa.h"
+#include "kernels/quant.h"
+#include "model/loader.h"
+#include "model/random_model.h"
+
+namespace skiff::convert {
+namespace {
+
+const std::string kModels = SKIFF_MODELS_DIR;
+const std::string kStoriesF32 = kModels + "/derived/stories260K-f32.gguf";
+const std::vector<int32_t> kPrompt = {1, 403, 407, 261, 378, 429, 68, 259, 13, 288};
+
+std::string temp_path(const std::string& name) {
+  return ::testing::TempDir() + "/skiff_quantize_" + name + ".gguf";
+}
+
+// Logits of the prompt's last token, then of one decode step after it.
+std::vector<float> prompt_logits(LlamaModel& model) {
+  KvCache kv = model.make_kv_cache(1, 64);
+  std::vector<float> logits = model.prefill(kv, 0, kPrompt);
+  const std::vector<float> next = model.decode(kv, 0, 42);
+  logits.insert(logits.end(), next.begin(), next.end());
+  return logits;
+}
+
+// The model a quantized file describes, rebuilt with every tensor dequantized to F32.
+std::unique_ptr<LlamaModel> dequantized_model(const std::string& path) {
+  const gguf::GgufFile file(path);
+  TensorMap tensors;
+  std::vector<std::shared_ptr<const void>> storage;
+  for (const gguf::TensorInfo& t : file.tensors()) {
+    auto values = std::make_shared<std::vector<float>>(t.n_elements());
+    dequantize_row(t.type, t.data, values->data(), t.n_elements());
+    tensors[t.name] = TensorRef{DType::F32, t.n_elements() / t.ne[0], t.ne[0], values->data()};
+    storage.push_back(values);
+  }
+  ModelConfig config = config_from_gguf(file);
+  LlamaWeights weights = build_llama_weights(config, tensors);
+  weights.storage = std::move(storage);
+  return std::make_unique<LlamaModel>(std::move(config), std::move(weights));
+}
+
+double max_abs(const std::vector<float>& v) {
+  double m = 0;
+  for (float x : v) m = std::max(m, double(std::fabs(x)));
+  return m;
+}
+
+double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  double m = 0;
+  for (size_t i = 0; i < a.size(); ++i) m = std::max(m, double(std::fabs(a[i] - b[i])));
+  return m;
+}
+
+// The scalar kernels dequantize each row and dot it in float, so a quantized
+// model and its dequantized twin run the same arithmetic.
+class ScalarIsa {
+ public:
+  ScalarIsa() : saved_(active_isa()) { set_active_isa(Isa::kScalar); }
+  ~ScalarIsa() { set_active_isa(saved_); }
+
+ private:
+  Isa saved_;
+};
+
+void expect_tensor_types(const std::string& path, DType target, int expected_fallbacks) {
+  const gguf::GgufFile file(path);
+  int fallbacks = 0;
+  for (const gguf::TensorInfo& t : file.tensors()) {
+    EXPECT_EQ(t.type, tensor_type(target, t.ne)) << t.name;
+    if (t.ne.size() == 1) EXPECT_EQ(t.type, DType::F32) << t.name;
+    if (t.ne.size() >= 2 && t.type != target) ++fallbacks;
+  }
+  EXPECT_EQ(fallbacks, expected_fallbacks) << dtype_info(target).name;
+}
+
+TEST(QuantizeTypes, FallbacksFollowBlockSizes) {
+  EXPECT_EQ(tensor_type(DType::Q4_K, {256, 8}), DType::Q4_K);
+  EXPECT_EQ(tensor_type(DType::Q4_K, {64, 512}), DType::Q8_0);
+  EXPECT_EQ(tensor_type(DType::Q6_K, {96, 4}), DType::Q8_0);
+  EXPECT_EQ(tensor_type(DType::Q4_0, {172, 64}), DType::F16);
+  EXPECT_EQ(tensor_type(DType::Q4_K, {172, 64}), DType::F16);
+  EXPECT_EQ(tensor_type(DType::BF16, {172, 64}), DType::BF16);
+  EXPECT_EQ(tensor_type(DType::Q8_0, {64}), DType::F32);
+  EXPECT_EQ(llama_file_type(DType::Q8_0), 7u);
+  EXPECT_EQ(llama_file_type(DType::Q4_0), 2u);
+  EXPECT_EQ(llama_file_type(DType::BF16), 32u);
+}
+
+struct TypeCase {
+  DType type;
+  int fallbacks;  // stories260K: the 5 ffn_down (rows of 172); for Q4_K all 37 matrices (dim 64)
+  // Bound on max |logit - F32 logit| / max |F32 logit|, about 2.5x the measured
+  // 0, 8.8e-4 (F16), 4.8e-3 (BF16), 2.5e-2 (Q8_0 and Q4_K, which is Q8_0 here), 0.25 (Q4_0).
+  double max_rel_error;
+};
+
+class QuantizeStories : public ::testing::TestWithParam<TypeCase> {};
+
+TEST_P(QuantizeStories, LogitsEqualTheDequantizedModel) {
+  const TypeCase c = GetParam();
+  const std::string out = temp_path(std::string(dtype_info(c.type).name));
+  const QuantizeSummary s = quantize_model(kStoriesF32, out, c.type);
+  EXPECT_EQ(s.n_fallbacks, c.fallbacks);
+  expect_tensor_types(out, c.type, c.fallbacks);
+
+  const gguf::GgufFile in_file(kStoriesF32), out_file(out);
+  for (const auto& [key, value] : in_file.metadata())
+    if (key != "general.file_type") EXPECT_NE(out_file.find(key), nullptr) << key;
+  EXPECT_EQ(out_file.get_int("general.file_type", -1), llama_file_type(c.type));
+  EXPECT_EQ(out_file.get_int("general.quantization_version", -1), 2);
+
+  const ScalarIsa scalar;
+  auto quantized = load_model(out);
+  const std::vector<float> logits = prompt_logits(*quantized);
+  const std::vector<float> reference = prompt_logits(*dequantized_model(out));
+  EXPECT_LE(max_abs_diff(logits, reference), 1e-5 * max_abs(reference)) << dtype_info(c.type).name;
+
+  const std::vector<float> f32 = prompt_logits(*load_model(kStoriesF32));
+  const double rel = max_abs_diff(logits, f32) / max_abs(f32);
+  EXPECT_LE(rel, c.max_rel_error) << dtype_info(c.type).name;
+  if (c.type != DType::F32) EXPECT_GT(rel, 0.0) << "quantizing changed nothing";
+  std::remove(out.c_str());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Types, QuantizeStories,
+    ::testing::Values(TypeCase{DType::F32, 0, 0.0}, TypeCase{DType::F16, 0, 3e-3},
+                      TypeCase{DType::BF16, 0, 1.5e-2}, TypeCase{DType::Q8_0, 5, 6e-2},
+                      TypeCase{DType::Q4_0, 5, 0.6}, TypeCase{DType::Q4_K, 37, 6e-2}),
+    [](const auto& info) { return std::string(dtype_info(info.param.type).name); });
+
+TEST(QuantizeRandom, Q4KWithRowsOf256) {
+  RandomLlamaSpec spec;
+  spec.n_layers = 2;
+  spec.dim = 256;
+  spec.n_heads = 4;
+  spec.n_kv_heads = 2;
+  spec.ffn_dim = 512;
+  spec.context_length = 128;
+  spec.matrix_type = DType::F32;
+  spec.vocab_path = kModels + "/gguf/llama-2-tiny-random.gguf";
+  const std::string f32 = temp_path("random-f32"), q4k = temp_path("random-q4k");
+  write_random_llama(spec, f32);
+  const QuantizeSummary s = quantize_model(f32, q4k, DType::Q4_K);
+  EXPECT_EQ(s.n_fallbacks, 0);
+  EXPECT_LT(s.output_bytes * 5, s.input_bytes);  // 4.5 bits per weight against 32
+  expect_tensor_types(q4k, DType::Q4_K, 0);
+
+  const ScalarIsa scalar;
+  const std::vector<float> logits = prompt_logits(*load_model(q4k));
+  const std::vector<float> reference = prompt_logits(*dequantized_model(q4k));
+  EXPECT_LE(max_abs_diff(logits, reference), 1e-5 * max_abs(reference));
+  std::remove(f32.c_str());
+  std::remove(q4k.c_str());
+}
+
+TEST(QuantizeErrors, OutputOverInputAndMissingInput) {
+  EXPECT_THROW(quantize_model(kStoriesF32, kStoriesF32, DType::Q8_0), Error);
+  EXPECT_THROW(quantize_model(kModels + "/nonexistent.gguf", temp_path("x"), DType::Q8_0), Error);
+}
+
+}  // namespace
+}  // namespace skiff::convert

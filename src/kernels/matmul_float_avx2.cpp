@@ -105,8 +105,8 @@ void decode(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_
 
 constexpr int kNR = 16;   // weight rows (outputs) per tile: two ymm per token
 constexpr int kMR = 6;    // tokens per tile: 12 accumulators + 2 weights + 1 broadcast
-constexpr int kKC = 256;  // depth of a packed block: a token micro-panel (6 KB) stays in L1
-constexpr int kNC = 256;  // weight rows per packed block: 256 KB of f32, in L2
+constexpr int kKC = 512;  // depth of a packed block: a token micro-panel (12 KB) stays in L1
+constexpr int kNC = 128;  // weight rows per packed block: 256 KB of f32, in L2
 
 // In-register transpose of an 8x8 block: v[r] lane c becomes v[c] lane r.
 void transpose8(__m256 (&v)[8]) {
@@ -189,7 +189,10 @@ void tile(const float* xp, const float* wp, int kc, float* y, int64_t ldy, int m
       c[i][1] = _mm256_fmadd_ps(b, w1, c[i][1]);
     }
   }
-  for (int i = 0; i < m; ++i, y += ldy) {
+  // Unrolled like the loop above so the accumulators stay in registers.
+#pragma GCC unroll 6
+  for (int i = 0; i < kMR; ++i, y += ldy) {
+    if (i >= m) break;
     store_upto8(y, c[i][0], n, accumulate);
     store_upto8(y + 8, c[i][1], n - 8, accumulate);
   }

@@ -93,8 +93,8 @@ void decode(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_
 
 constexpr int kNR = 32;   // weight rows (outputs) per tile: two zmm per token
 constexpr int kMR = 12;   // tokens per tile: 24 accumulators + 2 weights + 1 broadcast
-constexpr int kKC = 256;  // depth of a packed block: a token micro-panel (12 KB) stays in L1
-constexpr int kNC = 256;  // weight rows per packed block: 256 KB of f32, in L2
+constexpr int kKC = 512;  // depth of a packed block: a token micro-panel (24 KB) stays in L1
+constexpr int kNC = 128;  // weight rows per packed block: 256 KB of f32, in L2
 
 // In-register transpose of a 16x16 block: v[r] lane c becomes v[c] lane r.
 void transpose16(__m512 (&v)[16]) {
@@ -145,14 +145,18 @@ void pack_weights(const Matrix& w, int64_t j0, int64_t n, int64_t k0, int kc, fl
 // Packs tokens' columns [k0, k0 + kc) as micro-panels of kMR tokens, each laid
 // out [kc][kMR]; tokens past the last (up to a multiple of kMR) are zero.
 void pack_tokens(const Activations& x, int64_t k0, int kc, float* xp) {
+  static_assert(kMR <= 16);
   for (int t0 = 0; t0 < x.n_tokens; t0 += kMR, xp += kc * kMR)
-    for (int i = 0; i < kMR; ++i) {
-      if (t0 + i < x.n_tokens) {
-        const float* src = x.f32 + (t0 + i) * x.cols + k0;
-        for (int k = 0; k < kc; ++k) xp[k * kMR + i] = src[k];
-      } else {
-        for (int k = 0; k < kc; ++k) xp[k * kMR + i] = 0.0f;
-      }
+    for (int kk = 0; kk < kc; kk += 16) {
+      const __mmask16 mask = first_lanes(kc - kk);
+      __m512 v[16];
+      for (int i = 0; i < 16; ++i)
+        v[i] = i < kMR && t0 + i < x.n_tokens
+                   ? _mm512_maskz_loadu_ps(mask, x.f32 + (t0 + i) * x.cols + k0 + kk)
+                   : _mm512_setzero_ps();
+      transpose16(v);
+      for (int q = 0; q < 16 && kk + q < kc; ++q)
+        _mm512_mask_storeu_ps(xp + (kk + q) * kMR, first_lanes(kMR), v[q]);
     }
 }
 
@@ -172,7 +176,10 @@ void tile(const float* xp, const float* wp, int kc, float* y, int64_t ldy, int m
       c[i][1] = _mm512_fmadd_ps(b, w1, c[i][1]);
     }
   }
-  for (int i = 0; i < m; ++i, y += ldy) {
+  // Unrolled like the loop above so the accumulators stay in registers.
+#pragma GCC unroll 12
+  for (int i = 0; i < kMR; ++i, y += ldy) {
+    if (i >= m) break;
     if (accumulate) {
       c[i][0] = _mm512_add_ps(c[i][0], _mm512_maskz_loadu_ps(m0, y));
       c[i][1] = _mm512_add_ps(c[i][1], _mm512_maskz_loadu_ps(m1, y + 16));

@@ -1,17 +1,77 @@
-// Activation quantization for the integer kernels: not used until an integer
-// kernel asks for it.
+// Activation quantization for the integer kernels (layout: quant_activation_layout.h).
+//
+// kQ8_0 (Q8_0 and Q4_0 weights): per block of 32, d = max|x| / 127 and
+// q = round(x / d) in [-127, 127]. d stays f32 (ggml stores fp16), which keeps
+// the error at half a step. The block sums Σq let the kernels make one operand
+// unsigned for the u8 × s8 dot instructions and correct afterwards
+// (Σ (w + c)·q - c·Σq = Σ w·q).
+//
+// kQ8_K (Q4_K weights): one d per 256 elements, as ggml's Q8_K, and per 32
+// elements (a Q4_K sub-block) dsum = d·Σq for the sub-block's min term
+// (dmin·m·Σx). ggml keeps 16-element sums for Q6_K/Q3_K; Q4_K needs only 32.
+//
+// q never reaches -128, so |q| ≤ 127 holds for the AVX2 sign trick.
+// Scalar: O(tokens × cols), small next to the matmul it feeds.
+#include <cmath>
+#include <cstring>
+
 #include "base/error.h"
 #include "kernels/matmul_kernels.h"
+#include "kernels/quant_activation_layout.h"
 
 namespace skiff {
+namespace {
 
-size_t activation_row_bytes(ActivationFormat format, int64_t) {
-  if (format != ActivationFormat::kF32) fail("quantized activations are not implemented");
-  return 0;
+// Quantizes x[0, n) with one scale; returns d, writes q and the sums of each 32.
+float quantize_span(const float* x, int8_t* q, int64_t n, int32_t* sums32) {
+  float amax = 0;
+  for (int64_t i = 0; i < n; ++i) amax = std::fmax(amax, std::fabs(x[i]));
+  const float d = amax / 127;
+  const float id = d != 0 ? 1.0f / d : 0.0f;
+  for (int64_t i = 0; i < n; i += 32) {
+    int32_t s = 0;
+    for (int64_t j = i; j < i + 32; ++j) {
+      q[j] = static_cast<int8_t>(std::nearbyint(x[j] * id));
+      s += q[j];
+    }
+    sums32[i / 32] = s;
+  }
+  return d;
 }
 
-void quantize_activation_row(ActivationFormat, const float*, void*, int64_t) {
-  fail("quantized activations are not implemented");
+void check_cols(ActivationFormat format, int64_t cols) {
+  const int64_t block = format == ActivationFormat::kQ8_K ? 256 : 32;
+  if (format == ActivationFormat::kF32) fail("kF32 activations are not quantized");
+  if (cols <= 0 || cols % block != 0)
+    fail("activation row of {} elements is not a whole number of {}-element blocks", cols, block);
+}
+
+}  // namespace
+
+size_t activation_row_bytes(ActivationFormat format, int64_t cols) {
+  if (format == ActivationFormat::kF32) return 0;
+  check_cols(format, cols);
+  return static_cast<size_t>(act_layout(format, cols).bytes);
+}
+
+void quantize_activation_row(ActivationFormat format, const float* x, void* out, int64_t cols) {
+  check_cols(format, cols);
+  const ActLayout l = act_layout(format, cols);
+  auto* base = static_cast<uint8_t*>(out);
+  std::memset(base, 0, static_cast<size_t>(l.bytes));  // zero padding (see the layout)
+  auto* q = reinterpret_cast<int8_t*>(base);
+  auto* d = reinterpret_cast<float*>(base + l.scales);
+  if (format == ActivationFormat::kQ8_0) {
+    auto* sums = reinterpret_cast<int32_t*>(base + l.sums);
+    for (int64_t b = 0; b < cols / 32; ++b) d[b] = quantize_span(x + 32 * b, q + 32 * b, 32, sums + b);
+    return;
+  }
+  auto* dsum = reinterpret_cast<float*>(base + l.sums);
+  for (int64_t b = 0; b < cols / 256; ++b) {
+    int32_t s[8];
+    d[b] = quantize_span(x + 256 * b, q + 256 * b, 256, s);
+    for (int j = 0; j < 8; ++j) dsum[8 * b + j] = d[b] * static_cast<float>(s[j]);
+  }
 }
 
 }  // namespace skiff

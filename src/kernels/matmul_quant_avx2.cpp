@@ -1,8 +1,182 @@
-// quant kernels for avx2: not written yet, so find_kernel falls back.
+// Integer matmul kernels for Q8_0, Q4_0 and Q4_K weights on AVX2 (no VNNI).
+// Activations come quantized to 8 bits (quant_activation_layout.h). The dot
+// product is vpmaddubsw (u8 × s8 pairs, saturating to int16) then vpmaddwd:
+//  * Q4 nibbles (0..15) are the unsigned operand; a pair is at most
+//    2·15·127 = 3810, so all 8 steps of a unit add up in int16 (30480 max)
+//    before one widening. Q4_0's -8 comes back as -8·Σx (activation sums).
+//  * Q8_0 uses the sign trick (|w| × x·sign(w), at most 2·128·127 = 32512),
+//    widening every step since two such pairs could overflow int16.
+//
+// One path for all batch sizes: 8 rows at a time are packed so that each
+// 32-byte vector holds 4 consecutive weights of each row; one multiply then
+// serves all 8 rows against 4 activation bytes broadcast, and a tile of
+// 8 rows × 4 tokens reuses each packed panel for every token. For decode the
+// packing costs about as much as the products, which AVX2 can afford only
+// where it is the fallback; the AVX-512 file has a dedicated decode path.
+#include <immintrin.h>
+
 #include "kernels/matmul_kernels.h"
+#include "kernels/quant_activation_layout.h"
+#include "kernels/quant_blocks_simd.h"
+#include "kernels/scratch.h"
 
 namespace skiff {
+namespace {
 
-KernelEntry quant_kernel_avx2(DType) { return {}; }
+constexpr int kPanelRows = 8;
+constexpr int kTileTokens = 4;
+
+struct Q8_0 : Q8_0Units {
+  static constexpr ActivationFormat kAct = ActivationFormat::kQ8_0;
+  static constexpr bool kSignTrick = true;
+  static constexpr int kOffsetShift = -1;  // signed weights: no offset
+};
+struct Q4_0 : Q4_0Units {
+  static constexpr ActivationFormat kAct = ActivationFormat::kQ8_0;
+  static constexpr bool kSignTrick = false;
+  static constexpr int kOffsetShift = 3;  // nibbles are the value + 8
+};
+struct Q4_K : Q4_KUnits {
+  static constexpr ActivationFormat kAct = ActivationFormat::kQ8_K;
+  static constexpr bool kSignTrick = false;
+  static constexpr int kOffsetShift = -1;  // the min term uses dsum
+};
+
+// One unit (32 columns) of an 8-row panel: w[g] holds columns 4g..4g+3 of
+// every row (row i in bytes 4i..4i+3), then each row's scale and min.
+struct alignas(32) PackedUnit {
+  uint8_t w[8][32];
+  float scale[kPanelRows];
+  float min[kPanelRows];
+};
+
+// r[i] holds row i's 8 dwords; out[g] gets dword g of rows 0..7.
+void transpose_8x8(const __m256i r[8], uint8_t out[8][32]) {
+  __m256i u[8];
+  for (int h = 0; h < 8; h += 4) {
+    const __m256i t0 = _mm256_unpacklo_epi32(r[h], r[h + 1]), t1 = _mm256_unpackhi_epi32(r[h], r[h + 1]);
+    const __m256i t2 = _mm256_unpacklo_epi32(r[h + 2], r[h + 3]), t3 = _mm256_unpackhi_epi32(r[h + 2], r[h + 3]);
+    u[h] = _mm256_unpacklo_epi64(t0, t2);      // per 128-bit lane: dword 0 of the 4 rows
+    u[h + 1] = _mm256_unpackhi_epi64(t0, t2);  // dword 1
+    u[h + 2] = _mm256_unpacklo_epi64(t1, t3);  // dword 2
+    u[h + 3] = _mm256_unpackhi_epi64(t1, t3);  // dword 3
+  }
+  for (int a = 0; a < 4; ++a) {
+    _mm256_store_si256(reinterpret_cast<__m256i*>(out[a]), _mm256_permute2x128_si256(u[a], u[a + 4], 0x20));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(out[a + 4]), _mm256_permute2x128_si256(u[a], u[a + 4], 0x31));
+  }
+}
+
+// Packs rows[0..8) (pointers; padding rows repeat a real one) into units.
+template <class W>
+void pack_panel(const uint8_t* const rows[kPanelRows], int64_t units, PackedUnit* out) {
+  for (int64_t u = 0; u < units; ++u) {
+    __m256i r[kPanelRows];
+    for (int i = 0; i < kPanelRows; ++i) r[i] = W::bytes(rows[i], u);
+    transpose_8x8(r, out[u].w);
+    for (int i = 0; i < kPanelRows; ++i) W::scale_min(rows[i], u, out[u].scale[i], out[u].min[i]);
+  }
+}
+
+struct ActRow {
+  const int8_t* q;
+  const float* d;
+  const void* sums;
+};
+
+ActRow act_row(const Activations& x, const ActLayout& l, int t) {
+  const uint8_t* base = x.quant + x.quant_row_bytes * static_cast<size_t>(t);
+  return {reinterpret_cast<const int8_t*>(base), reinterpret_cast<const float*>(base + l.scales),
+          base + l.sums};
+}
+
+// The int32 dot of each row's unit u with token t's unit u.
+template <class W, int T>
+void unit_dots(const PackedUnit& pu, const ActRow act[T], int64_t u, __m256i dots[T]) {
+  const __m256i ones = _mm256_set1_epi16(1);
+  __m256i acc[T];
+#pragma GCC unroll 8
+  for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_si256();
+#pragma GCC unroll 8
+  for (int g = 0; g < 8; ++g) {
+    const __m256i w = _mm256_load_si256(reinterpret_cast<const __m256i*>(pu.w[g]));
+    const __m256i aw = W::kSignTrick ? _mm256_sign_epi8(w, w) : w;
+#pragma GCC unroll 8
+    for (int t = 0; t < T; ++t) {
+      const __m256i xb = _mm256_set1_epi32(load_i32(act[t].q + 32 * u + 4 * g));
+      if constexpr (W::kSignTrick)  // widen every step (see the top)
+        acc[t] = _mm256_add_epi32(acc[t], _mm256_madd_epi16(_mm256_maddubs_epi16(aw, _mm256_sign_epi8(xb, w)), ones));
+      else
+        acc[t] = _mm256_add_epi16(acc[t], _mm256_maddubs_epi16(aw, xb));
+    }
+  }
+#pragma GCC unroll 8
+  for (int t = 0; t < T; ++t) {
+    dots[t] = W::kSignTrick ? acc[t] : _mm256_madd_epi16(acc[t], ones);
+    if constexpr (W::kOffsetShift >= 0)
+      dots[t] = _mm256_sub_epi32(dots[t], _mm256_set1_epi32(static_cast<const int32_t*>(act[t].sums)[u]
+                                                            << W::kOffsetShift));
+  }
+}
+
+// y for one panel (rows [r, r + rows), rows ≤ 8) and tokens [t0, t0 + T).
+template <class W, int T>
+void tile(const PackedUnit* panel, int64_t units, const Activations& x, const ActLayout& l, int t0, float* y,
+          int64_t ldy, int64_t r, int64_t rows) {
+  ActRow act[T];
+  for (int t = 0; t < T; ++t) act[t] = act_row(x, l, t0 + t);
+  __m256 facc[T];
+  for (int t = 0; t < T; ++t) facc[t] = _mm256_setzero_ps();
+  for (int64_t u = 0; u < units; ++u) {
+    __m256i dots[T];
+    unit_dots<W, T>(panel[u], act, u, dots);
+    const __m256 scale = _mm256_load_ps(panel[u].scale);
+#pragma GCC unroll 8
+    for (int t = 0; t < T; ++t) {
+      const float dx = act[t].d[W::kAct == ActivationFormat::kQ8_0 ? u : u / 8];
+      facc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dots[t]), _mm256_mul_ps(scale, _mm256_set1_ps(dx)), facc[t]);
+      if constexpr (W::kAct == ActivationFormat::kQ8_K)
+        facc[t] = _mm256_fnmadd_ps(_mm256_load_ps(panel[u].min),
+                                   _mm256_set1_ps(static_cast<const float*>(act[t].sums)[u]), facc[t]);
+    }
+  }
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(rows)), lane);
+  for (int t = 0; t < T; ++t) _mm256_maskstore_ps(y + (t0 + t) * ldy + r, mask, facc[t]);
+}
+
+template <class W>
+void quant_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
+  const ActLayout l = act_layout(W::kAct, w.cols);
+  const int64_t units = w.cols / 32;
+  auto* panel = static_cast<PackedUnit*>(kernel_scratch(units * sizeof(PackedUnit)));
+  for (int64_t r = r0; r < r1; r += kPanelRows) {
+    const int64_t rows = r1 - r < kPanelRows ? r1 - r : kPanelRows;
+    const uint8_t* row_ptrs[kPanelRows];
+    for (int i = 0; i < kPanelRows; ++i) row_ptrs[i] = w.row(i < rows ? r + i : r1 - 1);
+    pack_panel<W>(row_ptrs, units, panel);
+    int t0 = 0;
+    for (; t0 + kTileTokens <= x.n_tokens; t0 += kTileTokens)
+      tile<W, kTileTokens>(panel, units, x, l, t0, y, ldy, r, rows);
+    switch (x.n_tokens - t0) {
+      case 1: tile<W, 1>(panel, units, x, l, t0, y, ldy, r, rows); break;
+      case 2: tile<W, 2>(panel, units, x, l, t0, y, ldy, r, rows); break;
+      case 3: tile<W, 3>(panel, units, x, l, t0, y, ldy, r, rows); break;
+      default: break;
+    }
+    static_assert(kTileTokens == 4, "the switch covers remainders 1..kTileTokens-1");
+  }
+}
+
+}  // namespace
+
+KernelEntry quant_kernel_avx2(DType type) {
+  switch (type) {
+    case DType::Q8_0: return {quant_matmul<Q8_0>, Q8_0::kAct, kPanelRows};
+    case DType::Q4_0: return {quant_matmul<Q4_0>, Q4_0::kAct, kPanelRows};
+    case DType::Q4_K: return {quant_matmul<Q4_K>, Q4_K::kAct, kPanelRows};
+    default: return {};
+  }
+}
 
 }  // namespace skiff

@@ -1,8 +1,362 @@
-// quant kernels for avx512: not written yet, so find_kernel falls back.
+// Integer matmul kernels for Q8_0, Q4_0 and Q4_K weights on AVX-512 VNNI.
+// Activations come quantized to 8 bits (quant_activation_layout.h); products
+// are u8 × s8 dot products (vpdpbusd) with the weights as the unsigned operand:
+// Q4 nibbles are unsigned already, Q8_0 weights get +128, and the offset comes
+// back out through the activation block sums (Σ (w+c)·x = Σ w·x + c·Σx).
+// Each unit of 32 elements (a Q8_0/Q4_0 block, a Q4_K sub-block) has its own
+// weight scale, so int32 sums turn into floats once per unit.
+//
+// Decode (1-3 tokens) streams the rows as stored. Per row and token, the 8
+// int32 lanes of each unit's dot are reduced across 8 units at once (hadd
+// tree), so lane j holds unit j and the scales apply as one vector.
+//
+// Prefill (more tokens) repacks 16 rows at a time into a panel where each
+// 64-byte vector holds 4 consecutive weights of each of the 16 rows; one
+// vpdpbusd then adds 4 products into each row's lane, against the same 4
+// activation bytes broadcast. A tile of 2 panels × 4 tokens keeps 8 int32 and
+// 8 float accumulators in registers; each panel is packed once and reused by
+// every token.
+#include <immintrin.h>
+
+#include <cstring>
+
+// GCC 12's AVX-512 headers trip -Wuninitialized on their own _mm512_undefined_*
+// placeholders (a known false positive); nothing here is uninitialized.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
 #include "kernels/matmul_kernels.h"
+#include "kernels/quant_activation_layout.h"
+#include "kernels/quant_blocks_simd.h"
+#include "kernels/scratch.h"
 
 namespace skiff {
+namespace {
 
-KernelEntry quant_kernel_avx512(DType) { return {}; }
+__m256 bytes_to_f32(uint64_t bytes) {
+  return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<int64_t>(bytes))));
+}
+
+// ---- weight types -----------------------------------------------------------
+// Each type says how to load a group of 8 units for decode (unsigned bytes, one
+// scale per unit) and how to pack one unit of 16 rows for prefill.
+
+// Scales of up to 8 consecutive _0 blocks (stride S bytes) as floats, 0 past n.
+template <int S>
+__m256 block_scales(const uint8_t* first, int n) {
+  const __m256i idx = _mm256_setr_epi32(0, S, 2 * S, 3 * S, 4 * S, 5 * S, 6 * S, 7 * S);
+  const __m256i raw = _mm256_mmask_i32gather_epi32(_mm256_setzero_si256(),
+                                                    static_cast<__mmask8>((1u << n) - 1), idx, first, 1);
+  return _mm256_cvtph_ps(_mm256_cvtepi32_epi16(raw));
+}
+
+struct DecodeGroup {
+  __m256i w[8];  // unit j's 32 weights as unsigned bytes
+  __m256 scale;  // lane j: the float factor of unit j's int32 dot
+  __m256 min;    // Q4_K: lane j: dmin · m_j
+};
+
+struct Q8_0 : Q8_0Units {
+  static constexpr bool kSignedBytes = true;  // packing adds 128
+  static constexpr ActivationFormat kAct = ActivationFormat::kQ8_0;
+  static constexpr int kOffsetShift = 7;  // weights carry +128 = 1 << 7
+  static constexpr int kLoShift = 0;
+
+  static void load_group(const uint8_t* row, int64_t g, int n, DecodeGroup& G) {
+    const auto* b = reinterpret_cast<const BlockQ8_0*>(row) + 8 * g;
+    const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
+    for (int j = 0; j < n; ++j)
+      G.w[j] = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b[j].qs)), flip);
+    G.scale = block_scales<34>(reinterpret_cast<const uint8_t*>(b), n);
+  }
+};
+
+struct Q4_0 : Q4_0Units {
+  static constexpr bool kSignedBytes = false;
+  static constexpr ActivationFormat kAct = ActivationFormat::kQ8_0;
+  static constexpr int kOffsetShift = 3;  // nibbles are the value + 8
+  // Decode keeps the high nibbles in place (x16) with one AND instead of a
+  // shift; the reduction multiplies the low half by 16 to match, the scale /16.
+  static constexpr int kLoShift = 4;
+
+  static void load_group(const uint8_t* row, int64_t g, int n, DecodeGroup& G) {
+    const auto* b = reinterpret_cast<const BlockQ4_0*>(row) + 8 * g;
+    const __m256i mask = _mm256_setr_m128i(_mm_set1_epi8(0x0f), _mm_set1_epi8(static_cast<char>(0xf0)));
+    for (int j = 0; j < n; ++j)
+      G.w[j] = _mm256_and_si256(
+          _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b[j].qs))), mask);
+    G.scale = _mm256_mul_ps(block_scales<18>(reinterpret_cast<const uint8_t*>(b), n),
+                            _mm256_set1_ps(1.0f / 16));
+  }
+};
+
+struct Q4_K : Q4_KUnits {
+  static constexpr bool kSignedBytes = false;
+  static constexpr ActivationFormat kAct = ActivationFormat::kQ8_K;
+  static constexpr int kOffsetShift = -1;  // no offset: the min term uses dsum
+  static constexpr int kLoShift = 0;
+
+  // Group g is super-block g. Odd sub-blocks (high nibbles) stay x16, /16 in the scale.
+  static void load_group(const uint8_t* row, int64_t g, int, DecodeGroup& G) {
+    const auto& b = reinterpret_cast<const BlockQ4_K*>(row)[g];
+    for (int i = 0; i < 4; ++i) {
+      const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * i));
+      G.w[2 * i] = _mm256_and_si256(q, _mm256_set1_epi8(0x0f));
+      G.w[2 * i + 1] = _mm256_and_si256(q, _mm256_set1_epi8(static_cast<char>(0xf0)));
+    }
+    uint64_t sc, m;
+    q4k_scales_mins(b.scales, sc, m);
+    const float d = half(b.d);
+    G.scale = _mm256_mul_ps(bytes_to_f32(sc), _mm256_setr_ps(d, d / 16, d, d / 16, d, d / 16, d, d / 16));
+    G.min = _mm256_mul_ps(bytes_to_f32(m), _mm256_set1_ps(half(b.dmin)));
+  }
+};
+
+// One token's activation row, split into its parts.
+struct ActRow {
+  const int8_t* q;
+  const float* d;
+  const void* sums;
+};
+
+ActRow act_row(const Activations& x, const ActLayout& l, int t) {
+  const uint8_t* base = x.quant + x.quant_row_bytes * static_cast<size_t>(t);
+  return {reinterpret_cast<const int8_t*>(base), reinterpret_cast<const float*>(base + l.scales),
+          base + l.sums};
+}
+
+// ---- decode -----------------------------------------------------------------
+
+// Lane j of the result: the sum of the 8 lanes of v[j]. With kLoShift, lanes
+// 0-3 of each vector are first scaled by 2^kLoShift (see Q4_0).
+template <int kLoShift>
+__m256i reduce8(const __m256i v[8]) {
+  const __m256i a0 = _mm256_hadd_epi32(v[0], v[1]), a1 = _mm256_hadd_epi32(v[2], v[3]);
+  const __m256i a2 = _mm256_hadd_epi32(v[4], v[5]), a3 = _mm256_hadd_epi32(v[6], v[7]);
+  const __m256i b0 = _mm256_hadd_epi32(a0, a1), b1 = _mm256_hadd_epi32(a2, a3);
+  // b0's low 128 bits: lanes 0-3 summed for v0..v3, high 128: lanes 4-7.
+  __m256i lo = _mm256_permute2x128_si256(b0, b1, 0x20);
+  const __m256i hi = _mm256_permute2x128_si256(b0, b1, 0x31);
+  if constexpr (kLoShift > 0) lo = _mm256_slli_epi32(lo, kLoShift);
+  return _mm256_add_epi32(lo, hi);
+}
+
+float hsum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+}
+
+// Adds group g of one row · one token to acc.
+template <class W>
+__m256 decode_group(const DecodeGroup& G, const ActRow& a, int64_t g, int n, __m256 acc) {
+  __m256i dots[8];
+  const int8_t* xq = a.q + 256 * g;
+  for (int j = 0; j < 8; ++j)
+    dots[j] = j < n ? _mm256_dpbusd_epi32(_mm256_setzero_si256(), G.w[j],
+                                          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + 32 * j)))
+                    : _mm256_setzero_si256();
+  __m256i r = reduce8<W::kLoShift>(dots);
+  if constexpr (W::kAct == ActivationFormat::kQ8_0) {
+    const __m256i sums = _mm256_loadu_si256(static_cast<const __m256i*>(a.sums) + g);
+    r = _mm256_sub_epi32(r, _mm256_slli_epi32(sums, 7));  // 128·Σx for both _0 types
+    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(r), _mm256_mul_ps(G.scale, _mm256_loadu_ps(a.d + 8 * g)), acc);
+  } else {
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(r), _mm256_mul_ps(G.scale, _mm256_set1_ps(a.d[g])), acc);
+    return _mm256_fnmadd_ps(G.min, _mm256_loadu_ps(static_cast<const float*>(a.sums) + 8 * g), acc);
+  }
+}
+
+template <class W, int NT>
+void decode(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
+  const ActLayout l = act_layout(W::kAct, w.cols);
+  ActRow act[NT];
+  for (int t = 0; t < NT; ++t) act[t] = act_row(x, l, t);
+  const int64_t units = w.cols / 32, groups = (units + 7) / 8;
+  for (int64_t r = r0; r < r1; ++r) {
+    const uint8_t* row = w.row(r);
+    __m256 acc[NT];
+    for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
+    DecodeGroup G;
+    for (int64_t g = 0; g + 1 < groups; ++g) {
+      W::load_group(row, g, 8, G);
+      for (int t = 0; t < NT; ++t) acc[t] = decode_group<W>(G, act[t], g, 8, acc[t]);
+    }
+    const int n = static_cast<int>(units - 8 * (groups - 1));
+    W::load_group(row, groups - 1, n, G);
+    for (int t = 0; t < NT; ++t) {
+      acc[t] = decode_group<W>(G, act[t], groups - 1, n, acc[t]);
+      y[t * ldy + r] = hsum(acc[t]);
+    }
+  }
+}
+
+// ---- prefill ----------------------------------------------------------------
+
+constexpr int kPanelRows = 16;
+constexpr int kTileTokens = 4;
+
+// One unit (32 columns) of a 16-row panel: w[g] holds columns 4g..4g+3 of
+// every row (row i in bytes 4i..4i+3), then each row's scale and min.
+struct alignas(64) PackedUnit {
+  uint8_t w[8][64];
+  float scale[kPanelRows];
+  float min[kPanelRows];
+};
+
+// z[i] holds rows (i, i+4) for i < 4 and (i+4, i+8) for i >= 4, 8 dwords each;
+// out[g] gets dword g of rows 0..15 in order.
+void transpose_16x8(const __m512i z[8], uint8_t out[8][64]) {
+  __m512i u[8];
+  for (int h = 0; h < 8; h += 4) {
+    const __m512i t0 = _mm512_unpacklo_epi32(z[h], z[h + 1]), t1 = _mm512_unpackhi_epi32(z[h], z[h + 1]);
+    const __m512i t2 = _mm512_unpacklo_epi32(z[h + 2], z[h + 3]), t3 = _mm512_unpackhi_epi32(z[h + 2], z[h + 3]);
+    u[h] = _mm512_unpacklo_epi64(t0, t2);      // per 128-bit lane: dword 0 of the 4 rows
+    u[h + 1] = _mm512_unpackhi_epi64(t0, t2);  // dword 1
+    u[h + 2] = _mm512_unpacklo_epi64(t1, t3);  // dword 2
+    u[h + 3] = _mm512_unpackhi_epi64(t1, t3);  // dword 3
+  }
+  for (int a = 0; a < 4; ++a) {
+    _mm512_store_si512(out[a], _mm512_shuffle_i32x4(u[a], u[a + 4], 0x88));
+    _mm512_store_si512(out[a + 4], _mm512_shuffle_i32x4(u[a], u[a + 4], 0xdd));
+  }
+}
+
+// Packs rows[0..16) (pointers; padding rows repeat a real one) into units.
+template <class W>
+void pack_panel(const uint8_t* const rows[kPanelRows], int64_t units, PackedUnit* out) {
+  for (int64_t u = 0; u < units; ++u) {
+    __m512i z[8];
+    for (int i = 0; i < 8; ++i) {
+      const int a = i < 4 ? i : i + 4;
+      z[i] = _mm512_inserti64x4(_mm512_castsi256_si512(W::bytes(rows[a], u)), W::bytes(rows[a + 4], u), 1);
+      if constexpr (W::kSignedBytes) z[i] = _mm512_xor_si512(z[i], _mm512_set1_epi8(static_cast<char>(0x80)));
+    }
+    transpose_16x8(z, out[u].w);
+    for (int i = 0; i < kPanelRows; ++i) W::scale_min(rows[i], u, out[u].scale[i], out[u].min[i]);
+  }
+}
+
+// facc[p][t] += panel p · token t over all units, for R panels and T tokens.
+template <class W, int R, int T>
+void tile(const PackedUnit* const panels[R], int64_t units, const ActRow act[T], __m512 facc[R][T]) {
+  for (int64_t u = 0; u < units; ++u) {
+    __m512i iacc[R][T];
+#pragma GCC unroll 8
+    for (int t = 0; t < T; ++t) {
+      __m512i init = _mm512_setzero_si512();
+      if constexpr (W::kOffsetShift >= 0)
+        init = _mm512_set1_epi32(-(static_cast<const int32_t*>(act[t].sums)[u] << W::kOffsetShift));
+#pragma GCC unroll 4
+      for (int p = 0; p < R; ++p) iacc[p][t] = init;
+    }
+#pragma GCC unroll 8
+    for (int g = 0; g < 8; ++g) {
+      __m512i wv[R];
+#pragma GCC unroll 4
+      for (int p = 0; p < R; ++p) wv[p] = _mm512_load_si512(panels[p][u].w[g]);
+#pragma GCC unroll 8
+      for (int t = 0; t < T; ++t) {
+        const __m512i xb = _mm512_set1_epi32(load_i32(act[t].q + 32 * u + 4 * g));
+#pragma GCC unroll 4
+        for (int p = 0; p < R; ++p) iacc[p][t] = _mm512_dpbusd_epi32(iacc[p][t], wv[p], xb);
+      }
+    }
+#pragma GCC unroll 8
+    for (int t = 0; t < T; ++t) {
+      const bool per_block = W::kAct == ActivationFormat::kQ8_0;
+      const __m512 dx = _mm512_set1_ps(act[t].d[per_block ? u : u / 8]);
+#pragma GCC unroll 4
+      for (int p = 0; p < R; ++p) {
+        const __m512 s = _mm512_mul_ps(_mm512_load_ps(panels[p][u].scale), dx);
+        facc[p][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(iacc[p][t]), s, facc[p][t]);
+        if constexpr (W::kAct == ActivationFormat::kQ8_K)
+          facc[p][t] = _mm512_fnmadd_ps(_mm512_load_ps(panels[p][u].min),
+                                        _mm512_set1_ps(static_cast<const float*>(act[t].sums)[u]), facc[p][t]);
+      }
+    }
+  }
+}
+
+// Runs tile<W, R, T> for tokens [t0, t0 + T) and stores rows [r, r + rows).
+template <class W, int R, int T>
+void tile_store(const PackedUnit* const panels[R], int64_t units, const Activations& x, const ActLayout& l,
+                int t0, float* y, int64_t ldy, int64_t r, int64_t rows) {
+  ActRow act[T];
+  for (int t = 0; t < T; ++t) act[t] = act_row(x, l, t0 + t);
+  __m512 facc[R][T];
+  for (int p = 0; p < R; ++p)
+    for (int t = 0; t < T; ++t) facc[p][t] = _mm512_setzero_ps();
+  tile<W, R, T>(panels, units, act, facc);
+  for (int p = 0; p < R; ++p) {
+    const int64_t left = rows - kPanelRows * p;
+    const auto mask = static_cast<__mmask16>(left >= kPanelRows ? 0xffff : (1u << left) - 1);
+    for (int t = 0; t < T; ++t)
+      _mm512_mask_storeu_ps(y + (t0 + t) * ldy + r + kPanelRows * p, mask, facc[p][t]);
+  }
+}
+
+template <class W, int R>
+void tokens_tiles(const PackedUnit* const panels[R], int64_t units, const Activations& x, const ActLayout& l,
+                  float* y, int64_t ldy, int64_t r, int64_t rows) {
+  int t0 = 0;
+  for (; t0 + kTileTokens <= x.n_tokens; t0 += kTileTokens)
+    tile_store<W, R, kTileTokens>(panels, units, x, l, t0, y, ldy, r, rows);
+  switch (x.n_tokens - t0) {
+    case 1: tile_store<W, R, 1>(panels, units, x, l, t0, y, ldy, r, rows); break;
+    case 2: tile_store<W, R, 2>(panels, units, x, l, t0, y, ldy, r, rows); break;
+    case 3: tile_store<W, R, 3>(panels, units, x, l, t0, y, ldy, r, rows); break;
+    default: break;
+  }
+  static_assert(kTileTokens == 4, "the switch covers remainders 1..kTileTokens-1");
+}
+
+template <class W>
+void gemm(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
+  const ActLayout l = act_layout(W::kAct, w.cols);
+  const int64_t units = w.cols / 32;
+  auto* buf = static_cast<PackedUnit*>(kernel_scratch(2 * units * sizeof(PackedUnit)));
+  const PackedUnit* const panels[2] = {buf, buf + units};
+  for (int64_t r = r0; r < r1; r += 2 * kPanelRows) {
+    const int64_t rows = r1 - r < 2 * kPanelRows ? r1 - r : 2 * kPanelRows;
+    for (int p = 0; p * kPanelRows < rows; ++p) {
+      const uint8_t* row_ptrs[kPanelRows];
+      for (int i = 0; i < kPanelRows; ++i) {
+        const int64_t ri = r + p * kPanelRows + i;
+        row_ptrs[i] = w.row(ri < r1 ? ri : r1 - 1);
+      }
+      pack_panel<W>(row_ptrs, units, buf + p * units);
+    }
+    if (rows > kPanelRows)
+      tokens_tiles<W, 2>(panels, units, x, l, y, ldy, r, rows);
+    else
+      tokens_tiles<W, 1>(panels, units, x, l, y, ldy, r, rows);
+  }
+}
+
+// Few tokens: streaming the rows as stored beats packing them.
+constexpr int kMaxDecodeTokens = 3;
+
+template <class W>
+void quant_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
+  switch (x.n_tokens) {
+    case 1: decode<W, 1>(w, x, y, ldy, r0, r1); return;
+    case 2: decode<W, 2>(w, x, y, ldy, r0, r1); return;
+    case 3: decode<W, 3>(w, x, y, ldy, r0, r1); return;
+    default: gemm<W>(w, x, y, ldy, r0, r1); return;
+  }
+  static_assert(kMaxDecodeTokens == 3, "the switch covers 1..kMaxDecodeTokens");
+}
+
+}  // namespace
+
+KernelEntry quant_kernel_avx512(DType type) {
+  switch (type) {
+    case DType::Q8_0: return {quant_matmul<Q8_0>, Q8_0::kAct, kPanelRows};
+    case DType::Q4_0: return {quant_matmul<Q4_0>, Q4_0::kAct, kPanelRows};
+    case DType::Q4_K: return {quant_matmul<Q4_K>, Q4_K::kAct, kPanelRows};
+    default: return {};
+  }
+}
 
 }  // namespace skiff

@@ -1,0 +1,153 @@
+// Times matmul() on integer-weight types (Q8_0, Q4_0, Q4_K) for the matrix
+// shapes of the 1B Llama (width 2048, FFN 8192, 8 KV heads of 64, vocab 32000),
+// at decode (1 token) and prefill (512 tokens) batch sizes, per ISA.
+//
+//   bench_quant_matmul [-t THREADS] [--types q8_0,q4_0,q4_k] [--isas avx512,avx2]
+//                      [--tokens 1,512] [--min-time SECONDS]
+//
+// Prints the best of repeated runs: GB/s = weight bytes / time (the decode
+// figure of merit), GOP/s = 2·rows·cols·tokens / time (prefill).
+#include <omp.h>
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernels/isa.h"
+#include "kernels/matmul.h"
+#include "kernels/quant.h"
+
+namespace {
+
+using namespace skiff;
+
+struct Shape {
+  const char* name;
+  int64_t rows, cols;
+};
+constexpr Shape kShapes[] = {
+    {"q/o 2048x2048", 2048, 2048},   {"k/v 512x2048", 512, 2048},      {"gate/up 8192x2048", 8192, 2048},
+    {"down 2048x8192", 2048, 8192}, {"output 32000x2048", 32000, 2048},
+};
+
+// Anonymous memory on transparent huge pages, as the model loader uses.
+struct HugeBuffer {
+  uint8_t* data = nullptr;
+  size_t size = 0;
+  explicit HugeBuffer(size_t n) : size((n + (2u << 20) - 1) & ~size_t{(2u << 20) - 1}) {
+    data = static_cast<uint8_t*>(std::aligned_alloc(2u << 20, size));
+    if (!data) std::abort();
+    madvise(data, size, MADV_HUGEPAGE);
+    std::memset(data, 0, size);
+  }
+  ~HugeBuffer() { std::free(data); }
+  HugeBuffer(const HugeBuffer&) = delete;
+  HugeBuffer& operator=(const HugeBuffer&) = delete;
+};
+
+// 64 distinct quantized random rows, repeated: memory traffic is what counts.
+void fill_weights(DType type, int64_t rows, int64_t cols, uint8_t* out) {
+  std::mt19937 rng(42);
+  std::normal_distribution<float> dist(0.0f, 0.02f);
+  const size_t rb = row_bytes(type, cols);
+  std::vector<float> w(cols);
+  const int64_t distinct = std::min<int64_t>(rows, 64);
+  for (int64_t r = 0; r < distinct; ++r) {
+    for (float& v : w) v = dist(rng);
+    quantize_row(type, w.data(), out + rb * r, cols);
+  }
+  for (int64_t r = distinct; r < rows; ++r) std::memcpy(out + rb * r, out + rb * (r % distinct), rb);
+}
+
+// Best seconds per call over repeated calls for at least min_time seconds.
+double time_matmul(const Matrix& w, const float* x, int n_tokens, float* y, double min_time) {
+  using Clock = std::chrono::steady_clock;
+  matmul(w, x, n_tokens, y);  // warm-up: scratch buffers, page faults, caches
+  double best = 1e30, total = 0;
+  for (int reps = 0; total < min_time || reps < 3; ++reps) {
+    const auto t0 = Clock::now();
+    matmul(w, x, n_tokens, y);
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    best = std::min(best, s);
+    total += s;
+  }
+  return best;
+}
+
+std::vector<std::string> split(std::string_view s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    const size_t end = std::min(s.find(',', start), s.size());
+    out.emplace_back(s.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+int usage() {
+  std::fprintf(stderr,
+               "usage: bench_quant_matmul [-t THREADS] [--types q8_0,q4_0,q4_k] [--isas avx512,avx2,scalar]\n"
+               "                          [--tokens 1,512] [--min-time SECONDS]\n");
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> types = {"q8_0", "q4_0", "q4_k"}, isas = {"avx512", "avx2"};
+  std::vector<int> tokens = {1, 512};
+  double min_time = 0.3;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (i + 1 >= argc) return usage();
+    const char* v = argv[++i];
+    if (a == "-t") omp_set_num_threads(std::atoi(v));
+    else if (a == "--types") types = split(v);
+    else if (a == "--isas") isas = split(v);
+    else if (a == "--min-time") min_time = std::atof(v);
+    else if (a == "--tokens") {
+      tokens.clear();
+      for (const std::string& s : split(v)) tokens.push_back(std::atoi(s.c_str()));
+    } else return usage();
+  }
+  std::printf("threads %d\n", omp_get_max_threads());
+  std::printf("| type | isa | shape | tokens | ms | GB/s | GOP/s |\n|---|---|---|---|---|---|---|\n");
+  const int max_tokens = *std::max_element(tokens.begin(), tokens.end());
+  std::vector<float> x(static_cast<size_t>(max_tokens) * 8192);
+  std::mt19937 rng(1);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  for (float& v : x) v = dist(rng);
+  std::vector<float> y(static_cast<size_t>(max_tokens) * 32000);
+  for (const std::string& type_name : types) {
+    const auto type = dtype_from_name(type_name);
+    if (!type) return usage();
+    for (const Shape& s : kShapes) {
+      const size_t bytes = row_bytes(*type, s.cols) * s.rows;
+      HugeBuffer weights(bytes);
+      fill_weights(*type, s.rows, s.cols, weights.data);
+      const Matrix w{*type, s.rows, s.cols, weights.data};
+      for (const std::string& isa_str : isas) {
+        const auto isa = isa_from_name(isa_str);
+        if (!isa) return usage();
+        if (!isa_supported(*isa)) continue;
+        set_active_isa(*isa);
+        for (int n : tokens) {
+          const double sec = time_matmul(w, x.data(), n, y.data(), min_time);
+          std::printf("| %s | %s | %s | %d | %.3f | %.1f | %.1f |\n", type_name.c_str(), isa_str.c_str(),
+                      s.name, n, sec * 1e3, static_cast<double>(bytes) / sec * 1e-9,
+                      2.0 * static_cast<double>(s.rows * s.cols) * n / sec * 1e-9);
+          std::fflush(stdout);
+        }
+      }
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,97 @@
+// GGUF block structs and per-unit weight access for the integer matmul
+// kernels (matmul_quant_avx2.cpp, matmul_quant_avx512.cpp). Include only from
+// files compiled with at least AVX2 + F16C. Everything sits in an anonymous
+// namespace, so each ISA file gets its own copy and none can be linked into
+// generic code (see the *_avx512.cpp note in CMakeLists.txt).
+//
+// A "unit" is 32 consecutive weights of a row sharing one scale (and, for
+// Q4_K, one min): a Q8_0 or Q4_0 block, or a Q4_K sub-block.
+#pragma once
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+
+namespace skiff {
+namespace {
+
+struct BlockQ8_0 {
+  uint16_t d;
+  int8_t qs[32];
+};
+struct BlockQ4_0 {
+  uint16_t d;
+  uint8_t qs[16];
+};
+struct BlockQ4_K {
+  uint16_t d, dmin;
+  uint8_t scales[12];
+  uint8_t qs[128];
+};
+static_assert(sizeof(BlockQ8_0) == 34 && sizeof(BlockQ4_0) == 18 && sizeof(BlockQ4_K) == 144);
+
+inline float half(uint16_t h) { return _cvtsh_ss(h); }
+
+inline int32_t load_i32(const void* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+// The 8 six-bit scales and mins of a Q4_K block, one per byte (ggml's packing:
+// scales/mins 0-3 in the low 6 bits of bytes 0-3 / 4-7; 4-7 split between the
+// nibbles of bytes 8-11 and the top 2 bits of bytes 0-7).
+inline void q4k_scales_mins(const uint8_t* q, uint64_t& scales, uint64_t& mins) {
+  uint32_t u[3];
+  std::memcpy(u, q, 12);
+  const uint32_t sc_lo = u[0] & 0x3f3f3f3f, m_lo = u[1] & 0x3f3f3f3f;
+  const uint32_t sc_hi = (u[2] & 0x0f0f0f0f) | (((u[0] >> 6) & 0x03030303) << 4);
+  const uint32_t m_hi = ((u[2] >> 4) & 0x0f0f0f0f) | (((u[1] >> 6) & 0x03030303) << 4);
+  scales = static_cast<uint64_t>(sc_hi) << 32 | sc_lo;
+  mins = static_cast<uint64_t>(m_hi) << 32 | m_lo;
+}
+
+// Per type: unit u of a row as 32 bytes (Q8_0: the signed weights; Q4: the
+// unsigned nibbles 0..15) and its float scale and min (value = scale·q - min,
+// with q - 8 for Q4_0).
+struct Q8_0Units {
+  static __m256i bytes(const uint8_t* row, int64_t u) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(reinterpret_cast<const BlockQ8_0*>(row)[u].qs));
+  }
+  static void scale_min(const uint8_t* row, int64_t u, float& scale, float& min) {
+    scale = half(reinterpret_cast<const BlockQ8_0*>(row)[u].d);
+    min = 0;
+  }
+};
+
+struct Q4_0Units {
+  static __m256i bytes(const uint8_t* row, int64_t u) {
+    const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(reinterpret_cast<const BlockQ4_0*>(row)[u].qs));
+    return _mm256_and_si256(_mm256_setr_m128i(q, _mm_srli_epi16(q, 4)), _mm256_set1_epi8(0x0f));
+  }
+  static void scale_min(const uint8_t* row, int64_t u, float& scale, float& min) {
+    scale = half(reinterpret_cast<const BlockQ4_0*>(row)[u].d);
+    min = 0;
+  }
+};
+
+struct Q4_KUnits {
+  // Sub-blocks 2i and 2i+1 are the low and high nibbles of qs[32i, 32i+32).
+  static __m256i bytes(const uint8_t* row, int64_t u) {
+    const auto& b = reinterpret_cast<const BlockQ4_K*>(row)[u / 8];
+    const int j = static_cast<int>(u % 8);
+    const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * (j / 2)));
+    return _mm256_and_si256(j % 2 ? _mm256_srli_epi16(q, 4) : q, _mm256_set1_epi8(0x0f));
+  }
+  static void scale_min(const uint8_t* row, int64_t u, float& scale, float& min) {
+    const auto& b = reinterpret_cast<const BlockQ4_K*>(row)[u / 8];
+    uint64_t sc, m;
+    q4k_scales_mins(b.scales, sc, m);
+    const int shift = 8 * static_cast<int>(u % 8);
+    scale = half(b.d) * static_cast<float>((sc >> shift) & 0xff);
+    min = half(b.dmin) * static_cast<float>((m >> shift) & 0xff);
+  }
+};
+
+}  // namespace
+}  // namespace skiff

@@ -1,0 +1,235 @@
+// matmul() on Q8_0 / Q4_0 / Q4_K weights, every ISA this CPU has, against fp64
+// references computed here from dequantize_row; and activation quantization.
+//
+// The integer kernels quantize the activations x to x̂ (8-bit, one scale d per
+// 32 elements for kQ8_0, per 256 for kQ8_K, d = max|x| / 127 over the block),
+// so each output is compared twice:
+//  * with the quantized activations, ref_q = Σ w·x̂: the kernels' int32 sums are
+//    exact, leaving float rounding of the scale products and the accumulation
+//    over units: |err| ≤ (units + 16) · 2^-23 · Σ |x̂|·m, where m = |w| for the
+//    _0 types and |w| + 2·dmin·m_j for Q4_K (its d·sc·q and min parts are
+//    summed separately in float, each up to |w| + dmin·m_j);
+//  * with the float activations, ref = Σ w·x: add |Σ w·(x - x̂)| ≤ Σ |w|·d/2,
+//    half a quantization step per element (d of that element's block).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "kernels/isa.h"
+#include "kernels/matmul.h"
+#include "kernels/matmul_kernels.h"
+#include "kernels/quant.h"
+#include "kernels/quant_activation_layout.h"
+
+namespace skiff {
+namespace {
+
+constexpr Isa kIsas[] = {Isa::kScalar, Isa::kAvx2, Isa::kAvx512};
+constexpr DType kTypes[] = {DType::Q8_0, DType::Q4_0, DType::Q4_K};
+
+ActivationFormat format_for(DType type) {
+  return type == DType::Q4_K ? ActivationFormat::kQ8_K : ActivationFormat::kQ8_0;
+}
+int64_t scale_block(ActivationFormat f) { return f == ActivationFormat::kQ8_K ? 256 : 32; }
+
+class IsaGuard {
+ public:
+  IsaGuard() : saved_(active_isa()) {}
+  ~IsaGuard() { set_active_isa(saved_); }
+
+ private:
+  Isa saved_;
+};
+
+// Quantizes a row with quantize_activation_row and reads it back from the
+// documented layout: the values d·q, and the scale of each element's block.
+struct QuantizedRow {
+  std::vector<uint8_t> bytes;
+  std::vector<double> value, step;
+};
+
+QuantizedRow quantize_activations(ActivationFormat f, const float* x, int64_t cols) {
+  QuantizedRow q;
+  q.bytes.assign(activation_row_bytes(f, cols), 0xcd);
+  quantize_activation_row(f, x, q.bytes.data(), cols);
+  const ActLayout l = act_layout(f, cols);
+  const auto* qs = reinterpret_cast<const int8_t*>(q.bytes.data());
+  const auto* d = reinterpret_cast<const float*>(q.bytes.data() + l.scales);
+  for (int64_t k = 0; k < cols; ++k) {
+    q.step.push_back(d[k / scale_block(f)]);
+    q.value.push_back(double{d[k / scale_block(f)]} * qs[k]);
+  }
+  return q;
+}
+
+// Activations with a wide spread of block magnitudes, zero blocks and outliers.
+std::vector<float> random_activations(int64_t n, std::mt19937& rng) {
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::uniform_int_distribution<int> pick(0, 15);
+  std::vector<float> x(n);
+  for (int64_t b = 0; b < n; b += 32) {
+    const int kind = pick(rng);
+    const float scale = kind == 0 ? 0.0f : std::ldexp(1.0f, kind - 8);
+    for (int64_t k = b; k < b + 32; ++k) x[k] = scale * normal(rng);
+    if (kind == 1) x[b + pick(rng)] = 50.0f;  // an outlier sets its block's step
+  }
+  return x;
+}
+
+struct Problem {
+  DType type;
+  int64_t rows, cols;
+  int n_tokens;
+  std::vector<uint8_t> weights;
+  std::vector<float> x;
+  std::vector<double> want, bound;      // against Σ w·x
+  std::vector<double> want_q, bound_q;  // against Σ w·x̂
+};
+
+Problem make_problem(DType type, int64_t rows, int64_t cols, int n_tokens, uint32_t seed) {
+  Problem p{type, rows, cols, n_tokens, {}, {}, {}, {}, {}, {}};
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  const size_t rb = row_bytes(type, cols);
+  std::vector<float> w(cols), wq(rows * cols), mag(rows * cols);
+  p.weights.resize(rb * rows);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (float& v : w) v = dist(rng) + (r % 3 == 0 ? 0.3f : 0.0f);  // some rows off-centre
+    uint8_t* row = p.weights.data() + rb * r;
+    quantize_row(type, w.data(), row, cols);
+    dequantize_row(type, row, &wq[r * cols], cols);
+    for (int64_t k = 0; k < cols; ++k) mag[r * cols + k] = std::fabs(wq[r * cols + k]);
+    if (type == DType::Q4_K) {  // with every nibble 0, the row decodes to -dmin·m_j
+      std::vector<uint8_t> mins_only(row, row + rb);
+      for (int64_t b = 0; b < cols / 256; ++b) std::memset(&mins_only[144 * b + 16], 0, 128);
+      dequantize_row(type, mins_only.data(), w.data(), cols);
+      for (int64_t k = 0; k < cols; ++k) mag[r * cols + k] += 2 * std::fabs(w[k]);
+    }
+  }
+  p.x = random_activations(n_tokens * cols, rng);
+  const double units = static_cast<double>(cols / 32);
+  for (int t = 0; t < n_tokens; ++t) {
+    const QuantizedRow xq = quantize_activations(format_for(type), &p.x[t * cols], cols);
+    for (int64_t r = 0; r < rows; ++r) {
+      double sum = 0, sum_q = 0, mag_q = 0, quant_err = 0;
+      for (int64_t k = 0; k < cols; ++k) {
+        const double wk = wq[r * cols + k];
+        sum += wk * p.x[t * cols + k];
+        sum_q += wk * xq.value[k];
+        mag_q += mag[r * cols + k] * std::fabs(xq.value[k]);
+        quant_err += std::fabs(wk) * xq.step[k] * 0.5;
+      }
+      const double float_err = (units + 16) * std::ldexp(mag_q, -23) + 1e-30;
+      p.want.push_back(sum);
+      p.bound.push_back(quant_err * (1 + 1e-6) + float_err);
+      p.want_q.push_back(sum_q);
+      p.bound_q.push_back(float_err);
+    }
+  }
+  return p;
+}
+
+void check(const Problem& p) {
+  const Matrix w{p.type, p.rows, p.cols, p.weights.data()};
+  std::vector<float> y(p.n_tokens * p.rows, std::numeric_limits<float>::quiet_NaN());
+  matmul(w, p.x.data(), p.n_tokens, y.data());
+  const bool integer = find_kernel(active_isa(), p.type).activations != ActivationFormat::kF32;
+  for (size_t i = 0; i < y.size(); ++i) {
+    const auto where = [&] {
+      return testing::Message() << isa_name(active_isa()) << " " << dtype_info(p.type).name << " rows "
+                                << p.rows << " cols " << p.cols << " tokens " << p.n_tokens << ": y["
+                                << i / p.rows << "][" << i % p.rows << "] = " << y[i];
+    };
+    ASSERT_LE(std::fabs(y[i] - p.want[i]), p.bound[i]) << where() << ", want " << p.want[i];
+    if (integer)
+      ASSERT_LE(std::fabs(y[i] - p.want_q[i]), p.bound_q[i]) << where() << ", want (x̂) " << p.want_q[i];
+  }
+}
+
+void check_all_isas(const Problem& p) {
+  IsaGuard guard;
+  for (Isa isa : kIsas) {
+    if (!isa_supported(isa)) continue;
+    set_active_isa(isa);
+    check(p);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+}
+
+TEST(MatmulQuant, OddShapesEveryIsaAndType) {
+  uint32_t seed = 1;
+  for (DType type : kTypes) {
+    const int64_t b = static_cast<int64_t>(dtype_info(type).block_size);
+    for (int64_t rows : {1, 7, 33, 100})
+      for (int64_t cols : {b, 3 * b, 9 * b, 17 * b})
+        for (int n_tokens : {1, 2, 3, 4, 13, 64, 129}) {
+          if (rows * cols * n_tokens > 3'000'000) continue;  // keeps the test to seconds
+          check_all_isas(make_problem(type, rows, cols, n_tokens, seed++));
+          if (HasFatalFailure()) return;
+        }
+  }
+}
+
+// Several panels per thread, threads splitting mid-panel, a 1B-shape depth.
+TEST(MatmulQuant, ManyRows) {
+  for (DType type : kTypes)
+    for (int n_tokens : {1, 5, 40}) {
+      check_all_isas(make_problem(type, 777, 2048, n_tokens, 99 + n_tokens));
+      if (HasFatalFailure()) return;
+    }
+}
+
+TEST(MatmulQuant, SimdKernelsAreDispatched) {
+  for (Isa isa : {Isa::kAvx2, Isa::kAvx512})
+    for (DType type : kTypes) {
+      const KernelEntry k = find_kernel(isa, type);
+      EXPECT_NE(k.fn, scalar_kernel(type).fn) << isa_name(isa) << " " << dtype_info(type).name;
+      EXPECT_EQ(k.activations, format_for(type)) << isa_name(isa) << " " << dtype_info(type).name;
+    }
+}
+
+// Each element within half a step of its block's scale, |q| ≤ 127, the sums
+// as documented, and the padding zero.
+TEST(MatmulQuant, ActivationQuantizationRoundTrip) {
+  std::mt19937 rng(7);
+  for (ActivationFormat f : {ActivationFormat::kQ8_0, ActivationFormat::kQ8_K})
+    for (int64_t cols : {256, 768, 2304}) {
+      const std::vector<float> x = random_activations(cols, rng);
+      const QuantizedRow q = quantize_activations(f, x.data(), cols);
+      const ActLayout l = act_layout(f, cols);
+      ASSERT_EQ(q.bytes.size(), static_cast<size_t>(l.bytes));
+      const auto* qs = reinterpret_cast<const int8_t*>(q.bytes.data());
+      for (int64_t k = 0; k < cols; ++k) {
+        ASSERT_LE(std::fabs(x[k] - q.value[k]), q.step[k] * 0.5 * (1 + 1e-6)) << "element " << k;
+        ASSERT_GE(qs[k], -127);
+      }
+      for (int64_t b = 0; b < cols / 32; ++b) {
+        int32_t s = 0;
+        for (int k = 0; k < 32; ++k) s += qs[32 * b + k];
+        if (f == ActivationFormat::kQ8_0) {
+          ASSERT_EQ(reinterpret_cast<const int32_t*>(q.bytes.data() + l.sums)[b], s) << "block " << b;
+        } else {
+          const double dsum = reinterpret_cast<const float*>(q.bytes.data() + l.sums)[b];
+          ASSERT_NEAR(dsum, q.step[32 * b] * s, 1e-6 * std::fabs(q.step[32 * b] * s)) << "block " << b;
+        }
+      }
+      const int64_t n_scales = cols / scale_block(f);
+      for (int64_t i = cols; i < l.scales; ++i) ASSERT_EQ(q.bytes[i], 0) << "padding byte " << i;
+      for (int64_t i = l.scales + 4 * n_scales; i < l.sums; ++i) ASSERT_EQ(q.bytes[i], 0) << "padding byte " << i;
+      for (int64_t i = l.sums + 4 * (cols / 32); i < l.bytes; ++i) ASSERT_EQ(q.bytes[i], 0) << "padding byte " << i;
+    }
+}
+
+TEST(MatmulQuant, ActivationRowsMustBeWholeBlocks) {
+  EXPECT_ANY_THROW(activation_row_bytes(ActivationFormat::kQ8_0, 33));
+  EXPECT_ANY_THROW(activation_row_bytes(ActivationFormat::kQ8_K, 288));
+}
+
+}  // namespace
+}  // namespace skiff

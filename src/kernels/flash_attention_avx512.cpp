@@ -1,12 +1,15 @@
 // The flash-attention kernel compiled for avx512.
+#include <immintrin.h>
+
 #include "kernels/attention.h"
 #include "kernels/scratch.h"
 
 namespace skiff::avx512 {
 #include "kernels/flash_attention_impl.h"
 
-void flash_attention(const AttentionQueries& queries, const KvRun& kv, int head_dim, float scale) {
-  flash::attention(queries, kv, head_dim, scale);
+void flash_attention_partial(const AttentionQueries& queries, const KvBlocks& kv, int pos_begin,
+                             int pos_end, int head_dim, float scale, const AttentionPartial& out) {
+  flash::partial(queries, kv, pos_begin, pos_end, head_dim, scale, out);
 }
 
 }  // namespace skiff::avx512

@@ -2,22 +2,89 @@
 // vectorizes. Included by flash_attention_{scalar,avx2,avx512}.cpp inside a
 // per-ISA namespace, so each copy is compiled with its own flags and the
 // copies cannot be merged by the linker. No STL here (see CMakeLists.txt).
-// Expects `skiff::AttentionQueries`, `KvRun` and `kernel_scratch` declared.
+// Expects skiff::AttentionQueries, KvBlocks, AttentionPartial and
+// kernel_scratch declared, and <immintrin.h> included (for F16C).
 
 #include "kernels/vec_math.h"
 
 namespace flash {
 
-constexpr int kTile = 32;       // keys per tile: K and V tiles of 128-dim heads fit L1
-constexpr int kMaxHeadDim = 256;
+constexpr int kTile = 32;  // keys per tile: K and V tiles of 128-dim heads fit L1
+constexpr float kNegInf = -__builtin_inff();
 
-struct RowState {
-  float max;
-  float sum;
-};
+inline float half_to_float(unsigned short h) {
+#if defined(__F16C__)
+  return _cvtsh_ss(h);
+#else
+  const unsigned sign = static_cast<unsigned>(h & 0x8000) << 16;
+  const unsigned exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+  union { unsigned u; float f; } v;
+  if (exp == 0x1f) {
+    v.u = sign | 0x7f800000 | (mant << 13);
+  } else if (exp == 0) {
+    v.f = static_cast<float>(mant) * (1.0f / 16777216.0f);
+    v.u |= sign;
+  } else {
+    v.u = sign | ((exp + 112) << 23) | (mant << 13);
+  }
+  return v.f;
+#endif
+}
 
-// Scores of `rows` query rows against one tile of n keys (kt is the tile's
-// keys transposed, [head_dim][kTile]); masks keys past each row's position.
+// One cached row of head_dim elements as floats.
+inline void load_row(const unsigned char* src, skiff::KvElement element, int head_dim, float* dst) {
+  switch (element) {
+    case skiff::KvElement::kF32: {
+      const float* s = reinterpret_cast<const float*>(src);
+#pragma omp simd
+      for (int d = 0; d < head_dim; ++d) dst[d] = s[d];
+      break;
+    }
+    case skiff::KvElement::kF16: {
+      const unsigned short* s = reinterpret_cast<const unsigned short*>(src);
+#pragma omp simd
+      for (int d = 0; d < head_dim; ++d) dst[d] = half_to_float(s[d]);
+      break;
+    }
+    case skiff::KvElement::kQ8_0:
+      for (int b = 0; b < head_dim / 32; ++b) {
+        const unsigned char* block = src + b * 34;
+        const float scale = half_to_float(static_cast<unsigned short>(block[0] | (block[1] << 8)));
+        const signed char* q = reinterpret_cast<const signed char*>(block + 2);
+#pragma omp simd
+        for (int i = 0; i < 32; ++i) dst[b * 32 + i] = scale * q[i];
+      }
+      break;
+  }
+}
+
+inline unsigned long row_bytes(skiff::KvElement element, int head_dim) {
+  switch (element) {
+    case skiff::KvElement::kF32: return 4ul * head_dim;
+    case skiff::KvElement::kF16: return 2ul * head_dim;
+    case skiff::KvElement::kQ8_0: return 34ul * (head_dim / 32);
+  }
+  return 0;
+}
+
+// Keys of positions [start, start+n) (within one block) into kt
+// ([head_dim][kTile], transposed, zero past n) and values into vt ([kTile][head_dim]).
+inline void load_tile(const skiff::KvBlocks& kv, int start, int n, int head_dim, float* kt,
+                      float* vt, float* row) {
+  const unsigned long rb = row_bytes(kv.element, head_dim);
+  const unsigned long block_offset = static_cast<unsigned long>(kv.blocks[start / kv.block_size]) * kv.block_stride;
+  const int first_row = start % kv.block_size;
+  for (int j = 0; j < n; ++j) {
+    load_row(kv.k_base + block_offset + (first_row + j) * rb, kv.element, head_dim, row);
+    for (int d = 0; d < head_dim; ++d) kt[d * kTile + j] = row[d];
+    load_row(kv.v_base + block_offset + (first_row + j) * rb, kv.element, head_dim, vt + j * head_dim);
+  }
+  for (int j = n; j < kTile; ++j)
+    for (int d = 0; d < head_dim; ++d) kt[d * kTile + j] = 0.0f;
+}
+
+// Scores of the query rows against one tile of n keys at positions
+// [tile_start, tile_start + n); masks keys past each row's position.
 inline void tile_scores(const skiff::AttentionQueries& qs, int rows, const float* kt, int n,
                         int tile_start, int head_dim, float scale, float* s) {
   for (int r = 0; r < rows; ++r) {
@@ -32,72 +99,64 @@ inline void tile_scores(const skiff::AttentionQueries& qs, int rows, const float
 #pragma omp simd
       for (int j = 0; j < kTile; ++j) sr[j] += qd * ktd[j];
     }
-    const int visible = qs.first_pos + t - tile_start + 1;  // keys this row may see
-    for (int j = visible < 0 ? 0 : visible; j < kTile; ++j) sr[j] = -__builtin_inff();
-    for (int j = n; j < kTile; ++j) sr[j] = -__builtin_inff();
+    int visible = qs.first_pos + t - tile_start + 1;  // keys this row may see
+    visible = visible < 0 ? 0 : (visible > n ? n : visible);
+    for (int j = visible; j < kTile; ++j) sr[j] = kNegInf;
   }
 }
 
 // Online-softmax update of one row with its tile of scores (turned into
 // probabilities in place), then acc = acc·correction + p·V.
-inline void tile_update(float* sr, const float* v, int64_t v_stride, int n, int head_dim,
-                        RowState& st, float* acc) {
-  float tile_max = -__builtin_inff();
+inline void tile_update(float* sr, const float* vt, int n, int head_dim, float& max, float& sum,
+                        float* acc) {
+  float tile_max = kNegInf;
   for (int j = 0; j < n; ++j) tile_max = sr[j] > tile_max ? sr[j] : tile_max;
-  if (tile_max == -__builtin_inff()) return;  // every key of the tile is masked
-  const float new_max = tile_max > st.max ? tile_max : st.max;
-  const float correction = fast_exp(st.max - new_max);
+  if (tile_max == kNegInf) return;  // every key of the tile is masked
+  const float new_max = tile_max > max ? tile_max : max;
+  const float correction = fast_exp(max - new_max);
   float tile_sum = 0.0f;
 #pragma omp simd reduction(+ : tile_sum)
   for (int j = 0; j < kTile; ++j) {
     sr[j] = fast_exp(sr[j] - new_max);
     tile_sum += sr[j];
   }
-  st.sum = st.sum * correction + tile_sum;
-  st.max = new_max;
+  sum = sum * correction + tile_sum;
+  max = new_max;
 #pragma omp simd
   for (int d = 0; d < head_dim; ++d) acc[d] *= correction;
   for (int j = 0; j < n; ++j) {
     const float p = sr[j];
-    const float* vj = v + j * v_stride;
+    const float* vj = vt + j * head_dim;
 #pragma omp simd
     for (int d = 0; d < head_dim; ++d) acc[d] += p * vj[d];
   }
 }
 
-inline void attention(const skiff::AttentionQueries& qs, const skiff::KvRun& kv, int head_dim,
-                      float scale) {
+inline void partial(const skiff::AttentionQueries& qs, const skiff::KvBlocks& kv, int pos_begin,
+                    int pos_end, int head_dim, float scale, const skiff::AttentionPartial& out) {
   const int rows = qs.n_q * qs.group;
-  // Scratch: transposed key tile, scores, accumulators.
   float* kt = static_cast<float*>(skiff::kernel_scratch(
-      sizeof(float) * (kMaxHeadDim * kTile + rows * kTile + rows * head_dim)));
-  float* s = kt + kMaxHeadDim * kTile;
-  float* acc = s + rows * kTile;
-  for (int i = 0; i < rows * head_dim; ++i) acc[i] = 0.0f;
-  RowState state[skiff::kAttentionMaxRows];
-  for (int r = 0; r < rows; ++r) state[r] = {-__builtin_inff(), 0.0f};
-
-  const int last_pos = qs.first_pos + qs.n_q - 1;
-  const int n_ctx = kv.n_ctx < last_pos + 1 ? kv.n_ctx : last_pos + 1;
-  for (int start = 0; start < n_ctx; start += kTile) {
-    const int n = n_ctx - start < kTile ? n_ctx - start : kTile;
-    for (int j = 0; j < n; ++j) {
-      const float* kj = kv.k + (start + j) * kv.stride;
-      for (int d = 0; d < head_dim; ++d) kt[d * kTile + j] = kj[d];
-    }
-    for (int j = n; j < kTile; ++j)
-      for (int d = 0; d < head_dim; ++d) kt[d * kTile + j] = 0.0f;
+      sizeof(float) * (2 * skiff::kAttentionMaxHeadDim * kTile + rows * kTile + head_dim)));
+  float* vt = kt + skiff::kAttentionMaxHeadDim * kTile;
+  float* s = vt + skiff::kAttentionMaxHeadDim * kTile;
+  float* row = s + rows * kTile;
+  for (int i = 0; i < rows * head_dim; ++i) out.acc[i] = 0.0f;
+  for (int r = 0; r < rows; ++r) {
+    out.max[r] = kNegInf;
+    out.sum[r] = 0.0f;
+  }
+  const int last_visible = qs.first_pos + qs.n_q;  // exclusive
+  int end = pos_end < kv.n_ctx ? pos_end : kv.n_ctx;
+  end = end < last_visible ? end : last_visible;
+  for (int start = pos_begin; start < end;) {
+    int n = kv.block_size - start % kv.block_size;  // a tile stays inside one block
+    n = n < kTile ? n : kTile;
+    n = n < end - start ? n : end - start;
+    load_tile(kv, start, n, head_dim, kt, vt, row);
     tile_scores(qs, rows, kt, n, start, head_dim, scale, s);
     for (int r = 0; r < rows; ++r)
-      tile_update(s + r * kTile, kv.v + start * kv.stride, kv.stride, n, head_dim, state[r],
-                  acc + r * head_dim);
-  }
-  for (int r = 0; r < rows; ++r) {
-    const int t = r / qs.group, h = r % qs.group;
-    float* out = qs.out + t * qs.out_stride + h * head_dim;
-    const float inv = state[r].sum > 0.0f ? 1.0f / state[r].sum : 0.0f;
-#pragma omp simd
-    for (int d = 0; d < head_dim; ++d) out[d] = acc[r * head_dim + d] * inv;
+      tile_update(s + r * kTile, vt, n, head_dim, out.max[r], out.sum[r], out.acc + r * head_dim);
+    start += n;
   }
 }
 

@@ -11,29 +11,31 @@ namespace skiff {
 
 class KvCache {
  public:
-  KvCache(int n_layers, int kv_dim, int n_slots, int max_ctx);
+  KvCache(int n_layers, int n_kv_heads, int head_dim, int n_slots, int max_ctx);
 
   int n_slots() const { return n_slots_; }
   int max_ctx() const { return max_ctx_; }
-  int kv_dim() const { return kv_dim_; }
+  int kv_dim() const { return n_kv_heads_ * head_dim_; }
   // Tokens stored for a slot (the position of its next token).
   int length(int slot) const { return lengths_[slot]; }
   void set_length(int slot, int n) { lengths_[slot] = n; }
   void clear(int slot) { lengths_[slot] = 0; }
 
-  // K/V vectors [kv_dim] of one position; positions of a slot are contiguous.
-  float* key(int layer, int slot, int pos) { return keys_.data() + offset(layer, slot, pos); }
-  float* value(int layer, int slot, int pos) { return values_.data() + offset(layer, slot, pos); }
+  // Stores K and V ([kv_dim] floats each) of one position.
+  void write(int layer, int slot, int pos, const float* k, const float* v);
+  // One head's keys / values of a slot: max_ctx rows of head_dim floats.
+  const float* keys(int layer, int slot, int kv_head) const { return keys_.data() + offset(layer, slot, kv_head, 0); }
+  const float* values(int layer, int slot, int kv_head) const { return values_.data() + offset(layer, slot, kv_head, 0); }
 
   size_t bytes() const { return (keys_.size() + values_.size()) * sizeof(float); }
   size_t bytes_per_token() const;
 
  private:
-  size_t offset(int layer, int slot, int pos) const {
-    return ((static_cast<size_t>(layer) * n_slots_ + slot) * max_ctx_ + pos) * kv_dim_;
+  size_t offset(int layer, int slot, int kv_head, int pos) const {
+    return (((static_cast<size_t>(layer) * n_slots_ + slot) * n_kv_heads_ + kv_head) * max_ctx_ + pos) * head_dim_;
   }
-  int n_layers_, kv_dim_, n_slots_, max_ctx_;
-  std::vector<float> keys_;    // [layer][slot][pos][kv_dim]
+  int n_layers_, n_kv_heads_, head_dim_, n_slots_, max_ctx_;
+  std::vector<float> keys_;    // [layer][slot][kv_head][pos][head_dim]
   std::vector<float> values_;  // same layout
   std::vector<int> lengths_;   // [slot]
 };

@@ -21,7 +21,7 @@ LlamaModel::LlamaModel(ModelConfig config, LlamaWeights weights)
 }
 
 KvCache LlamaModel::make_kv_cache(int n_slots, int max_ctx) const {
-  return KvCache(config_.n_layers, config_.kv_dim(), n_slots, max_ctx);
+  return KvCache(config_.n_layers, config_.n_kv_heads, config_.head_dim, n_slots, max_ctx);
 }
 
 void LlamaModel::reserve(int n_tokens) {
@@ -102,8 +102,7 @@ void LlamaModel::attention_layer(const Batch& batch, KvCache& kv, int l) {
     const int slot = batch.seqs[s_.token_seq[t]].slot, pos = s_.token_pos[t];
     rope(&s_.q[t * c.q_dim()], c.n_heads, c.head_dim, c.rope_dim, rope_freq_.data(), pos, c.rope_style);
     rope(&s_.k[t * c.kv_dim()], c.n_kv_heads, c.head_dim, c.rope_dim, rope_freq_.data(), pos, c.rope_style);
-    std::copy_n(&s_.k[t * c.kv_dim()], c.kv_dim(), kv.key(l, slot, pos));
-    std::copy_n(&s_.v[t * c.kv_dim()], c.kv_dim(), kv.value(l, slot, pos));
+    kv.write(l, slot, pos, &s_.k[t * c.kv_dim()], &s_.v[t * c.kv_dim()]);
   }
 
   // Attention work items: one per (sequence, KV head, tile of query tokens);
@@ -126,10 +125,12 @@ void LlamaModel::attention_layer(const Batch& batch, KvCache& kv, int l) {
     AttentionQueries queries{&s_.q[item.first_token * c.q_dim() + head_offset], c.q_dim(),
                              &s_.att[item.first_token * c.q_dim() + head_offset], c.q_dim(),
                              item.n_tokens, group, s_.token_pos[item.first_token]};
-    KvRun run{kv.key(l, s.slot, 0) + item.kv_head * c.head_dim,
-              kv.value(l, s.slot, 0) + item.kv_head * c.head_dim, c.kv_dim(),
-              s.first_pos + s.n_new};
-    flash_attention(queries, run, c.head_dim, scale);
+    // The slot's positions are one contiguous run: a single block.
+    const int block = 0;
+    const auto* k = reinterpret_cast<const uint8_t*>(kv.keys(l, s.slot, item.kv_head));
+    const auto* v = reinterpret_cast<const uint8_t*>(kv.values(l, s.slot, item.kv_head));
+    const KvBlocks blocks{&block, k, v, 0, kv.max_ctx(), s.first_pos + s.n_new, KvElement::kF32};
+    flash_attention(queries, blocks, c.head_dim, scale);
   }
   matmul(L.wo, s_.att.data(), n_tokens, s_.proj.data());
   add(s_.x.data(), s_.proj.data(), int64_t{n_tokens} * c.dim);

@@ -1,13 +1,20 @@
-// Flash attention against a naive float64 attention, on every ISA the CPU has.
+// Flash attention over paged K/V against a naive float64 attention, on every
+// ISA the CPU has: random shapes, contexts 1 to 4096, lengths not a multiple of
+// the block size, GQA ratios 1-8, head dims 64 and 128, query chunks starting
+// mid-block, shuffled (non-contiguous) block tables, F32/F16/Q8_0 elements.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <random>
 #include <vector>
 
 #include "kernels/attention.h"
+#include "kernels/dtype.h"
+#include "kernels/fp16.h"
 #include "kernels/isa.h"
-#include "kernels/scratch.h"
+#include "kernels/quant.h"
 
 namespace skiff {
 namespace exp_check {
@@ -21,23 +28,65 @@ struct Case {
   int n_q;
   int group;
   int head_dim;
-  int stride_pad;    // extra floats between positions (other KV heads)
+  int block_size;
+  KvElement element;
 };
 
+DType dtype_of(KvElement e) {
+  return e == KvElement::kF32 ? DType::F32 : e == KvElement::kF16 ? DType::F16 : DType::Q8_0;
+}
+
+// K/V of one head in a shuffled pool of blocks, plus the values as stored
+// (after rounding to the element type), which the reference uses.
+struct PagedHead {
+  std::vector<int> table;
+  std::vector<uint8_t> pool;
+  size_t block_stride = 0;
+  std::vector<float> k, v;  // [n_ctx][head_dim] as stored
+  KvBlocks view(const Case& c, int n_ctx) const {
+    return {table.data(), pool.data(), pool.data() + block_stride / 2, block_stride,
+            c.block_size, n_ctx, c.element};
+  }
+};
+
+PagedHead make_head(const Case& c, int n_ctx, std::mt19937& rng) {
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  PagedHead h;
+  const size_t row = row_bytes(dtype_of(c.element), c.head_dim);
+  const int n_blocks = (n_ctx + c.block_size - 1) / c.block_size;
+  h.block_stride = 2 * row * c.block_size;  // K rows then V rows
+  h.table.resize(n_blocks);
+  std::iota(h.table.begin(), h.table.end(), 0);
+  std::shuffle(h.table.begin(), h.table.end(), rng);
+  for (int& b : h.table) b = 2 * b + 1;  // leave gaps: blocks of other sequences
+  h.pool.assign(h.block_stride * (2 * n_blocks + 1), 0xAB);
+  std::vector<float> raw(c.head_dim);
+  for (int p = 0; p < n_ctx; ++p)
+    for (int kv = 0; kv < 2; ++kv) {
+      for (float& x : raw) x = normal(rng);
+      uint8_t* dst = h.pool.data() + h.table[p / c.block_size] * h.block_stride +
+                     kv * h.block_stride / 2 + (p % c.block_size) * row;
+      quantize_row(dtype_of(c.element), raw.data(), dst, c.head_dim);
+      std::vector<float> stored(c.head_dim);
+      dequantize_row(dtype_of(c.element), dst, stored.data(), c.head_dim);
+      auto& out = kv == 0 ? h.k : h.v;
+      out.insert(out.end(), stored.begin(), stored.end());
+    }
+  return h;
+}
+
 // Naive attention in double: the reference.
-std::vector<double> reference(const std::vector<float>& q, const std::vector<float>& k,
-                              const std::vector<float>& v, const Case& c, int64_t stride) {
-  const int rows = c.n_q * c.group;
-  std::vector<double> out(rows * c.head_dim, 0.0);
+std::vector<double> reference(const std::vector<float>& q, const PagedHead& h, const Case& c) {
+  std::vector<double> out(q.size(), 0.0);
   for (int t = 0; t < c.n_q; ++t)
-    for (int h = 0; h < c.group; ++h) {
-      const float* qr = &q[(t * c.group + h) * c.head_dim];
+    for (int g = 0; g < c.group; ++g) {
+      const float* qr = &q[(t * c.group + g) * c.head_dim];
       const int n = c.n_ctx_before + t + 1;
       std::vector<double> s(n);
       double mx = -1e300;
       for (int j = 0; j < n; ++j) {
         double dot = 0;
-        for (int d = 0; d < c.head_dim; ++d) dot += double(qr[d]) * k[j * stride + d];
+        for (int d = 0; d < c.head_dim; ++d) dot += double(qr[d]) * h.k[j * c.head_dim + d];
         s[j] = dot / std::sqrt(double(c.head_dim));
         mx = std::max(mx, s[j]);
       }
@@ -45,52 +94,81 @@ std::vector<double> reference(const std::vector<float>& q, const std::vector<flo
       for (double& x : s) sum += (x = std::exp(x - mx));
       for (int j = 0; j < n; ++j)
         for (int d = 0; d < c.head_dim; ++d)
-          out[(t * c.group + h) * c.head_dim + d] += s[j] / sum * v[j * stride + d];
+          out[(t * c.group + g) * c.head_dim + d] += s[j] / sum * h.v[j * c.head_dim + d];
     }
   return out;
 }
 
-void check(const Case& c, std::mt19937& rng) {
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  const int n_ctx = c.n_ctx_before + c.n_q;
-  const int64_t stride = c.head_dim + c.stride_pad;
-  std::vector<float> q(c.n_q * c.group * c.head_dim), k(n_ctx * stride), v(n_ctx * stride);
-  for (float& x : q) x = 2.0f * normal(rng);  // sharp enough that the max matters
-  for (float& x : k) x = normal(rng);
-  for (float& x : v) x = normal(rng);
-  const std::vector<double> want = reference(q, k, v, c, stride);
+template <typename F>
+void for_each_isa(F&& f) {
+  const Isa saved = active_isa();
   for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
     if (!isa_supported(isa)) continue;
-    const Isa saved = active_isa();
     set_active_isa(isa);
-    std::vector<float> out(q.size(), -1.0f);
-    AttentionQueries queries{q.data(), c.group * c.head_dim, out.data(), c.group * c.head_dim,
-                             c.n_q, c.group, c.n_ctx_before};
-    flash_attention(queries, KvRun{k.data(), v.data(), stride, n_ctx}, c.head_dim,
-                    1.0f / std::sqrt(float(c.head_dim)));
-    set_active_isa(saved);
-    // Outputs are convex combinations of V entries (|v| < ~5): float rounding
-    // of scores and sums over up to thousands of keys stays well under 2e-5.
-    for (size_t i = 0; i < out.size(); ++i)
-      ASSERT_NEAR(out[i], want[i], 2e-5) << isa_name(isa) << " ctx " << c.n_ctx_before << " q "
-                                         << c.n_q << " group " << c.group << " i " << i;
+    f(isa);
   }
+  set_active_isa(saved);
+}
+
+// Outputs are convex combinations of stored V entries (|v| < ~5); float
+// rounding of scores and sums over up to 4096 keys stays under 2e-5.
+constexpr double kTolerance = 2e-5;
+
+void check(const Case& c, std::mt19937& rng) {
+  std::normal_distribution<float> normal(0.0f, 2.0f);  // sharp enough that the max matters
+  const int n_ctx = c.n_ctx_before + c.n_q;
+  const PagedHead head = make_head(c, n_ctx, rng);
+  std::vector<float> q(c.n_q * c.group * c.head_dim);
+  for (float& x : q) x = normal(rng);
+  const std::vector<double> want = reference(q, head, c);
+  const float scale = 1.0f / std::sqrt(float(c.head_dim));
+  const int stride = c.group * c.head_dim;
+  for_each_isa([&](Isa isa) {
+    SCOPED_TRACE(testing::Message() << isa_name(isa) << " ctx " << c.n_ctx_before << " q " << c.n_q
+                                    << " group " << c.group << " dim " << c.head_dim << " block "
+                                    << c.block_size << " element " << int(c.element));
+    std::vector<float> out(q.size(), -1.0f);
+    const AttentionQueries queries{q.data(), stride, out.data(), stride, c.n_q, c.group, c.n_ctx_before};
+    flash_attention(queries, head.view(c, n_ctx), c.head_dim, scale);
+    for (size_t i = 0; i < out.size(); ++i) ASSERT_NEAR(out[i], want[i], kTolerance) << i;
+
+    // Split-KV: three uneven ranges merged must give the same result.
+    const int rows = c.n_q * c.group;
+    std::vector<float> buf(3 * rows * (c.head_dim + 2));
+    std::vector<AttentionPartial> parts;
+    const int cuts[] = {0, n_ctx / 3, n_ctx / 3 + n_ctx / 5 + 1, n_ctx};
+    for (int i = 0; i < 3; ++i) {
+      float* base = buf.data() + i * rows * (c.head_dim + 2);
+      parts.push_back({base, base + rows * c.head_dim, base + rows * c.head_dim + rows});
+      flash_attention_partial(queries, head.view(c, n_ctx), cuts[i], cuts[i + 1], c.head_dim, scale, parts.back());
+    }
+    std::fill(out.begin(), out.end(), -1.0f);
+    merge_attention_partials(queries, parts.data(), 3, c.head_dim);
+    for (size_t i = 0; i < out.size(); ++i) ASSERT_NEAR(out[i], want[i], kTolerance) << "split " << i;
+  });
 }
 
 TEST(FlashAttention, MatchesFloat64Reference) {
   std::mt19937 rng(5);
   const Case cases[] = {
-      {0, 1, 1, 8, 0},    {0, 5, 4, 64, 0},    {3, 1, 8, 128, 64}, {31, 2, 2, 64, 0},
-      {32, 1, 4, 128, 0}, {33, 8, 4, 64, 128}, {100, 3, 1, 40, 8}, {0, 32, 1, 64, 0},
-      {1000, 1, 8, 128, 0}, {500, 4, 8, 64, 0}, {4095, 1, 4, 128, 0}, {7, 16, 2, 256, 0},
+      {0, 1, 1, 64, 16, KvElement::kF32},      {0, 5, 4, 64, 16, KvElement::kF16},
+      {3, 1, 8, 128, 16, KvElement::kQ8_0},    {31, 2, 2, 64, 16, KvElement::kF32},
+      {32, 1, 4, 128, 16, KvElement::kF16},    {33, 8, 4, 64, 5, KvElement::kF32},
+      {100, 3, 1, 128, 48, KvElement::kQ8_0},  {0, 32, 1, 64, 16, KvElement::kF16},
+      {1000, 1, 8, 128, 16, KvElement::kF16},  {500, 4, 8, 64, 32, KvElement::kF32},
+      {4095, 1, 4, 128, 16, KvElement::kF16},  {7, 16, 2, 64, 64, KvElement::kQ8_0},
+      {2049, 4, 2, 128, 16, KvElement::kF32},  {17, 3, 8, 64, 7, KvElement::kF16},
   };
   for (const Case& c : cases) check(c, rng);
 }
 
-TEST(FlashAttention, RejectsTooManyRows) {
+TEST(FlashAttention, RejectsTooManyRowsOrBadHeadDim) {
   std::vector<float> buf(64 * 64);
-  AttentionQueries queries{buf.data(), 64, buf.data(), 64, 33, 1, 0};
-  EXPECT_ANY_THROW(flash_attention(queries, KvRun{buf.data(), buf.data(), 64, 33}, 64, 1.0f));
+  const int table[] = {0, 1, 2};
+  const KvBlocks kv{table, nullptr, nullptr, 0, 16, 33, KvElement::kF32};
+  EXPECT_ANY_THROW(flash_attention(AttentionQueries{buf.data(), 64, buf.data(), 64, 33, 1, 0}, kv, 64, 1.0f));
+  const KvBlocks q8{table, nullptr, nullptr, 0, 16, 1, KvElement::kQ8_0};
+  EXPECT_ANY_THROW(flash_attention(AttentionQueries{buf.data(), 48, buf.data(), 48, 1, 1, 0}, q8, 48, 1.0f));
 }
 
 TEST(VecMath, ExpIsAccurate) {

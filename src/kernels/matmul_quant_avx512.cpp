@@ -62,9 +62,10 @@ struct Q8_0 : Q8_0Units {
   static constexpr int kOffsetShift = 7;  // weights carry +128 = 1 << 7
   static constexpr int kLoShift = 0;
 
-  static void load_group(const uint8_t* row, int64_t g, int n, DecodeGroup& G) {
+  [[gnu::always_inline]] static void load_group(const uint8_t* row, int64_t g, int n, DecodeGroup& G) {
     const auto* b = reinterpret_cast<const BlockQ8_0*>(row) + 8 * g;
     const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
+#pragma GCC unroll 8
     for (int j = 0; j < n; ++j)
       G.w[j] = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b[j].qs)), flip);
     G.scale = block_scales<34>(reinterpret_cast<const uint8_t*>(b), n);
@@ -79,9 +80,10 @@ struct Q4_0 : Q4_0Units {
   // shift; the reduction multiplies the low half by 16 to match, the scale /16.
   static constexpr int kLoShift = 4;
 
-  static void load_group(const uint8_t* row, int64_t g, int n, DecodeGroup& G) {
+  [[gnu::always_inline]] static void load_group(const uint8_t* row, int64_t g, int n, DecodeGroup& G) {
     const auto* b = reinterpret_cast<const BlockQ4_0*>(row) + 8 * g;
     const __m256i mask = _mm256_setr_m128i(_mm_set1_epi8(0x0f), _mm_set1_epi8(static_cast<char>(0xf0)));
+#pragma GCC unroll 8
     for (int j = 0; j < n; ++j)
       G.w[j] = _mm256_and_si256(
           _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b[j].qs))), mask);
@@ -97,8 +99,9 @@ struct Q4_K : Q4_KUnits {
   static constexpr int kLoShift = 0;
 
   // Group g is super-block g. Odd sub-blocks (high nibbles) stay x16, /16 in the scale.
-  static void load_group(const uint8_t* row, int64_t g, int, DecodeGroup& G) {
+  [[gnu::always_inline]] static void load_group(const uint8_t* row, int64_t g, int, DecodeGroup& G) {
     const auto& b = reinterpret_cast<const BlockQ4_K*>(row)[g];
+#pragma GCC unroll 4
     for (int i = 0; i < 4; ++i) {
       const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * i));
       G.w[2 * i] = _mm256_and_si256(q, _mm256_set1_epi8(0x0f));
@@ -130,7 +133,7 @@ ActRow act_row(const Activations& x, const ActLayout& l, int t) {
 // Lane j of the result: the sum of the 8 lanes of v[j]. With kLoShift, lanes
 // 0-3 of each vector are first scaled by 2^kLoShift (see Q4_0).
 template <int kLoShift>
-__m256i reduce8(const __m256i v[8]) {
+[[gnu::always_inline]] inline __m256i reduce8(const __m256i v[8]) {
   const __m256i a0 = _mm256_hadd_epi32(v[0], v[1]), a1 = _mm256_hadd_epi32(v[2], v[3]);
   const __m256i a2 = _mm256_hadd_epi32(v[4], v[5]), a3 = _mm256_hadd_epi32(v[6], v[7]);
   const __m256i b0 = _mm256_hadd_epi32(a0, a1), b1 = _mm256_hadd_epi32(a2, a3);
@@ -149,9 +152,10 @@ float hsum(__m256 v) {
 
 // Adds group g of one row · one token to acc.
 template <class W>
-__m256 decode_group(const DecodeGroup& G, const ActRow& a, int64_t g, int n, __m256 acc) {
+[[gnu::always_inline]] inline __m256 decode_group(const DecodeGroup& G, const ActRow& a, int64_t g, int n, __m256 acc) {
   __m256i dots[8];
   const int8_t* xq = a.q + 256 * g;
+#pragma GCC unroll 8
   for (int j = 0; j < 8; ++j)
     dots[j] = j < n ? _mm256_dpbusd_epi32(_mm256_setzero_si256(), G.w[j],
                                           _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + 32 * j)))
@@ -176,14 +180,17 @@ void decode(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_
   for (int64_t r = r0; r < r1; ++r) {
     const uint8_t* row = w.row(r);
     __m256 acc[NT];
+    #pragma GCC unroll 4
     for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
     DecodeGroup G;
     for (int64_t g = 0; g + 1 < groups; ++g) {
       W::load_group(row, g, 8, G);
+      #pragma GCC unroll 4
       for (int t = 0; t < NT; ++t) acc[t] = decode_group<W>(G, act[t], g, 8, acc[t]);
     }
     const int n = static_cast<int>(units - 8 * (groups - 1));
     W::load_group(row, groups - 1, n, G);
+    #pragma GCC unroll 4
     for (int t = 0; t < NT; ++t) {
       acc[t] = decode_group<W>(G, act[t], groups - 1, n, acc[t]);
       y[t * ldy + r] = hsum(acc[t]);
@@ -239,7 +246,7 @@ void pack_panel(const uint8_t* const rows[kPanelRows], int64_t units, PackedUnit
 
 // facc[p][t] += panel p · token t over all units, for R panels and T tokens.
 template <class W, int R, int T>
-void tile(const PackedUnit* const panels[R], int64_t units, const ActRow act[T], __m512 facc[R][T]) {
+[[gnu::always_inline]] inline void tile(const PackedUnit* const panels[R], int64_t units, const ActRow act[T], __m512 facc[R][T]) {
   for (int64_t u = 0; u < units; ++u) {
     __m512i iacc[R][T];
 #pragma GCC unroll 8

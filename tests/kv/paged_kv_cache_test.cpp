@@ -221,6 +221,200 @@ class CacheUnderTest {
   std::mt19937 rng;
 };
 
+// ---- copy-on-write -----------------------------------------------------------
+
+TEST(PagedKvCache, ForkSharesBlocksAndWritingTheChildLeavesTheParent) {
+  CacheUnderTest t(KvType::kF32, 16, 8, 64);
+  const int parent = t.create();
+  ASSERT_TRUE(t.append(parent, 20));  // one full block and 4 positions of a second
+  const int child = t.fork(parent);
+  const std::vector<int> parent_table = t.cache.block_table(parent);
+  EXPECT_EQ(t.cache.pool().ref_count(parent_table[0]), 2);
+  EXPECT_EQ(t.cache.pool().ref_count(parent_table[1]), 2);
+  EXPECT_THROW(t.cache.write(0, child, 19, t.random_position().data(), t.random_position().data()),
+               Error);  // a shared block is never written in place
+
+  ASSERT_TRUE(t.append(child, 25));
+  const std::vector<int>& child_table = t.cache.block_table(child);
+  EXPECT_EQ(child_table[0], parent_table[0]) << "the full block stays shared";
+  EXPECT_NE(child_table[1], parent_table[1]) << "the block written into was copied";
+  EXPECT_EQ(t.cache.pool().ref_count(parent_table[1]), 1);
+  EXPECT_EQ(t.cache.block_table(parent), parent_table);
+
+  // The parent's block is its own again: extending it copies nothing.
+  ASSERT_TRUE(t.append(parent, 30));
+  EXPECT_EQ(t.cache.block_table(parent)[1], parent_table[1]);
+  expect_matches_reference(t.cache, t.reference);
+}
+
+TEST(PagedKvCache, ForkedReservedBlocksAreCopiedBeforeTheChildWritesThem) {
+  CacheUnderTest t(KvType::kF16, 16, 8, 64);
+  const int parent = t.create();
+  ASSERT_TRUE(t.append(parent, 3));
+  ASSERT_TRUE(t.cache.reserve(parent, 40));  // three blocks, two beyond the length
+  const int child = t.fork(parent);
+  ASSERT_TRUE(t.append(child, 40));
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_NE(t.cache.block_table(child)[i], t.cache.block_table(parent)[i]);
+    EXPECT_EQ(t.cache.pool().ref_count(t.cache.block_table(parent)[i]), 1);
+  }
+  ASSERT_TRUE(t.append(parent, 40));  // its own blocks now: written in place
+  expect_matches_reference(t.cache, t.reference);
+  EXPECT_EQ(t.cache.pool().n_used(), 6);
+}
+
+TEST(PagedKvCache, TruncatingIntoASharedBlockCopiesItAtTheNextReserve) {
+  CacheUnderTest t(KvType::kQ8_0, 5, 10, 64);
+  const int parent = t.create();
+  ASSERT_TRUE(t.append(parent, 12));  // blocks of 5, 5, 2
+  const int child = t.fork(parent);
+  t.truncate(child, 7);
+  EXPECT_EQ(t.cache.block_table(child).size(), 2u);
+  EXPECT_EQ(t.cache.pool().ref_count(t.cache.block_table(parent)[2]), 1);
+  ASSERT_TRUE(t.append(child, 9));
+  EXPECT_EQ(t.cache.block_table(child)[0], t.cache.block_table(parent)[0]);
+  EXPECT_NE(t.cache.block_table(child)[1], t.cache.block_table(parent)[1]);
+  expect_matches_reference(t.cache, t.reference);
+}
+
+TEST(PagedKvCache, ReserveThatCannotBeServedChangesNothing) {
+  CacheUnderTest t(KvType::kF32, 4, 3, 64);
+  const int parent = t.create();
+  ASSERT_TRUE(t.append(parent, 6));  // two blocks, the second shared after the fork
+  const int child = t.fork(parent);
+  // A copy and a new block, with one block free.
+  EXPECT_FALSE(t.append(child, 9));
+  EXPECT_EQ(t.cache.pool().n_free(), 1);
+  EXPECT_EQ(t.cache.block_table(child), t.cache.block_table(parent));
+  // The copy alone fits.
+  EXPECT_TRUE(t.append(child, 8));
+  const int other = t.create();
+  EXPECT_FALSE(t.append(other, 1));
+  EXPECT_TRUE(t.cache.block_table(other).empty());
+  expect_matches_reference(t.cache, t.reference);
+
+  for (int seq : {parent, child, other}) t.free(seq);
+  EXPECT_EQ(t.cache.pool().n_used(), 0);
+}
+
+// ---- sequences, errors, layout and sizes --------------------------------------
+
+TEST(PagedKvCache, SequenceIdsAreReusedAfterFree) {
+  PagedKvCache cache(kShape, KvType::kF16, 16, 4, 64);
+  EXPECT_EQ(cache.create_sequence(), 0);
+  EXPECT_EQ(cache.create_sequence(), 1);
+  EXPECT_EQ(cache.create_sequence(), 2);
+  cache.free_sequence(1);
+  EXPECT_FALSE(cache.has_sequence(1));
+  EXPECT_EQ(cache.create_sequence(), 1);
+  EXPECT_EQ(cache.length(1), 0);
+  EXPECT_TRUE(cache.block_table(1).empty());
+}
+
+TEST(PagedKvCache, MisuseThrows) {
+  PagedKvCache cache(kShape, KvType::kF16, 4, 4, 10);
+  const std::vector<float> row(kKvDim, 1.0f);
+  for (int unknown : {-1, 0, 7}) {
+    EXPECT_THROW(cache.length(unknown), Error);
+    EXPECT_THROW(cache.reserve(unknown, 1), Error);
+    EXPECT_THROW(cache.fork_sequence(unknown), Error);
+    EXPECT_THROW(cache.free_sequence(unknown), Error);
+    EXPECT_THROW(cache.block_table(unknown), Error);
+    EXPECT_THROW(cache.write(0, unknown, 0, row.data(), row.data()), Error);
+  }
+  const int seq = cache.create_sequence();
+  EXPECT_THROW(cache.reserve(seq, 11), Error);  // past max_seq_len
+  EXPECT_THROW(cache.reserve(seq, -1), Error);
+  ASSERT_TRUE(cache.reserve(seq, 5));           // two blocks: positions [0, 8) writable
+  EXPECT_NO_THROW(cache.write(1, seq, 7, row.data(), row.data()));
+  EXPECT_THROW(cache.write(0, seq, 8, row.data(), row.data()), Error);
+  EXPECT_THROW(cache.write(0, seq, -1, row.data(), row.data()), Error);
+  EXPECT_THROW(cache.write(2, seq, 0, row.data(), row.data()), Error);
+  EXPECT_THROW(cache.set_length(seq, 9), Error);
+  cache.set_length(seq, 3);
+  EXPECT_THROW(cache.truncate(seq, 4), Error);
+  EXPECT_THROW(cache.truncate(seq, -1), Error);
+  EXPECT_THROW(cache.key_block(4, 0, 0), Error);
+  EXPECT_THROW(cache.key_block(0, 2, 0), Error);
+  EXPECT_THROW(cache.value_block(0, 0, 2), Error);
+  EXPECT_THROW(cache.value_block(-1, 0, 0), Error);
+  cache.free_sequence(seq);
+  EXPECT_THROW(cache.free_sequence(seq), Error);
+  EXPECT_EQ(cache.pool().n_used(), 0);
+}
+
+TEST(PagedKvCache, RejectsInvalidConfigurations) {
+  EXPECT_THROW(PagedKvCache(kShape, KvType::kF16, 0, 4, 64), Error);
+  EXPECT_THROW(PagedKvCache(kShape, KvType::kF16, 16, 0, 64), Error);
+  EXPECT_THROW(PagedKvCache(kShape, KvType::kF16, 16, 4, 0), Error);
+  EXPECT_THROW(PagedKvCache(KvShape{0, 2, 64}, KvType::kF16, 16, 4, 64), Error);
+  EXPECT_THROW(PagedKvCache(KvShape{2, 2, 48}, KvType::kQ8_0, 16, 4, 64), Error);
+  EXPECT_NO_THROW(PagedKvCache(KvShape{2, 2, 48}, KvType::kF16, 16, 4, 64));
+}
+
+TEST(PagedKvCache, BlocksFollowTheDocumentedLayout) {
+  // Per block and layer: K then V, each [kv_head][block_size][head_dim].
+  constexpr KvShape shape{.n_layers = 2, .n_kv_heads = 3, .head_dim = 4};
+  constexpr int kBlockSize = 5;
+  PagedKvCache cache(shape, KvType::kF32, kBlockSize, 3, 64);
+  const size_t row = 4 * sizeof(float);
+  EXPECT_EQ(cache.row_bytes(), row);
+  const uint8_t* base = cache.key_block(0, 0, 0);
+  for (int block = 0; block < 3; ++block)
+    for (int layer = 0; layer < 2; ++layer)
+      for (int head = 0; head < 3; ++head) {
+        const size_t key_rows = ((block * 2 + layer) * 2 * 3 + head) * kBlockSize;
+        EXPECT_EQ(cache.key_block(block, layer, head) - base, key_rows * row);
+        EXPECT_EQ(cache.value_block(block, layer, head) - base, (key_rows + 3 * kBlockSize) * row);
+      }
+
+  const int seq = cache.create_sequence();
+  ASSERT_TRUE(cache.reserve(seq, 8));
+  std::vector<float> k(12), v(12);
+  for (int i = 0; i < 12; ++i) k[i] = static_cast<float>(i), v[i] = static_cast<float>(100 + i);
+  cache.write(1, seq, 7, k.data(), v.data());
+  const int block = cache.block_table(seq)[1];
+  float stored[4];
+  std::memcpy(stored, cache.key_block(block, 1, 2) + 2 * row, row);
+  EXPECT_EQ(stored[0], 8.0f);
+  EXPECT_EQ(stored[3], 11.0f);
+  std::memcpy(stored, cache.value_block(block, 1, 0) + 2 * row, row);
+  EXPECT_EQ(stored[0], 100.0f);
+}
+
+TEST(PagedKvCache, SizesPerTokenAndPool) {
+  const size_t heads_rows = 2 * kShape.n_layers * kShape.n_kv_heads;  // K and V rows per token
+  PagedKvCache f32(kShape, KvType::kF32, 16, 10, 64);
+  PagedKvCache f16(kShape, KvType::kF16, 16, 10, 64);
+  PagedKvCache q8(kShape, KvType::kQ8_0, 16, 10, 64);
+  EXPECT_EQ(f32.bytes_per_token(), heads_rows * 64 * 4);
+  EXPECT_EQ(f16.bytes_per_token(), heads_rows * 64 * 2);
+  EXPECT_EQ(q8.bytes_per_token(), heads_rows * 2 * 34);  // two Q8_0 blocks of 34 bytes per row
+  for (const PagedKvCache* cache : {&f32, &f16, &q8}) {
+    EXPECT_EQ(cache->bytes(), 10 * 16 * cache->bytes_per_token());
+    EXPECT_EQ(cache->capacity_tokens(), 160);
+  }
+}
+
+TEST(PagedKvCache, WithMemoryFitsWholeBlocksInTheBudget) {
+  const size_t block_bytes = 5 * PagedKvCache(kShape, KvType::kQ8_0, 5, 1, 64).bytes_per_token();
+  const PagedKvCache cache =
+      PagedKvCache::with_memory(kShape, KvType::kQ8_0, 5, 10 * block_bytes + block_bytes / 2, 64);
+  EXPECT_EQ(cache.pool().n_blocks(), 10);
+  EXPECT_LE(cache.bytes(), 10 * block_bytes + block_bytes / 2);
+  EXPECT_EQ(PagedKvCache::with_memory(kShape, KvType::kQ8_0, 5, block_bytes, 64).pool().n_blocks(), 1);
+  EXPECT_THROW(PagedKvCache::with_memory(kShape, KvType::kQ8_0, 5, block_bytes - 1, 64), Error);
+}
+
+TEST(PagedKvCache, KvTypeNames) {
+  for (KvType type : {KvType::kF32, KvType::kF16, KvType::kQ8_0})
+    EXPECT_EQ(kv_type_from_name(kv_type_name(type)), type);
+  EXPECT_EQ(kv_type_from_name("Q8_0"), KvType::kQ8_0);
+  EXPECT_EQ(kv_type_from_name("F16"), KvType::kF16);
+  EXPECT_FALSE(kv_type_from_name("bf16").has_value());
+  EXPECT_FALSE(kv_type_from_name("").has_value());
+}
+
 // ---- random operation sequences --------------------------------------------
 
 struct RandomCase {

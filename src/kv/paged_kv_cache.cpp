@@ -96,7 +96,7 @@ PagedKvCache::PagedKvCache(KvShape shape, KvType type, int block_size, int n_blo
       block_size_(block_size),
       max_seq_len_(max_seq_len),
       block_bytes_(checked_block_bytes(shape, type, block_size)),
-      pool_(std::max(n_blocks, 0)) {
+      pool_(std::max(n_blocks, 0)) {  // clamped so the message below is the one raised
   if (n_blocks <= 0) fail("KV cache: needs at least one block, not {}", n_blocks);
   if (max_seq_len <= 0) fail("KV cache: max sequence length must be positive, not {}", max_seq_len);
   storage_.resize(static_cast<size_t>(n_blocks) * block_bytes_);
@@ -183,9 +183,9 @@ void PagedKvCache::truncate(int seq, int n) {
   Sequence& s = sequence(seq);
   if (n < 0 || n > s.length)
     fail("KV cache: cannot truncate sequence {} of length {} to {}", seq, s.length, n);
-  const size_t n_kept = ceil_div(n, block_size_);
+  const size_t n_kept = ceil_div(n, block_size_);  // never more than held: n <= length
   for (size_t i = n_kept; i < s.blocks.size(); ++i) pool_.release(s.blocks[i]);
-  s.blocks.resize(std::min(n_kept, s.blocks.size()));
+  s.blocks.resize(n_kept);
   s.length = n;
 }
 

@@ -7,7 +7,7 @@
 //
 // Decode matrices rotate through copies totalling well past L3, so every call
 // streams its weights from memory as in a real model. Each figure is the best
-// of --reps timed runs (others may share the machine).
+// of --reps passes (others may share the machine).
 #include <fmt/format.h>
 #include <omp.h>
 
@@ -59,7 +59,9 @@ std::vector<uint8_t> random_weights(DType type, const Shape& s, int copies) {
   return data;
 }
 
-// Best seconds per matmul over reps runs, cycling through the copies.
+// Best seconds of one matmul over reps passes through the copies. Single calls
+// are timed, not averages: a call that loses its core to another process is
+// simply not the best.
 double time_matmul(DType type, const Shape& s, int copies, int reps) {
   const std::vector<uint8_t> data = random_weights(type, s, copies);
   const size_t matrix_bytes = row_bytes(type, s.cols) * s.rows;
@@ -70,12 +72,10 @@ double time_matmul(DType type, const Shape& s, int copies, int reps) {
   };
   for (int i = 0; i < copies; ++i) run(i);  // warm up: pages, scratch, thread pool
   double best = 1e30;
-  for (int r = 0; r < reps; ++r) {
-    // Several calls per sample so tiny decode calls are not lost in timer noise.
-    const int calls = copies;
+  for (int r = 0; r < reps * copies; ++r) {
     Timer timer;
-    for (int i = 0; i < calls; ++i) run(i);
-    best = std::min(best, timer.seconds() / calls);
+    run(r);
+    best = std::min(best, timer.seconds());
   }
   return best;
 }

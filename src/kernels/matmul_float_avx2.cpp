@@ -58,19 +58,23 @@ int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
 
 // ---- decode: a few tokens, weights streamed once -----------------------------
 
-// Rows in flight: 4 streams when the accumulators (rows x tokens) fit in the
-// 16 registers next to the token vectors, else 2.
+// Rows in flight: 8 independent accumulator chains hide the FMA latency and 8
+// streams keep enough misses outstanding; fewer rows when more tokens would
+// overflow the 16 registers.
 template <int T>
-constexpr int kDecodeRows = T <= 2 ? 4 : 2;
+constexpr int kDecodeRows = 8 / T;
 
 // acc[j][t] += row j (8 elements at i, n of them valid) * token t.
 template <class W, int T>
 inline void decode_step(const uint8_t* const* rows, const uint8_t* x, int64_t cols, int64_t i,
                         int64_t n, __m256 (&acc)[kDecodeRows<T>][T]) {
   __m256 xv[T];
+#pragma GCC unroll 16
   for (int t = 0; t < T; ++t) xv[t] = load_upto8<F32W>(x + 4 * t * cols, i, n);
+#pragma GCC unroll 16
   for (int j = 0; j < kDecodeRows<T>; ++j) {
     const __m256 wv = load_upto8<W>(rows[j], i, n);
+#pragma GCC unroll 16
     for (int t = 0; t < T; ++t) acc[j][t] = _mm256_fmadd_ps(wv, xv[t], acc[j][t]);
   }
 }
@@ -90,14 +94,20 @@ void decode(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_
   for (int64_t r = r0; r < r1; r += R) {
     // Past the last row, repeat it (already in cache) and drop the results.
     const uint8_t* rows[R];
+#pragma GCC unroll 16
     for (int j = 0; j < R; ++j) rows[j] = w.row(r + j < r1 ? r + j : r1 - 1);
     __m256 acc[R][T];
+#pragma GCC unroll 16
     for (int j = 0; j < R; ++j)
+#pragma GCC unroll 16
       for (int t = 0; t < T; ++t) acc[j][t] = _mm256_setzero_ps();
     for (int64_t i = 0; i < body; i += 8) decode_step<W, T>(rows, xb, cols, i, 8, acc);
     if (body < cols) decode_step<W, T>(rows, xb, cols, body, cols - body, acc);
-    for (int j = 0; j < R && r + j < r1; ++j)
-      for (int t = 0; t < T; ++t) y[t * ldy + r + j] = reduce_add(acc[j][t]);
+#pragma GCC unroll 16
+    for (int j = 0; j < R; ++j)
+#pragma GCC unroll 16
+      for (int t = 0; t < T; ++t)
+        if (r + j < r1) y[t * ldy + r + j] = reduce_add(acc[j][t]);
   }
 }
 

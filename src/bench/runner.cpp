@@ -40,8 +40,8 @@ std::vector<int32_t> random_tokens(int n, int vocab) {
   return tokens;
 }
 
-void run_once(LlamaModel& model, KvCache& kv, TestKind kind, const std::vector<int32_t>& tokens) {
-  kv.clear(0);
+void run_once(LlamaModel& model, PagedKvCache& kv, TestKind kind, const std::vector<int32_t>& tokens) {
+  kv.truncate(0, 0);
   if (kind == TestKind::kPrompt) {
     model.prefill(kv, 0, tokens);
   } else {
@@ -95,7 +95,7 @@ TestResult run_test(LlamaModel& model, const TestSpec& test, const std::function
   if (test.n_tokens < 1 || test.n_tokens > c.max_ctx)
     fail("test {} needs a context of {} tokens; the model's is {}", test.name(), test.n_tokens, c.max_ctx);
   if (test.reps < 1) fail("repetitions must be at least 1, not {}", test.reps);
-  KvCache kv = model.make_kv_cache(1, test.n_tokens);
+  PagedKvCache kv = model.make_kv_cache(1, test.n_tokens);
   const std::vector<int32_t> tokens = random_tokens(test.n_tokens, c.vocab_size);
   TestResult result;
   for (int rep = 0; rep <= test.reps; ++rep) {

@@ -33,7 +33,7 @@ struct RunArgs {
   bool mmap = false;  // weights used from the file mapping instead of read into memory
 };
 
-void print_stats(const LlamaModel& model, const KvCache& kv, double load_seconds,
+void print_stats(const LlamaModel& model, const PagedKvCache& kv, double load_seconds,
                  const GenerationStats& s) {
   const double prefill_tps = s.prompt_tokens / s.prefill_seconds;
   const double decode_tps = s.decode_steps ? s.decode_steps / s.decode_seconds : 0.0;
@@ -51,7 +51,7 @@ void print_stats(const LlamaModel& model, const KvCache& kv, double load_seconds
   fmt::print(stderr, "generated       : {:6d} tokens, {} decode steps in {:9.2f} ms, {:9.2f} tok/s\n",
              s.generated_tokens, s.decode_steps, s.decode_seconds * 1e3, decode_tps);
   fmt::print(stderr, "KV cache        : {:.2f} MiB ({} tokens x {} B/token)\n",
-             kv.bytes() / 1048576.0, kv.max_ctx(), kv.bytes_per_token());
+             kv.bytes() / 1048576.0, kv.max_seq_len(), kv.bytes_per_token());
   fmt::print(stderr, "decode bandwidth: {:.2f} GB/s ({:.2f} MB weights + {:.2f} MB KV per step)\n",
              step_bytes * decode_tps / 1e9, weight_bytes / 1e6, kv_bytes / 1e6);
 }
@@ -72,7 +72,7 @@ void run(const RunArgs& a) {
   ctx = std::min(ctx, c.max_ctx);
   if (static_cast<int>(prompt.size()) > ctx)
     fail("the prompt has {} tokens but the context holds {} (see --ctx-size)", prompt.size(), ctx);
-  KvCache kv = model->make_kv_cache(1, ctx);
+  PagedKvCache kv = model->make_kv_cache(1, ctx);
 
   GenerateOptions options;
   options.max_tokens = a.n_predict;

@@ -7,12 +7,12 @@
 
 namespace skiff {
 
-GenerationStats generate(LlamaModel& model, KvCache& kv, std::span<const int32_t> prompt,
+GenerationStats generate(LlamaModel& model, PagedKvCache& kv, std::span<const int32_t> prompt,
                          const GenerateOptions& options,
                          const std::function<bool(int32_t)>& on_token) {
   if (prompt.empty()) fail("the prompt is empty (no tokens)");
-  if (static_cast<int>(prompt.size()) > kv.max_ctx())
-    fail("the prompt has {} tokens but the context holds {}", prompt.size(), kv.max_ctx());
+  if (static_cast<int>(prompt.size()) > kv.max_seq_len())
+    fail("the prompt has {} tokens but the context holds {}", prompt.size(), kv.max_seq_len());
   if (kv.length(0) != 0) fail("generate: KV slot 0 is not empty");
   Sampler sampler(options.sampling, model.config().vocab_size);
   GenerationStats stats;
@@ -32,7 +32,7 @@ GenerationStats generate(LlamaModel& model, KvCache& kv, std::span<const int32_t
     }
     output.push_back(token);
     if (!on_token(token)) break;
-    if (static_cast<int>(output.size()) == options.max_tokens || kv.length(0) == kv.max_ctx()) break;
+    if (static_cast<int>(output.size()) == options.max_tokens || kv.length(0) == kv.max_seq_len()) break;
     if (stats.decode_steps == 0) decode_timer.reset();
     logits = model.decode(kv, 0, token);
     ++stats.decode_steps;

@@ -20,8 +20,12 @@ LlamaModel::LlamaModel(ModelConfig config, LlamaWeights weights)
                    rope_freq_.data());
 }
 
-KvCache LlamaModel::make_kv_cache(int n_slots, int max_ctx) const {
-  return KvCache(config_.n_layers, config_.n_kv_heads, config_.head_dim, n_slots, max_ctx);
+PagedKvCache LlamaModel::make_kv_cache(int n_seqs, int max_ctx, KvType type, int block_size) const {
+  const int blocks_per_seq = (max_ctx + block_size - 1) / block_size;
+  PagedKvCache kv({config_.n_layers, config_.n_kv_heads, config_.head_dim}, type, block_size,
+                  n_seqs * blocks_per_seq, max_ctx);
+  for (int i = 0; i < n_seqs; ++i) kv.create_sequence();
+  return kv;
 }
 
 void LlamaModel::reserve(int n_tokens) {
@@ -45,19 +49,19 @@ void LlamaModel::reserve(int n_tokens) {
   }
 }
 
-void LlamaModel::check_batch(const Batch& batch, const KvCache& kv) const {
+void LlamaModel::check_batch(const Batch& batch, const PagedKvCache& kv) const {
   size_t n = 0;
   for (const BatchSeq& s : batch.seqs) {
-    if (s.slot < 0 || s.slot >= kv.n_slots()) fail("batch: KV slot {} does not exist", s.slot);
+    if (!kv.has_sequence(s.slot)) fail("batch: KV sequence {} does not exist", s.slot);
     if (s.first_pos != kv.length(s.slot))
       fail("batch: sequence in slot {} starts at {} but has {} cached tokens", s.slot,
            s.first_pos, kv.length(s.slot));
     if (s.n_new <= 0 || s.n_logits < 0 || s.n_logits > s.n_new)
       fail("batch: sequence in slot {} has {} new tokens and {} logits", s.slot, s.n_new,
            s.n_logits);
-    if (s.first_pos + s.n_new > kv.max_ctx())
+    if (s.first_pos + s.n_new > kv.max_seq_len())
       fail("context full: {} tokens do not fit the context of {}", s.first_pos + s.n_new,
-           kv.max_ctx());
+           kv.max_seq_len());
     n += s.n_new;
   }
   if (n != batch.tokens.size()) fail("batch: {} tokens but sequences claim {}", batch.tokens.size(), n);
@@ -65,10 +69,14 @@ void LlamaModel::check_batch(const Batch& batch, const KvCache& kv) const {
     if (tok < 0 || tok >= config_.vocab_size) fail("token id {} is outside the vocabulary", tok);
 }
 
-void LlamaModel::forward(const Batch& batch, KvCache& kv, float* logits) {
+void LlamaModel::forward(const Batch& batch, PagedKvCache& kv, float* logits) {
   check_batch(batch, kv);
   const ModelConfig& c = config_;
   const int n_tokens = static_cast<int>(batch.tokens.size());
+  for (const BatchSeq& s : batch.seqs)
+    if (!kv.reserve(s.slot, s.first_pos + s.n_new))
+      fail("out of KV cache blocks: {} tokens of sequence {} do not fit ({} of {} blocks free)",
+           s.first_pos + s.n_new, s.slot, kv.pool().n_free(), kv.pool().n_blocks());
   reserve(n_tokens);
   for (int i = 0, t = 0; i < static_cast<int>(batch.seqs.size()); ++i)
     for (int j = 0; j < batch.seqs[i].n_new; ++j, ++t) {
@@ -79,61 +87,13 @@ void LlamaModel::forward(const Batch& batch, KvCache& kv, float* logits) {
   for (int t = 0; t < n_tokens; ++t)
     matrix_row(weights_.token_embedding, batch.tokens[t], s_.x.data() + static_cast<size_t>(t) * c.dim);
 
+  plan_attention(batch, kv);
   for (int l = 0; l < c.n_layers; ++l) {
     attention_layer(batch, kv, l);
     ffn_layer(l, n_tokens);
   }
   for (const BatchSeq& s : batch.seqs) kv.set_length(s.slot, s.first_pos + s.n_new);
   output_head(batch, logits);
-}
-
-void LlamaModel::attention_layer(const Batch& batch, KvCache& kv, int l) {
-  const ModelConfig& c = config_;
-  const LayerWeights& L = weights_.layers[l];
-  const int n_tokens = static_cast<int>(batch.tokens.size());
-  for (int t = 0; t < n_tokens; ++t)
-    rmsnorm(&s_.x[t * c.dim], L.attn_norm.data(), c.dim, c.norm_eps, &s_.xb[t * c.dim]);
-  matmul(L.wq, s_.xb.data(), n_tokens, s_.q.data());
-  matmul(L.wk, s_.xb.data(), n_tokens, s_.k.data());
-  matmul(L.wv, s_.xb.data(), n_tokens, s_.v.data());
-
-  // Rotate q and k, then append k and v to each sequence's cache slot.
-  for (int t = 0; t < n_tokens; ++t) {
-    const int slot = batch.seqs[s_.token_seq[t]].slot, pos = s_.token_pos[t];
-    rope(&s_.q[t * c.q_dim()], c.n_heads, c.head_dim, c.rope_dim, rope_freq_.data(), pos, c.rope_style);
-    rope(&s_.k[t * c.kv_dim()], c.n_kv_heads, c.head_dim, c.rope_dim, rope_freq_.data(), pos, c.rope_style);
-    kv.write(l, slot, pos, &s_.k[t * c.kv_dim()], &s_.v[t * c.kv_dim()]);
-  }
-
-  // Attention work items: one per (sequence, KV head, tile of query tokens);
-  // the query heads of a KV head share each K/V load (grouped-query attention).
-  const int group = c.n_heads / c.n_kv_heads;
-  const int tile = std::max(1, kAttentionMaxRows / group);
-  s_.attention_items.clear();
-  for (int i = 0, t0 = 0; i < static_cast<int>(batch.seqs.size()); t0 += batch.seqs[i++].n_new)
-    for (int j = 0; j < batch.seqs[i].n_new; j += tile)
-      for (int g = 0; g < c.n_kv_heads; ++g)
-        s_.attention_items.push_back({i, t0 + j, std::min(tile, batch.seqs[i].n_new - j), g});
-  const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
-  const int n_items = static_cast<int>(s_.attention_items.size());
-  const int64_t work = int64_t{n_tokens} * c.n_heads * (s_.token_pos[n_tokens - 1] + 1) * c.head_dim;
-#pragma omp parallel for schedule(dynamic, 1) if (work >= (int64_t{1} << 16))
-  for (int w = 0; w < n_items; ++w) {
-    const AttentionItem& item = s_.attention_items[w];
-    const BatchSeq& s = batch.seqs[item.seq];
-    const int64_t head_offset = int64_t{item.kv_head} * group * c.head_dim;
-    AttentionQueries queries{&s_.q[item.first_token * c.q_dim() + head_offset], c.q_dim(),
-                             &s_.att[item.first_token * c.q_dim() + head_offset], c.q_dim(),
-                             item.n_tokens, group, s_.token_pos[item.first_token]};
-    // The slot's positions are one contiguous run: a single block.
-    const int block = 0;
-    const auto* k = reinterpret_cast<const uint8_t*>(kv.keys(l, s.slot, item.kv_head));
-    const auto* v = reinterpret_cast<const uint8_t*>(kv.values(l, s.slot, item.kv_head));
-    const KvBlocks blocks{&block, k, v, 0, kv.max_ctx(), s.first_pos + s.n_new, KvElement::kF32};
-    flash_attention(queries, blocks, c.head_dim, scale);
-  }
-  matmul(L.wo, s_.att.data(), n_tokens, s_.proj.data());
-  add(s_.x.data(), s_.proj.data(), int64_t{n_tokens} * c.dim);
 }
 
 void LlamaModel::ffn_layer(int l, int n_tokens) {
@@ -161,7 +121,7 @@ void LlamaModel::output_head(const Batch& batch, float* logits) {
   matmul(weights_.output, s_.xb.data(), n_out, logits);
 }
 
-std::vector<float> LlamaModel::prefill(KvCache& kv, int slot, std::span<const int32_t> tokens) {
+std::vector<float> LlamaModel::prefill(PagedKvCache& kv, int slot, std::span<const int32_t> tokens) {
   Batch batch;
   batch.tokens.assign(tokens.begin(), tokens.end());
   batch.seqs.push_back({slot, kv.length(slot), static_cast<int>(tokens.size()), 1});
@@ -170,7 +130,7 @@ std::vector<float> LlamaModel::prefill(KvCache& kv, int slot, std::span<const in
   return logits;
 }
 
-std::vector<float> LlamaModel::decode(KvCache& kv, int slot, int32_t token) {
+std::vector<float> LlamaModel::decode(PagedKvCache& kv, int slot, int32_t token) {
   return prefill(kv, slot, std::span<const int32_t>(&token, 1));
 }
 

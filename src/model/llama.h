@@ -5,7 +5,7 @@
 #include <span>
 #include <vector>
 
-#include "kv/kv_cache.h"
+#include "kv/paged_kv_cache.h"
 #include "model/batch.h"
 #include "model/config.h"
 #include "model/weights.h"
@@ -19,22 +19,26 @@ class LlamaModel {
   const ModelConfig& config() const { return config_; }
   const LlamaWeights& weights() const { return weights_; }
 
-  // A KV cache shaped for this model: n_slots sequences of up to max_ctx tokens.
-  KvCache make_kv_cache(int n_slots, int max_ctx) const;
+  // A paged KV cache shaped for this model with blocks for n_seqs sequences
+  // of up to max_ctx tokens, and those sequences created (ids 0..n_seqs-1).
+  PagedKvCache make_kv_cache(int n_seqs, int max_ctx, KvType type = KvType::kF16,
+                             int block_size = 16) const;
 
   // Runs every new token of the batch through the model, appending their K/V
   // to each sequence's slot, and writes logits for the last n_logits tokens of
   // each sequence, in batch order, to logits [batch.n_logits(), vocab].
-  void forward(const Batch& batch, KvCache& kv, float* logits);
+  void forward(const Batch& batch, PagedKvCache& kv, float* logits);
 
   // One sequence: the whole prompt as one batch; returns the last token's logits.
-  std::vector<float> prefill(KvCache& kv, int slot, std::span<const int32_t> tokens);
+  std::vector<float> prefill(PagedKvCache& kv, int slot, std::span<const int32_t> tokens);
   // One sequence, one new token.
-  std::vector<float> decode(KvCache& kv, int slot, int32_t token);
+  std::vector<float> decode(PagedKvCache& kv, int slot, int32_t token);
 
  private:
-  void check_batch(const Batch& batch, const KvCache& kv) const;
-  void attention_layer(const Batch& batch, KvCache& kv, int layer);
+  void check_batch(const Batch& batch, const PagedKvCache& kv) const;
+  void plan_attention(const Batch& batch, const PagedKvCache& kv);
+  void attention_layer(const Batch& batch, PagedKvCache& kv, int layer);
+  void attend(const Batch& batch, const PagedKvCache& kv, int layer);
   void ffn_layer(int layer, int n_tokens);
   void output_head(const Batch& batch, float* logits);
   void reserve(int n_tokens);
@@ -43,11 +47,19 @@ class LlamaModel {
   LlamaWeights weights_;
   std::vector<float> rope_freq_;  // [rope_dim / 2]
 
+  // One unit of attention work: some query tokens of one sequence and KV head
+  // against a range of its cached positions.
   struct AttentionItem {
     int seq;          // index in the batch
     int first_token;  // first of its query tokens, in batch order
     int n_tokens;
     int kv_head;
+    int pos_begin;    // the cached positions it reads
+    int pos_end;
+  };
+  struct AttentionGroup {
+    int first_item;   // items [first_item, last_item) split one query tile's context
+    int last_item;
   };
   // Scratch reused across steps, grown to the largest batch seen.
   struct Scratch {
@@ -62,7 +74,9 @@ class LlamaModel {
     std::vector<float> up;      // [n_tokens, ffn_dim]
     std::vector<int> token_seq; // which batch sequence each token belongs to [n_tokens]
     std::vector<int> token_pos; // each token's position in its sequence [n_tokens]
-    std::vector<AttentionItem> attention_items;
+    std::vector<AttentionItem> attention_items;    // planned once per forward pass
+    std::vector<AttentionGroup> attention_groups;
+    std::vector<float> partials;  // per item [kAttentionMaxRows][head_dim + 2]
   } s_;
 };
 

@@ -22,7 +22,7 @@ constexpr int32_t kBos = 1;
 
 std::vector<int32_t> greedy_tokens(const std::string& path) {
   auto model = load_model(path);
-  KvCache kv = model->make_kv_cache(1, kSteps + 1);
+  PagedKvCache kv = model->make_kv_cache(1, kSteps + 1, KvType::kF32);
   std::vector<int32_t> tokens;
   std::vector<float> logits = model->prefill(kv, 0, std::vector<int32_t>{kBos});
   for (int i = 0; i < kSteps; ++i) {

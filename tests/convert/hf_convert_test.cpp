@@ -24,7 +24,7 @@ const std::string kStoriesGguf = kModels + "/derived/stories260K-f32.gguf";
 // Logits after each of a few decode steps that follow a prefilled prompt.
 std::vector<float> logits_trace(const std::string& path) {
   auto model = load_model(path);
-  KvCache kv = model->make_kv_cache(1, 64);
+  PagedKvCache kv = model->make_kv_cache(1, 64, KvType::kF32);
   std::vector<float> trace = model->prefill(kv, 0, std::vector<int32_t>{1, 403, 407, 261, 378, 429});
   for (int32_t t : {68, 259, 13, 288}) {
     const std::vector<float> step = model->decode(kv, 0, t);

@@ -31,7 +31,7 @@ std::string temp_path(const std::string& name) {
 
 // Logits of the prompt's last token, then of one decode step after it.
 std::vector<float> prompt_logits(LlamaModel& model) {
-  KvCache kv = model.make_kv_cache(1, 64);
+  PagedKvCache kv = model.make_kv_cache(1, 64, KvType::kF32);
   std::vector<float> logits = model.prefill(kv, 0, kPrompt);
   const std::vector<float> next = model.decode(kv, 0, 42);
   logits.insert(logits.end(), next.begin(), next.end());

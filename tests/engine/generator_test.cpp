@@ -20,7 +20,7 @@ std::vector<int32_t> golden_ids() {
 
 TEST(Generate, GreedyFromBosMatchesGolden) {
   auto model = load_model(kModels + "/derived/stories260K-f32.gguf");
-  KvCache kv = model->make_kv_cache(1, 512);
+  PagedKvCache kv = model->make_kv_cache(1, 512, KvType::kF32);
   GenerateOptions options;
   options.max_tokens = 256;
   options.sampling.temperature = 0;
@@ -43,7 +43,7 @@ TEST(Generate, StopsAtEndTokenAndCallback) {
   options.sampling.temperature = 0;
   options.is_end_token = [&](int32_t t) { return t == ids[5]; };
   std::vector<int32_t> out;
-  KvCache kv = model->make_kv_cache(1, 64);
+  PagedKvCache kv = model->make_kv_cache(1, 64, KvType::kF32);
   GenerationStats stats = generate(*model, kv, prompt, options, [&](int32_t t) {
     out.push_back(t);
     return true;
@@ -51,7 +51,7 @@ TEST(Generate, StopsAtEndTokenAndCallback) {
   EXPECT_TRUE(stats.stopped_at_end_token);
   EXPECT_EQ(out, std::vector<int32_t>(ids.begin(), ids.begin() + 5));
 
-  KvCache kv2 = model->make_kv_cache(1, 64);
+  PagedKvCache kv2 = model->make_kv_cache(1, 64, KvType::kF32);
   options.is_end_token = nullptr;
   out.clear();
   generate(*model, kv2, prompt, options, [&](int32_t t) {
@@ -68,7 +68,7 @@ TEST(Generate, SeededSamplingIsReproducible) {
     options.max_tokens = 40;
     options.sampling.temperature = 1.0f;
     options.sampling.seed = seed;
-    KvCache kv = model->make_kv_cache(1, 64);
+    PagedKvCache kv = model->make_kv_cache(1, 64, KvType::kF32);
     std::vector<int32_t> out;
     const std::vector<int32_t> prompt = {1};
     generate(*model, kv, prompt, options, [&](int32_t t) {
@@ -83,7 +83,7 @@ TEST(Generate, SeededSamplingIsReproducible) {
 
 TEST(Generate, PromptLongerThanContextIsAnError) {
   auto model = load_model(kModels + "/derived/stories260K-f32.gguf");
-  KvCache kv = model->make_kv_cache(1, 4);
+  PagedKvCache kv = model->make_kv_cache(1, 4, KvType::kF32);
   const std::vector<int32_t> prompt = {1, 2, 3, 4, 5};
   EXPECT_THROW(generate(*model, kv, prompt, GenerateOptions{}, [](int32_t) { return true; }), Error);
 }

@@ -30,7 +30,7 @@ void check_greedy(const std::string& model_path, const std::string& golden_name)
   const auto ids = golden["greedy_ids"].get<std::vector<int>>();
   const auto first_logits = golden["logits_first8_steps"].get<std::vector<std::vector<double>>>();
   auto model = load_model(model_path);
-  KvCache kv = model->make_kv_cache(1, static_cast<int>(ids.size()) + 1);
+  PagedKvCache kv = model->make_kv_cache(1, static_cast<int>(ids.size()) + 1, KvType::kF32);
   int32_t token = golden["prompt_ids"][0].get<int>();
   for (size_t step = 0; step < ids.size(); ++step) {
     const std::vector<float> logits = model->decode(kv, 0, token);
@@ -79,7 +79,7 @@ TEST(Golden, PrefillMatchesStepwiseDecode) {
   ids.insert(ids.begin(), 1);
   ids.resize(40);
   auto model = load_model(kModels + "/derived/stories260K-f32.gguf");
-  KvCache batched = model->make_kv_cache(1, 64), stepwise = model->make_kv_cache(1, 64);
+  PagedKvCache batched = model->make_kv_cache(1, 64, KvType::kF32), stepwise = model->make_kv_cache(1, 64, KvType::kF32);
   const std::vector<float> a = model->prefill(batched, 0, ids);
   std::vector<float> b;
   for (int32_t t : ids) b = model->decode(stepwise, 0, t);
@@ -91,16 +91,16 @@ TEST(Golden, PrefillMatchesStepwiseDecode) {
 TEST(Golden, RaggedBatchMatchesSeparateRuns) {
   auto model = load_model(kModels + "/derived/stories260K-f32.gguf");
   const std::vector<int32_t> p1 = {1, 403, 407, 261, 378}, p2 = {1, 300, 301};
-  KvCache kv = model->make_kv_cache(2, 32);
+  PagedKvCache kv = model->make_kv_cache(2, 32, KvType::kF32);
   Batch batch;
   batch.tokens = p1;
   batch.tokens.insert(batch.tokens.end(), p2.begin(), p2.end());
   batch.seqs = {{0, 0, 5, 2}, {1, 0, 3, 1}};
   std::vector<float> logits(3 * 512);
   model->forward(batch, kv, logits.data());
-  KvCache alone = model->make_kv_cache(1, 32);
+  PagedKvCache alone = model->make_kv_cache(1, 32, KvType::kF32);
   const std::vector<float> l1 = model->prefill(alone, 0, p1);
-  alone.clear(0);
+  alone.truncate(0, 0);
   const std::vector<float> l2 = model->prefill(alone, 0, p2);
   for (int i = 0; i < 512; ++i) {
     ASSERT_NEAR(logits[512 + i], l1[i], 1e-5);
@@ -110,7 +110,7 @@ TEST(Golden, RaggedBatchMatchesSeparateRuns) {
 
 TEST(Golden, RejectsBadBatches) {
   auto model = load_model(kModels + "/derived/stories260K-f32.gguf");
-  KvCache kv = model->make_kv_cache(1, 4);
+  PagedKvCache kv = model->make_kv_cache(1, 4, KvType::kF32);
   std::vector<float> logits(512);
   Batch too_long{{1, 2, 3, 4, 5}, {{0, 0, 5, 1}}};
   EXPECT_THROW(model->forward(too_long, kv, logits.data()), Error);

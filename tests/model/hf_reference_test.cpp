@@ -53,7 +53,7 @@ Reference read_reference(const fs::path& dir) {
 // All positions' logits [n_tokens, vocab] from one batched forward pass.
 std::vector<float> batched_logits(LlamaModel& model, const std::vector<int32_t>& ids) {
   const int n = static_cast<int>(ids.size());
-  KvCache kv = model.make_kv_cache(1, n);
+  PagedKvCache kv = model.make_kv_cache(1, n, KvType::kF32);
   Batch batch;
   batch.tokens = ids;
   batch.seqs = {{0, 0, n, n}};
@@ -98,12 +98,12 @@ TEST_P(HfReference, BatchedPrefillMatchesTransformers) {
 
   // The usual shape: logits for only the last few rows, and prefill's last row.
   const int n_out = static_cast<int>(ref.logit_positions.size());
-  KvCache kv = model->make_kv_cache(1, n);
+  PagedKvCache kv = model->make_kv_cache(1, n, KvType::kF32);
   Batch batch{ref.ids, {{0, 0, n, n_out}}};
   std::vector<float> tail(static_cast<size_t>(n_out) * vocab);
   model->forward(batch, kv, tail.data());
   EXPECT_LE(max_diff(ref, vocab, [&](int pos) { return &tail[(pos - (n - n_out)) * vocab]; }), kTol);
-  kv.clear(0);
+  kv.truncate(0, 0);
   const std::vector<float> last = model->prefill(kv, 0, ref.ids);
   for (int i = 0; i < vocab; ++i) ASSERT_NEAR(last[i], ref.logits.back()[i], kTol) << i;
 }
@@ -114,7 +114,7 @@ TEST_P(HfReference, StepwiseDecodeMatchesTransformers) {
   auto model = load_model(dir.string());
   const int vocab = model->config().vocab_size;
   const int n = static_cast<int>(ref.ids.size());
-  KvCache kv = model->make_kv_cache(1, n);
+  PagedKvCache kv = model->make_kv_cache(1, n, KvType::kF32);
   std::vector<float> all(static_cast<size_t>(n) * vocab);
   for (int p = 0; p < n; ++p) {
     const std::vector<float> row = model->decode(kv, 0, ref.ids[p]);

@@ -39,7 +39,7 @@ fs::path fresh_dir(const std::string& name) {
 
 std::vector<float> logits_after(const std::string& path, const std::vector<int32_t>& prompt) {
   auto model = load_model(path);
-  KvCache kv = model->make_kv_cache(1, 32);
+  PagedKvCache kv = model->make_kv_cache(1, 32, KvType::kF32);
   return model->prefill(kv, 0, prompt);
 }
 

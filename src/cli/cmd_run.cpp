@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "base/byte_size.h"
 #include "base/error.h"
 #include "base/timer.h"
 #include "cli/commands.h"
@@ -31,6 +32,9 @@ struct RunArgs {
   float presence_penalty = 0.0f;
   int64_t seed = -1;  // -1: random
   bool mmap = false;  // weights used from the file mapping instead of read into memory
+  std::string kv_type = "f16";
+  std::string kv_mem;   // empty: blocks for exactly the context
+  int block_size = 16;
 };
 
 void print_stats(const LlamaModel& model, const PagedKvCache& kv, double load_seconds,
@@ -50,8 +54,13 @@ void print_stats(const LlamaModel& model, const PagedKvCache& kv, double load_se
   fmt::print(stderr, "first token     : {:9.2f} ms\n", s.first_token_seconds * 1e3);
   fmt::print(stderr, "generated       : {:6d} tokens, {} decode steps in {:9.2f} ms, {:9.2f} tok/s\n",
              s.generated_tokens, s.decode_steps, s.decode_seconds * 1e3, decode_tps);
-  fmt::print(stderr, "KV cache        : {:.2f} MiB ({} tokens x {} B/token)\n",
-             kv.bytes() / 1048576.0, kv.max_seq_len(), kv.bytes_per_token());
+  const KvShape shape = kv.shape();
+  fmt::print(stderr, "KV cache        : {} B/token (2 x {} layers x {} KV heads x {} B per {}-dim {} row)\n",
+             kv.bytes_per_token(), shape.n_layers, shape.n_kv_heads, kv.row_bytes(),
+             shape.head_dim, kv_type_name(kv.type()));
+  fmt::print(stderr, "KV pool         : {:.2f} MiB, {} tokens ({} blocks of {}), {} blocks in use at the end\n",
+             kv.bytes() / 1048576.0, kv.capacity_tokens(), kv.pool().n_blocks(), kv.block_size(),
+             kv.pool().n_used());
   fmt::print(stderr, "decode bandwidth: {:.2f} GB/s ({:.2f} MB weights + {:.2f} MB KV per step)\n",
              step_bytes * decode_tps / 1e9, weight_bytes / 1e6, kv_bytes / 1e6);
 }
@@ -72,7 +81,13 @@ void run(const RunArgs& a) {
   ctx = std::min(ctx, c.max_ctx);
   if (static_cast<int>(prompt.size()) > ctx)
     fail("the prompt has {} tokens but the context holds {} (see --ctx-size)", prompt.size(), ctx);
-  PagedKvCache kv = model->make_kv_cache(1, ctx);
+  const auto kv_type = kv_type_from_name(a.kv_type);
+  if (!kv_type) fail("--kv-type {} is not one of f32, f16, q8_0", a.kv_type);
+  PagedKvCache kv = a.kv_mem.empty()
+                        ? model->make_kv_cache(1, ctx, *kv_type, a.block_size)
+                        : PagedKvCache::with_memory({c.n_layers, c.n_kv_heads, c.head_dim}, *kv_type,
+                                                    a.block_size, parse_byte_size(a.kv_mem), ctx);
+  if (!a.kv_mem.empty()) kv.create_sequence();
 
   GenerateOptions options;
   options.max_tokens = a.n_predict;
@@ -121,6 +136,9 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--frequency-penalty", args->frequency_penalty, "frequency penalty (0: off)")->capture_default_str();
   cmd->add_option("--presence-penalty", args->presence_penalty, "presence penalty (0: off)")->capture_default_str();
   cmd->add_option("-s,--seed", args->seed, "random seed (-1: random)")->capture_default_str();
+  cmd->add_option("--kv-type", args->kv_type, "KV cache element type: f16, f32, q8_0")->capture_default_str();
+  cmd->add_option("--kv-mem", args->kv_mem, "KV pool size: bytes, 512M, 2G or a % of available memory (default: the context)");
+  cmd->add_option("--block-size", args->block_size, "tokens per KV block")->capture_default_str()->check(CLI::Range(1, 4096));
   cmd->add_flag("--mmap", args->mmap, "use weights from a file mapping (faster start) instead of reading them into huge-page memory");
   cmd->callback([args] { run(*args); });
 }

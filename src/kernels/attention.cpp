@@ -26,8 +26,6 @@ void flash_attention_partial(const AttentionQueries& queries, const KvBlocks& kv
   if (queries.n_q * queries.group > kAttentionMaxRows || head_dim > kAttentionMaxHeadDim)
     fail("flash attention: {} query rows / head dim {} exceed the kernel's tile",
          queries.n_q * queries.group, head_dim);
-  if (kv.element == KvElement::kQ8_0 && head_dim % 32 != 0)
-    fail("flash attention: Q8_0 KV needs a head dim divisible by 32, not {}", head_dim);
   switch (active_isa()) {
     case Isa::kAvx512:
       return avx512::flash_attention_partial(queries, kv, pos_begin, pos_end, head_dim, scale, out);

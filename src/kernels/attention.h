@@ -26,7 +26,7 @@ struct AttentionQueries {
 enum class KvElement {
   kF32,
   kF16,
-  kQ8_0,  // head_dim/32 blocks of {fp16 scale, 32 int8} (ggml's Q8_0)
+  kQ8_0,  // int8 groups with fp16 scales, see kv_row.h
 };
 
 // One KV head's keys and values, block by block: position p lives in block

@@ -2,6 +2,7 @@
 #include <immintrin.h>
 
 #include "kernels/attention.h"
+#include "kernels/kv_row.h"
 #include "kernels/scratch.h"
 
 namespace skiff::avx2 {

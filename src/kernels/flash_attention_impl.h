@@ -3,7 +3,7 @@
 // per-ISA namespace, so each copy is compiled with its own flags and the
 // copies cannot be merged by the linker. No STL here (see CMakeLists.txt).
 // Expects skiff::AttentionQueries, KvBlocks, AttentionPartial and
-// kernel_scratch declared, and <immintrin.h> included (for F16C).
+// kernel_scratch declared, and <immintrin.h> and kernels/kv_row.h included.
 
 #include "kernels/vec_math.h"
 
@@ -46,15 +46,17 @@ inline void load_row(const unsigned char* src, skiff::KvElement element, int hea
       for (int d = 0; d < head_dim; ++d) dst[d] = half_to_float(s[d]);
       break;
     }
-    case skiff::KvElement::kQ8_0:
-      for (int b = 0; b < head_dim / 32; ++b) {
-        const unsigned char* block = src + b * 34;
+    case skiff::KvElement::kQ8_0: {
+      const int group = skiff::kv_q8_group(head_dim);
+      for (int b = 0; b < head_dim / group; ++b) {
+        const unsigned char* block = src + b * (2 + group);
         const float scale = half_to_float(static_cast<unsigned short>(block[0] | (block[1] << 8)));
         const signed char* q = reinterpret_cast<const signed char*>(block + 2);
 #pragma omp simd
-        for (int i = 0; i < 32; ++i) dst[b * 32 + i] = scale * q[i];
+        for (int i = 0; i < group; ++i) dst[b * group + i] = scale * q[i];
       }
       break;
+    }
   }
 }
 
@@ -62,7 +64,7 @@ inline unsigned long row_bytes(skiff::KvElement element, int head_dim) {
   switch (element) {
     case skiff::KvElement::kF32: return 4ul * head_dim;
     case skiff::KvElement::kF16: return 2ul * head_dim;
-    case skiff::KvElement::kQ8_0: return 34ul * (head_dim / 32);
+    case skiff::KvElement::kQ8_0: return skiff::kv_q8_row_bytes(head_dim);
   }
   return 0;
 }

@@ -8,7 +8,7 @@
 
 #include "base/error.h"
 #include "kernels/fp16.h"
-#include "kernels/quant.h"
+#include "kernels/kv_row.h"
 
 namespace skiff {
 namespace {
@@ -19,7 +19,7 @@ size_t kv_row_bytes(KvType type, int head_dim) {
   switch (type) {
     case KvType::kF32: return static_cast<size_t>(head_dim) * sizeof(float);
     case KvType::kF16: return static_cast<size_t>(head_dim) * sizeof(uint16_t);
-    case KvType::kQ8_0: return row_bytes(DType::Q8_0, head_dim);
+    case KvType::kQ8_0: return kv_q8_row_bytes(head_dim);
   }
   fail("KV cache: unknown element type {}", static_cast<int>(type));
 }
@@ -29,8 +29,6 @@ size_t checked_block_bytes(KvShape shape, KvType type, int block_size) {
   if (shape.n_layers <= 0 || shape.n_kv_heads <= 0 || shape.head_dim <= 0)
     fail("KV cache: invalid shape ({} layers, {} KV heads, head dim {})", shape.n_layers,
          shape.n_kv_heads, shape.head_dim);
-  if (type == KvType::kQ8_0 && shape.head_dim % 32 != 0)
-    fail("KV cache: q8_0 needs a head dim that is a multiple of 32, not {}", shape.head_dim);
   if (block_size <= 0) fail("KV cache: block size must be positive, not {}", block_size);
   return 2 * static_cast<size_t>(shape.n_layers) * shape.n_kv_heads * block_size *
          kv_row_bytes(type, shape.head_dim);
@@ -48,7 +46,7 @@ void store_row(KvType type, const float* src, int n, uint8_t* dst) {
       }
       return;
     case KvType::kQ8_0:
-      quantize_row(DType::Q8_0, src, dst, n);
+      quantize_kv_q8_row(src, n, dst);
       return;
   }
 }

@@ -21,12 +21,12 @@ std::optional<KvType> kv_type_from_name(std::string_view name);  // case-insensi
 struct KvShape {
   int n_layers = 0;
   int n_kv_heads = 0;
-  int head_dim = 0;  // a multiple of 32 for kQ8_0
+  int head_dim = 0;
 };
 
 // Block storage layout, per block and layer: K then V, each
-// [kv_head][block_size][head_dim] elements of the KvType (for kQ8_0, each
-// head_dim row is head_dim/32 blocks of {fp16 scale, 32 int8}, ggml's Q8_0),
+// [kv_head][block_size][head_dim] elements of the KvType (for kQ8_0, int8
+// groups with fp16 scales as kernels/kv_row.h defines them),
 // so one head's keys in one block are contiguous.
 class PagedKvCache {
  public:

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <cmath>
 #include <numeric>
 #include <random>
@@ -14,6 +15,7 @@
 #include "kernels/dtype.h"
 #include "kernels/fp16.h"
 #include "kernels/isa.h"
+#include "kernels/kv_row.h"
 #include "kernels/quant.h"
 
 namespace skiff {
@@ -32,8 +34,16 @@ struct Case {
   KvElement element;
 };
 
-DType dtype_of(KvElement e) {
-  return e == KvElement::kF32 ? DType::F32 : e == KvElement::kF16 ? DType::F16 : DType::Q8_0;
+DType dtype_of(KvElement e) { return e == KvElement::kF32 ? DType::F32 : DType::F16; }
+
+// Reads a row in the documented int8 layout (kv_row.h), independently of the kernel.
+void decode_q8_row(const uint8_t* row, int head_dim, float* out) {
+  const int group = kv_q8_group(head_dim);
+  for (int g = 0; g < head_dim / group; ++g, row += 2 + group) {
+    uint16_t scale;
+    std::memcpy(&scale, row, 2);
+    for (int i = 0; i < group; ++i) out[g * group + i] = fp16_to_f32(scale) * static_cast<int8_t>(row[2 + i]);
+  }
 }
 
 // K/V of one head in a shuffled pool of blocks, plus the values as stored
@@ -52,7 +62,8 @@ struct PagedHead {
 PagedHead make_head(const Case& c, int n_ctx, std::mt19937& rng) {
   std::normal_distribution<float> normal(0.0f, 1.0f);
   PagedHead h;
-  const size_t row = row_bytes(dtype_of(c.element), c.head_dim);
+  const size_t row = c.element == KvElement::kQ8_0 ? kv_q8_row_bytes(c.head_dim)
+                                                  : row_bytes(dtype_of(c.element), c.head_dim);
   const int n_blocks = (n_ctx + c.block_size - 1) / c.block_size;
   h.block_stride = 2 * row * c.block_size;  // K rows then V rows
   h.table.resize(n_blocks);
@@ -66,9 +77,14 @@ PagedHead make_head(const Case& c, int n_ctx, std::mt19937& rng) {
       for (float& x : raw) x = normal(rng);
       uint8_t* dst = h.pool.data() + h.table[p / c.block_size] * h.block_stride +
                      kv * h.block_stride / 2 + (p % c.block_size) * row;
-      quantize_row(dtype_of(c.element), raw.data(), dst, c.head_dim);
       std::vector<float> stored(c.head_dim);
-      dequantize_row(dtype_of(c.element), dst, stored.data(), c.head_dim);
+      if (c.element == KvElement::kQ8_0) {
+        quantize_kv_q8_row(raw.data(), c.head_dim, dst);
+        decode_q8_row(dst, c.head_dim, stored.data());
+      } else {
+        quantize_row(dtype_of(c.element), raw.data(), dst, c.head_dim);
+        dequantize_row(dtype_of(c.element), dst, stored.data(), c.head_dim);
+      }
       auto& out = kv == 0 ? h.k : h.v;
       out.insert(out.end(), stored.begin(), stored.end());
     }
@@ -158,17 +174,17 @@ TEST(FlashAttention, MatchesFloat64Reference) {
       {1000, 1, 8, 128, 16, KvElement::kF16},  {500, 4, 8, 64, 32, KvElement::kF32},
       {4095, 1, 4, 128, 16, KvElement::kF16},  {7, 16, 2, 64, 64, KvElement::kQ8_0},
       {2049, 4, 2, 128, 16, KvElement::kF32},  {17, 3, 8, 64, 7, KvElement::kF16},
+      {40, 2, 2, 8, 16, KvElement::kQ8_0},     {70, 1, 4, 40, 16, KvElement::kQ8_0},
   };
   for (const Case& c : cases) check(c, rng);
 }
 
-TEST(FlashAttention, RejectsTooManyRowsOrBadHeadDim) {
+TEST(FlashAttention, RejectsTooManyRowsOrHeadDim) {
   std::vector<float> buf(64 * 64);
   const int table[] = {0, 1, 2};
   const KvBlocks kv{table, nullptr, nullptr, 0, 16, 33, KvElement::kF32};
   EXPECT_ANY_THROW(flash_attention(AttentionQueries{buf.data(), 64, buf.data(), 64, 33, 1, 0}, kv, 64, 1.0f));
-  const KvBlocks q8{table, nullptr, nullptr, 0, 16, 1, KvElement::kQ8_0};
-  EXPECT_ANY_THROW(flash_attention(AttentionQueries{buf.data(), 48, buf.data(), 48, 1, 1, 0}, q8, 48, 1.0f));
+  EXPECT_ANY_THROW(flash_attention(AttentionQueries{buf.data(), 512, buf.data(), 512, 1, 1, 0}, kv, 512, 1.0f));
 }
 
 TEST(VecMath, ExpIsAccurate) {

@@ -1,0 +1,22 @@
+// The int8 form of cached K/V rows, shared by the cache that writes them and
+// the attention kernel that reads them: a row of head_dim values is split into
+// groups of kv_q8_group(head_dim) values, each stored as {fp16 scale d, int8
+// q[group]} with value = d·q — ggml's Q8_0 block when the group is 32. Heads
+// whose size is not a multiple of 32 use one group per row.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace skiff {
+
+inline int kv_q8_group(int head_dim) { return head_dim % 32 == 0 ? 32 : head_dim; }
+
+inline size_t kv_q8_row_bytes(int head_dim) {
+  const int group = kv_q8_group(head_dim);
+  return static_cast<size_t>(head_dim / group) * (2 + group);
+}
+
+// Round to nearest with d = max|x| / 127 per group, as ggml's Q8_0 reference.
+void quantize_kv_q8_row(const float* x, int head_dim, uint8_t* dst);
+
+}  // namespace skiff

@@ -117,9 +117,10 @@ constexpr int kNR = 16;   // weight rows (outputs) per tile: two ymm per token
 constexpr int kMR = 6;    // tokens per tile: 12 accumulators + 2 weights + 1 broadcast
 constexpr int kKC = 512;  // depth of a packed block: a token micro-panel (12 KB) stays in L1
 constexpr int kNC = 128;  // weight rows per packed block: 256 KB of f32, in L2
+constexpr int kMC = 512;  // tokens per pass: each weight is converted once per pass
 
 // In-register transpose of an 8x8 block: v[r] lane c becomes v[c] lane r.
-void transpose8(__m256 (&v)[8]) {
+__attribute__((always_inline)) inline void transpose8(__m256 (&v)[8]) {
   __m256 u[8];
   // u[4g + c]: column c (and c+4 in the upper 128-bit lane) of rows 4g..4g+3.
   for (int g = 0; g < 2; ++g) {
@@ -157,13 +158,13 @@ void pack_weights(const Matrix& w, int64_t j0, int64_t n, int64_t k0, int kc, fl
   }
 }
 
-// Packs tokens' columns [k0, k0 + kc) as micro-panels of kMR tokens, each laid
-// out [kc][kMR]; tokens past the last (up to a multiple of kMR) are zero.
-void pack_tokens(const Activations& x, int64_t k0, int kc, float* xp) {
-  for (int t0 = 0; t0 < x.n_tokens; t0 += kMR, xp += kc * kMR)
+// Packs columns [k0, k0 + kc) of tokens [t0, t0 + m) as micro-panels of kMR
+// tokens, each laid out [kc][kMR]; tokens past m (up to a multiple of kMR) are zero.
+void pack_tokens(const Activations& x, int t0, int m, int64_t k0, int kc, float* xp) {
+  for (int g = 0; g < m; g += kMR, xp += kc * kMR)
     for (int i = 0; i < kMR; ++i) {
-      if (t0 + i < x.n_tokens) {
-        const float* src = x.f32 + (t0 + i) * x.cols + k0;
+      if (g + i < m) {
+        const float* src = x.f32 + (t0 + g + i) * x.cols + k0;
         for (int k = 0; k < kc; ++k) xp[k * kMR + i] = src[k];
       } else {
         for (int k = 0; k < kc; ++k) xp[k * kMR + i] = 0.0f;
@@ -208,38 +209,63 @@ void tile(const float* xp, const float* wp, int kc, float* y, int64_t ldy, int m
   }
 }
 
-// Loop order: depth blocks outermost, so each weight is converted exactly once
-// and a block of tokens (all of them x kKC) is packed once and stays in L2
-// while every packed weight block of this thread's rows passes under it.
+// Loop order: tokens in passes of kMC, packed once per pass (all columns);
+// then per block of kNC weight rows, its depth blocks in turn: each weight is
+// converted once per pass, and a row block's packed weights, pages and partial
+// outputs stay in cache while it is worked on. (Depth blocks outermost would
+// sweep every row kKC elements at a time: a page walk per row per block.)
 template <class W>
 void gemm(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
-  const int m = x.n_tokens;
-  const int64_t xp_floats = round_up(m, kMR) * kKC;
+  const int64_t cols = w.cols;
+  const int64_t xp_floats = round_up(x.n_tokens < kMC ? x.n_tokens : kMC, kMR) * cols;
   float* xp = static_cast<float*>(kernel_scratch((xp_floats + kNC * kKC) * sizeof(float)));
   float* wp = xp + xp_floats;
-  for (int64_t k0 = 0; k0 < w.cols; k0 += kKC) {
-    const int kc = static_cast<int>(w.cols - k0 < kKC ? w.cols - k0 : kKC);
-    pack_tokens(x, k0, kc, xp);
+  for (int t0 = 0; t0 < x.n_tokens; t0 += kMC) {
+    const int m = x.n_tokens - t0 < kMC ? x.n_tokens - t0 : kMC;
+    const int64_t m_pad = round_up(m, kMR);
+    // Depth block k0 of the pass's tokens lives at xp + k0 * m_pad.
+    for (int64_t k0 = 0; k0 < cols; k0 += kKC)
+      pack_tokens(x, t0, m, k0, static_cast<int>(cols - k0 < kKC ? cols - k0 : kKC), xp + k0 * m_pad);
     for (int64_t j0 = r0; j0 < r1; j0 += kNC) {
       const int64_t n = r1 - j0 < kNC ? r1 - j0 : kNC;
-      pack_weights<W>(w, j0, n, k0, kc, wp);
-      for (int t0 = 0; t0 < m; t0 += kMR)
-        for (int64_t jb = 0; jb < n; jb += kNR)
-          tile(xp + t0 * kc, wp + jb * kc, kc, y + t0 * ldy + j0 + jb, ldy,
-               m - t0 < kMR ? m - t0 : kMR, n - jb, k0 > 0);
+      for (int64_t k0 = 0; k0 < cols; k0 += kKC) {
+        const int kc = static_cast<int>(cols - k0 < kKC ? cols - k0 : kKC);
+        pack_weights<W>(w, j0, n, k0, kc, wp);
+        for (int g = 0; g < m; g += kMR)
+          for (int64_t jb = 0; jb < n; jb += kNR)
+            tile(xp + k0 * m_pad + g * kc, wp + jb * kc, kc, y + (t0 + g) * ldy + j0 + jb, ldy,
+                 m - g < kMR ? m - g : kMR, n - jb, k0 > 0);
+      }
     }
   }
 }
 
+// Decode for up to 4 tokens, in register-blocked template instances.
 template <class W>
-void float_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0,
+void decode_upto4(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0,
                   int64_t r1) {
   switch (x.n_tokens) {
     case 1: return decode<W, 1>(w, x, y, ldy, r0, r1);
     case 2: return decode<W, 2>(w, x, y, ldy, r0, r1);
     case 3: return decode<W, 3>(w, x, y, ldy, r0, r1);
-    case 4: return decode<W, 4>(w, x, y, ldy, r0, r1);
-    default: return gemm<W>(w, x, y, ldy, r0, r1);
+    default: return decode<W, 4>(w, x, y, ldy, r0, r1);
+  }
+}
+
+// Below this many tokens, streaming the weights once per 4 tokens beats
+// packing them for the GEMM (2048x8192 F16: even at 24 tokens on one core,
+// and sooner on two, where the decode passes share the memory bandwidth).
+constexpr int kGemmMinTokens = 16;
+
+template <class W>
+void float_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0,
+                  int64_t r1) {
+  if (x.n_tokens >= kGemmMinTokens) return gemm<W>(w, x, y, ldy, r0, r1);
+  for (int t0 = 0; t0 < x.n_tokens; t0 += 4) {
+    Activations part = x;
+    part.f32 = x.f32 + t0 * x.cols;
+    part.n_tokens = x.n_tokens - t0 < 4 ? x.n_tokens - t0 : 4;
+    decode_upto4<W>(w, part, y + t0 * ldy, ldy, r0, r1);
   }
 }
 

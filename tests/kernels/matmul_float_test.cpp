@@ -2,7 +2,8 @@
 // fp64 reference computed here from dequantize_row (independent of the
 // kernels). Shapes cover tails of every blocking: rows not a multiple of the
 // tile, columns not a multiple of the vector width or the depth block, and
-// token counts on both the decode (1-4) and the GEMM path.
+// token counts on the decode path (up to 4 tokens per pass over the weights)
+// and the GEMM path.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -107,19 +108,24 @@ TEST(MatmulFloat, OddShapesEveryIsaAndType) {
     for (int64_t rows : {1, 7, 33, 100})
       for (int64_t cols : {1, 5, 31, 32, 33, 100, 257, 2048})
         for (int n_tokens : {1, 2, 3, 13, 64, 129}) {
-          if (rows * cols * n_tokens > 30'000'000) continue;  // keeps the test to seconds
+          if (rows * cols * n_tokens > 5'000'000) continue;  // keeps the test to about a second
           check_all_isas(make_problem(type, rows, cols, n_tokens, seed++));
           if (HasFatalFailure()) return;
         }
 }
 
-// Several row blocks per thread and threads splitting rows mid-block.
-TEST(MatmulFloat, ManyRowBlocks) {
+// Several row blocks per thread, threads splitting rows mid-block, and (at
+// 600 tokens) more than one pass of tokens through the GEMM.
+TEST(MatmulFloat, ManyRowBlocksAndTokenPasses) {
   for (DType type : kTypes)
-    for (int n_tokens : {4, 5, 40}) {
+    for (int n_tokens : {4, 5, 15, 16, 40}) {
       check_all_isas(make_problem(type, 777, 300, n_tokens, 99 + n_tokens));
       if (HasFatalFailure()) return;
     }
+  for (DType type : kTypes) {
+    check_all_isas(make_problem(type, 45, 70, 600, 7));
+    if (HasFatalFailure()) return;
+  }
 }
 
 // The SIMD paths must really be taken, not fall back to the scalar kernel.

@@ -6,9 +6,10 @@
 // Each unit of 32 elements (a Q8_0/Q4_0 block, a Q4_K sub-block) has its own
 // weight scale, so int32 sums turn into floats once per unit.
 //
-// Decode (1-3 tokens) streams the rows as stored. Per row and token, the 8
-// int32 lanes of each unit's dot are reduced across 8 units at once (hadd
-// tree), so lane j holds unit j and the scales apply as one vector.
+// Decode (1-3 tokens) streams the rows as stored. Each unit's 8 int32 lanes
+// are converted and scaled as they are (one broadcast scale per unit), and
+// summed across lanes once per row. The offset/min terms of 8 units at a time
+// go to a second accumulator, as one vector product.
 //
 // Prefill (more tokens) repacks 16 rows at a time into a panel where each
 // 64-byte vector holds 4 consecutive weights of each of the 16 rows; one
@@ -42,12 +43,13 @@ __m256 bytes_to_f32(uint64_t bytes) {
 // scale per unit) and how to pack one unit of 16 rows for prefill.
 
 // Scales of up to 8 consecutive _0 blocks (stride S bytes) as floats, 0 past n.
+// Scalar loads: a vpgatherdd costs more than the 8 loads on Zen 4.
 template <int S>
-__m256 block_scales(const uint8_t* first, int n) {
-  const __m256i idx = _mm256_setr_epi32(0, S, 2 * S, 3 * S, 4 * S, 5 * S, 6 * S, 7 * S);
-  const __m256i raw = _mm256_mmask_i32gather_epi32(_mm256_setzero_si256(),
-                                                    static_cast<__mmask8>((1u << n) - 1), idx, first, 1);
-  return _mm256_cvtph_ps(_mm256_cvtepi32_epi16(raw));
+[[gnu::always_inline]] inline __m256 block_scales(const uint8_t* first, int n) {
+  alignas(16) uint16_t h[8] = {};
+#pragma GCC unroll 8
+  for (int j = 0; j < n; ++j) std::memcpy(&h[j], first + S * j, 2);
+  return _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(h)));
 }
 
 struct DecodeGroup {
@@ -60,7 +62,7 @@ struct Q8_0 : Q8_0Units {
   static constexpr bool kSignedBytes = true;  // packing adds 128
   static constexpr ActivationFormat kAct = ActivationFormat::kQ8_0;
   static constexpr int kOffsetShift = 7;  // weights carry +128 = 1 << 7
-  static constexpr int kLoShift = 0;
+  static constexpr float kHighLanes = 1;  // see Q4_0
 
   [[gnu::always_inline]] static void load_group(const uint8_t* row, int64_t g, int n, DecodeGroup& G) {
     const auto* b = reinterpret_cast<const BlockQ8_0*>(row) + 8 * g;
@@ -77,8 +79,8 @@ struct Q4_0 : Q4_0Units {
   static constexpr ActivationFormat kAct = ActivationFormat::kQ8_0;
   static constexpr int kOffsetShift = 3;  // nibbles are the value + 8
   // Decode keeps the high nibbles in place (x16) with one AND instead of a
-  // shift; the reduction multiplies the low half by 16 to match, the scale /16.
-  static constexpr int kLoShift = 4;
+  // shift, so lanes 4-7 of every unit's dot, which hold them, count 1/16.
+  static constexpr float kHighLanes = 1.0f / 16;
 
   [[gnu::always_inline]] static void load_group(const uint8_t* row, int64_t g, int n, DecodeGroup& G) {
     const auto* b = reinterpret_cast<const BlockQ4_0*>(row) + 8 * g;
@@ -87,8 +89,7 @@ struct Q4_0 : Q4_0Units {
     for (int j = 0; j < n; ++j)
       G.w[j] = _mm256_and_si256(
           _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b[j].qs))), mask);
-    G.scale = _mm256_mul_ps(block_scales<18>(reinterpret_cast<const uint8_t*>(b), n),
-                            _mm256_set1_ps(1.0f / 16));
+    G.scale = block_scales<18>(reinterpret_cast<const uint8_t*>(b), n);
   }
 };
 
@@ -96,7 +97,7 @@ struct Q4_K : Q4_KUnits {
   static constexpr bool kSignedBytes = false;
   static constexpr ActivationFormat kAct = ActivationFormat::kQ8_K;
   static constexpr int kOffsetShift = -1;  // no offset: the min term uses dsum
-  static constexpr int kLoShift = 0;
+  static constexpr float kHighLanes = 1;
 
   // Group g is super-block g. Odd sub-blocks (high nibbles) stay x16, /16 in the scale.
   [[gnu::always_inline]] static void load_group(const uint8_t* row, int64_t g, int, DecodeGroup& G) {
@@ -130,45 +131,36 @@ ActRow act_row(const Activations& x, const ActLayout& l, int t) {
 
 // ---- decode -----------------------------------------------------------------
 
-// Lane j of the result: the sum of the 8 lanes of v[j]. With kLoShift, lanes
-// 0-3 of each vector are first scaled by 2^kLoShift (see Q4_0).
-template <int kLoShift>
-[[gnu::always_inline]] inline __m256i reduce8(const __m256i v[8]) {
-  const __m256i a0 = _mm256_hadd_epi32(v[0], v[1]), a1 = _mm256_hadd_epi32(v[2], v[3]);
-  const __m256i a2 = _mm256_hadd_epi32(v[4], v[5]), a3 = _mm256_hadd_epi32(v[6], v[7]);
-  const __m256i b0 = _mm256_hadd_epi32(a0, a1), b1 = _mm256_hadd_epi32(a2, a3);
-  // b0's low 128 bits: lanes 0-3 summed for v0..v3, high 128: lanes 4-7.
-  __m256i lo = _mm256_permute2x128_si256(b0, b1, 0x20);
-  const __m256i hi = _mm256_permute2x128_si256(b0, b1, 0x31);
-  if constexpr (kLoShift > 0) lo = _mm256_slli_epi32(lo, kLoShift);
-  return _mm256_add_epi32(lo, hi);
-}
-
 float hsum(__m256 v) {
   __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   s = _mm_add_ps(s, _mm_movehl_ps(s, s));
   return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
 }
 
-// Adds group g of one row · one token to acc.
+// Independent accumulators per token, so the FMA latency does not serialize units.
+constexpr int kDecodeChains = 4;
+
+// Adds group g of one row · one token: the unit dots to acc, the offset
+// (units of 2^kOffsetShift·dw·dx·Σx) or min (dmin·m·dsum) terms to corr.
 template <class W>
-[[gnu::always_inline]] inline __m256 decode_group(const DecodeGroup& G, const ActRow& a, int64_t g, int n, __m256 acc) {
-  __m256i dots[8];
+[[gnu::always_inline]] inline void decode_group(const DecodeGroup& G, const ActRow& a, int64_t g, int n,
+                                                __m256 acc[kDecodeChains], __m256& corr) {
+  const bool q8_0_act = W::kAct == ActivationFormat::kQ8_0;
+  const __m256 s8 = _mm256_mul_ps(G.scale, q8_0_act ? _mm256_loadu_ps(a.d + 8 * g) : _mm256_set1_ps(a.d[g]));
+  alignas(32) float s[8];
+  _mm256_store_ps(s, s8);
   const int8_t* xq = a.q + 256 * g;
 #pragma GCC unroll 8
-  for (int j = 0; j < 8; ++j)
-    dots[j] = j < n ? _mm256_dpbusd_epi32(_mm256_setzero_si256(), G.w[j],
-                                          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + 32 * j)))
-                    : _mm256_setzero_si256();
-  __m256i r = reduce8<W::kLoShift>(dots);
-  if constexpr (W::kAct == ActivationFormat::kQ8_0) {
-    const __m256i sums = _mm256_loadu_si256(static_cast<const __m256i*>(a.sums) + g);
-    r = _mm256_sub_epi32(r, _mm256_slli_epi32(sums, 7));  // 128·Σx for both _0 types
-    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(r), _mm256_mul_ps(G.scale, _mm256_loadu_ps(a.d + 8 * g)), acc);
-  } else {
-    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(r), _mm256_mul_ps(G.scale, _mm256_set1_ps(a.d[g])), acc);
-    return _mm256_fnmadd_ps(G.min, _mm256_loadu_ps(static_cast<const float*>(a.sums) + 8 * g), acc);
+  for (int j = 0; j < n; ++j) {
+    const __m256i dot = _mm256_dpbusd_epi32(_mm256_setzero_si256(), G.w[j],
+                                            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + 32 * j)));
+    acc[j % kDecodeChains] =
+        _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_set1_ps(s[j]), acc[j % kDecodeChains]);
   }
+  if constexpr (q8_0_act)
+    corr = _mm256_fmadd_ps(s8, _mm256_cvtepi32_ps(_mm256_loadu_si256(static_cast<const __m256i*>(a.sums) + g)), corr);
+  else
+    corr = _mm256_fmadd_ps(G.min, _mm256_loadu_ps(static_cast<const float*>(a.sums) + 8 * g), corr);
 }
 
 template <class W, int NT>
@@ -177,23 +169,29 @@ void decode(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_
   ActRow act[NT];
   for (int t = 0; t < NT; ++t) act[t] = act_row(x, l, t);
   const int64_t units = w.cols / 32, groups = (units + 7) / 8;
+  const float k_corr = W::kOffsetShift >= 0 ? static_cast<float>(1 << W::kOffsetShift) : 1.0f;
+  const __m256 lanes = _mm256_setr_ps(1, 1, 1, 1, W::kHighLanes, W::kHighLanes, W::kHighLanes, W::kHighLanes);
   for (int64_t r = r0; r < r1; ++r) {
     const uint8_t* row = w.row(r);
-    __m256 acc[NT];
-    #pragma GCC unroll 4
-    for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
+    __m256 acc[NT][kDecodeChains], corr[NT];
+#pragma GCC unroll 4
+    for (int t = 0; t < NT; ++t) {
+      corr[t] = _mm256_setzero_ps();
+      for (int c = 0; c < kDecodeChains; ++c) acc[t][c] = _mm256_setzero_ps();
+    }
     DecodeGroup G;
     for (int64_t g = 0; g + 1 < groups; ++g) {
       W::load_group(row, g, 8, G);
-      #pragma GCC unroll 4
-      for (int t = 0; t < NT; ++t) acc[t] = decode_group<W>(G, act[t], g, 8, acc[t]);
+#pragma GCC unroll 4
+      for (int t = 0; t < NT; ++t) decode_group<W>(G, act[t], g, 8, acc[t], corr[t]);
     }
     const int n = static_cast<int>(units - 8 * (groups - 1));
     W::load_group(row, groups - 1, n, G);
-    #pragma GCC unroll 4
+#pragma GCC unroll 4
     for (int t = 0; t < NT; ++t) {
-      acc[t] = decode_group<W>(G, act[t], groups - 1, n, acc[t]);
-      y[t * ldy + r] = hsum(acc[t]);
+      decode_group<W>(G, act[t], groups - 1, n, acc[t], corr[t]);
+      const __m256 sum = _mm256_add_ps(_mm256_add_ps(acc[t][0], acc[t][1]), _mm256_add_ps(acc[t][2], acc[t][3]));
+      y[t * ldy + r] = hsum(_mm256_mul_ps(sum, lanes)) - k_corr * hsum(corr[t]);
     }
   }
 }

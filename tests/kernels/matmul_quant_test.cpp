@@ -147,8 +147,9 @@ void check(const Problem& p) {
                                 << i / p.rows << "][" << i % p.rows << "] = " << y[i];
     };
     ASSERT_LE(std::fabs(y[i] - p.want[i]), p.bound[i]) << where() << ", want " << p.want[i];
-    if (integer)
+    if (integer) {
       ASSERT_LE(std::fabs(y[i] - p.want_q[i]), p.bound_q[i]) << where() << ", want (x̂) " << p.want_q[i];
+    }
   }
 }
 

@@ -18,23 +18,23 @@ std::string params_label(uint64_t n) {
   return fmt::format("{:.2f} B", n / 1e9);
 }
 
-constexpr const char* kRowFormat = "| {:<30} | {:>10} | {:>10} | {:<5} | {:>7} | {:>7} | {:>20} | {:>10} |\n";
+constexpr const char* kRowFormat =
+    "| {:<30} | {:>10} | {:>10} | {:<5} | {:>7} | {:>13} | {:>20} | {:>10} | {:>12} |\n";
 
 }  // namespace
 
 double efficiency(const BenchRow& row, const LlamaModel& model, const MachineInfo& machine) {
-  if (row.n_gen > 0)
-    return static_cast<double>(row.model.decode_bytes_per_token) * row.result.avg_ts /
-           (machine.triad_gbs * 1e9);
+  if (row.n_gen > 0) return row.bytes_per_step() * row.result.avg_ts / (machine.triad_gbs * 1e9);
   const double seconds_per_prompt = row.n_prompt / row.result.avg_ts;
-  return prefill_flops(model, row.n_prompt) / seconds_per_prompt / (machine.peak_gflops * 1e9);
+  return prefill_flops(model, row.n_prompt, row.n_depth) / seconds_per_prompt /
+         (machine.peak_gflops * 1e9);
 }
 
 std::string markdown_header() {
   return fmt::format(fmt::runtime(kRowFormat), "model", "size", "params", "type", "threads", "test",
-                     "t/s", "efficiency") +
-         "| ------------------------------ | ---------: | ---------: | ----- | ------: | ------: "
-         "| -------------------: | ---------: |\n";
+                     "t/s", "efficiency", "read GB/s") +
+         "| ------------------------------ | ---------: | ---------: | ----- | ------: | ------------: "
+         "| -------------------: | ---------: | -----------: |\n";
 }
 
 std::string markdown_row(const BenchRow& row) {
@@ -42,7 +42,9 @@ std::string markdown_row(const BenchRow& row) {
   return fmt::format(fmt::runtime(kRowFormat), name, size_label(row.model.size_bytes),
                      params_label(row.model.n_params), row.model.type_name, row.n_threads, row.test,
                      fmt::format("{:.2f} ± {:.2f}", row.result.avg_ts, row.result.stddev_ts),
-                     fmt::format("{:.1f}%", row.efficiency * 100));
+                     fmt::format("{:.1f}%", row.efficiency * 100),
+                     row.n_gen > 0 ? fmt::format("{:.1f}", row.bytes_per_step() * row.result.avg_ts / 1e9)
+                                   : std::string("-"));
 }
 
 std::string json_line(const BenchRow& row, const MachineInfo& machine) {
@@ -53,11 +55,11 @@ std::string json_line(const BenchRow& row, const MachineInfo& machine) {
   j["model_n_params"] = row.model.n_params;
   j["cpu_info"] = machine.cpu_model;
   j["n_threads"] = row.n_threads;
-  j["type_k"] = "f32";
-  j["type_v"] = "f32";
+  j["type_k"] = row.kv_type;
+  j["type_v"] = row.kv_type;
   j["n_prompt"] = row.n_prompt;
   j["n_gen"] = row.n_gen;
-  j["n_depth"] = 0;
+  j["n_depth"] = row.n_depth;
   j["test"] = row.test;
   j["avg_ns"] = row.result.avg_ns;
   j["stddev_ns"] = row.result.stddev_ns;
@@ -70,6 +72,10 @@ std::string json_line(const BenchRow& row, const MachineInfo& machine) {
   j["triad_gbs"] = machine.triad_gbs;
   j["peak_gflops"] = machine.peak_gflops;
   j["weight_bytes_per_token"] = row.model.decode_bytes_per_token;
+  if (row.n_gen > 0) {
+    j["kv_bytes_per_step"] = row.result.kv_bytes_per_step;
+    j["read_gbs"] = row.bytes_per_step() * row.result.avg_ts / 1e9;
+  }
   j[row.n_gen > 0 ? "decode_efficiency" : "prefill_efficiency"] = row.efficiency;
   return j.dump();
 }

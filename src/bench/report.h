@@ -14,11 +14,14 @@ struct BenchRow {
   int n_threads = 0;
   int n_prompt = 0;  // the test's prompt tokens (0 for tg)
   int n_gen = 0;     // the test's generated tokens (0 for pp)
+  int n_depth = 0;   // tokens cached before the test
+  std::string kv_type = "f16";
   std::string test;  // "pp512", "tg128"
   TestResult result;
-  // tg: weight bytes per token × tok/s ÷ triad bandwidth;
+  // tg: (weight + K/V bytes per step) × tok/s ÷ triad bandwidth;
   // pp: prefill_flops ÷ time ÷ FMA peak.
   double efficiency = 0;
+  double bytes_per_step() const { return model.decode_bytes_per_token + result.kv_bytes_per_step; }
 };
 
 // The row's efficiency from its result and the machine's limits.

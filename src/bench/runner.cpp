@@ -40,13 +40,31 @@ std::vector<int32_t> random_tokens(int n, int vocab) {
   return tokens;
 }
 
-void run_once(LlamaModel& model, PagedKvCache& kv, TestKind kind, const std::vector<int32_t>& tokens) {
-  kv.truncate(0, 0);
+void run_once(LlamaModel& model, PagedKvCache& kv, const TestSpec& test,
+              const std::vector<int32_t>& tokens) {
+  kv.truncate(0, test.n_depth);
+  const TestKind kind = test.kind;
   if (kind == TestKind::kPrompt) {
     model.prefill(kv, 0, tokens);
   } else {
     for (int32_t t : tokens) model.decode(kv, 0, t);
   }
+}
+
+// Positions [0, depth) of sequence 0 hold random K/V.
+void fill_random_kv(PagedKvCache& kv, int depth) {
+  if (depth == 0) return;
+  if (!kv.reserve(0, depth)) fail("KV cache too small for depth {}", depth);
+  const KvShape shape = kv.shape();
+  std::mt19937 rng(kTokenSeed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> k(shape.n_kv_heads * shape.head_dim), v(k.size());
+  for (int pos = 0; pos < depth; ++pos) {
+    for (float& x : k) x = normal(rng);
+    for (float& x : v) x = normal(rng);
+    for (int l = 0; l < shape.n_layers; ++l) kv.write(l, 0, pos, k.data(), v.data());
+  }
+  kv.set_length(0, depth);
 }
 
 void summarize(TestResult& r, int n_tokens) {
@@ -87,28 +105,32 @@ ModelFacts describe_model(const std::string& filename, const LlamaModel& model) 
 }
 
 std::string TestSpec::name() const {
-  return fmt::format("{}{}", kind == TestKind::kPrompt ? "pp" : "tg", n_tokens);
+  const std::string base = fmt::format("{}{}", kind == TestKind::kPrompt ? "pp" : "tg", n_tokens);
+  return n_depth > 0 ? fmt::format("{} @ d{}", base, n_depth) : base;
 }
 
 TestResult run_test(LlamaModel& model, const TestSpec& test, const std::function<void(int)>& on_rep) {
   const ModelConfig& c = model.config();
-  if (test.n_tokens < 1 || test.n_tokens > c.max_ctx)
-    fail("test {} needs a context of {} tokens; the model's is {}", test.name(), test.n_tokens, c.max_ctx);
+  const int context = test.n_depth + test.n_tokens;
+  if (test.n_tokens < 1 || test.n_depth < 0 || context > c.max_ctx)
+    fail("test {} needs a context of {} tokens; the model's is {}", test.name(), context, c.max_ctx);
   if (test.reps < 1) fail("repetitions must be at least 1, not {}", test.reps);
-  PagedKvCache kv = model.make_kv_cache(1, test.n_tokens);
+  PagedKvCache kv = model.make_kv_cache(1, context, test.kv_type);
+  fill_random_kv(kv, test.n_depth);
   const std::vector<int32_t> tokens = random_tokens(test.n_tokens, c.vocab_size);
   TestResult result;
   for (int rep = 0; rep <= test.reps; ++rep) {
     on_rep(rep);
     Timer timer;
-    run_once(model, kv, test.kind, tokens);
+    run_once(model, kv, test, tokens);
     if (rep > 0) result.samples_ns.push_back(timer.seconds() * 1e9);
   }
   summarize(result, test.n_tokens);
+  result.kv_bytes_per_step = (test.n_depth + test.n_tokens / 2.0) * kv.bytes_per_token();
   return result;
 }
 
-double prefill_flops(const LlamaModel& model, int n_prompt) {
+double prefill_flops(const LlamaModel& model, int n_prompt, int n_depth) {
   const ModelConfig& c = model.config();
   double layer_params = 0;
   for (const LayerWeights& L : model.weights().layers)
@@ -116,7 +138,7 @@ double prefill_flops(const LlamaModel& model, int n_prompt) {
       layer_params += static_cast<double>(matrix_params(*m));
   const double p = n_prompt;
   return 2.0 * p * layer_params + 2.0 * c.vocab_size * c.dim +
-         4.0 * c.n_layers * c.q_dim() * p * (p + 1) / 2;
+         4.0 * c.n_layers * c.q_dim() * p * (n_depth + (p + 1) / 2);
 }
 
 }  // namespace skiff::bench

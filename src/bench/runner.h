@@ -29,7 +29,9 @@ struct TestSpec {
   TestKind kind = TestKind::kPrompt;
   int n_tokens = 0;  // n_prompt for pp, n_gen for tg
   int reps = 5;
-  std::string name() const;  // "pp512", "tg128"
+  int n_depth = 0;   // tokens already in the KV cache when the test starts (llama-bench -d)
+  KvType kv_type = KvType::kF16;
+  std::string name() const;  // "pp512", "tg128", "tg128 @ d4096"
 };
 
 struct TestResult {
@@ -39,18 +41,23 @@ struct TestResult {
   double stddev_ts = 0;            // sample standard deviation (0 for one repetition)
   double avg_ns = 0;
   double stddev_ns = 0;
+  // K/V bytes one decode step reads on average (the cached context at mid-test).
+  double kv_bytes_per_step = 0;
 };
 
 // Runs the test on the threads omp_set_num_threads() set, with random token
-// ids from a fixed seed. on_rep(r) is called before repetition r (0 is the
-// warm-up). Throws Error when the test does not fit the model's context.
+// ids from a fixed seed. A depth is filled once with random K/V (N(0,1), not
+// a real prefill: speed does not depend on the values) and every repetition
+// starts from it. on_rep(r) is called before repetition r (0 is the warm-up).
+// Throws Error when the test does not fit the model's context.
 TestResult run_test(LlamaModel& model, const TestSpec& test, const std::function<void(int)>& on_rep);
 
-// Floating-point operations of prefilling n_prompt tokens:
+// Floating-point operations of prefilling n_prompt tokens after n_depth cached ones:
 //   2 · n_prompt · (parameters of the layer matrices)        the projections and FFN
 // + 2 · vocab · dim                                          the output head, last token only
-// + 4 · n_layers · q_dim · n_prompt · (n_prompt + 1) / 2     causal attention: Q·Kᵀ and P·V
+// + 4 · n_layers · q_dim · n_prompt · (n_depth + (n_prompt + 1) / 2)
+//                                                            causal attention: Q·Kᵀ and P·V
 // Norms, RoPE, softmax and SiLU are left out (under 1% at any useful size).
-double prefill_flops(const LlamaModel& model, int n_prompt);
+double prefill_flops(const LlamaModel& model, int n_prompt, int n_depth = 0);
 
 }  // namespace skiff::bench

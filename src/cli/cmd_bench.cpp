@@ -26,6 +26,9 @@ struct BenchArgs {
   std::string threads;  // empty: every hardware thread
   int reps = 5;
   std::string output = "md";
+  std::string n_depth = "0";
+  std::string kv_type = "f16";
+  bool mmap = false;
 };
 
 std::vector<std::string> split_list(const std::string& list, const char* flag) {
@@ -54,7 +57,8 @@ std::vector<int> int_list(const std::string& list, const char* flag, int min_val
 
 struct Plan {
   std::vector<std::string> models;
-  std::vector<int> n_prompt, n_gen, threads;
+  std::vector<int> n_prompt, n_gen, threads, n_depth;
+  KvType kv_type = KvType::kF16;
 };
 
 Plan make_plan(const BenchArgs& a) {
@@ -64,18 +68,25 @@ Plan make_plan(const BenchArgs& a) {
     if (!std::filesystem::exists(m)) fail("model not found: {}", m);
   p.n_prompt = int_list(a.n_prompt, "-p", 0);
   p.n_gen = int_list(a.n_gen, "-n", 0);
+  p.n_depth = int_list(a.n_depth, "-d", 0);
+  const auto kv_type = kv_type_from_name(a.kv_type);
+  if (!kv_type) fail("--kv-type {} is not one of f32, f16, q8_0", a.kv_type);
+  p.kv_type = *kv_type;
   const int all_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   p.threads = a.threads.empty() ? std::vector<int>{all_threads} : int_list(a.threads, "-t", 1);
   return p;
 }
 
-// The tests of one model at one thread count: pp for each -p, then tg for each -n (0 skips).
+// The tests of one model at one thread count: for each depth, pp for each -p,
+// then tg for each -n (0 skips).
 std::vector<bench::TestSpec> tests_of(const Plan& p, int reps) {
   std::vector<bench::TestSpec> tests;
-  for (int n : p.n_prompt)
-    if (n > 0) tests.push_back({bench::TestKind::kPrompt, n, reps});
-  for (int n : p.n_gen)
-    if (n > 0) tests.push_back({bench::TestKind::kGeneration, n, reps});
+  for (int d : p.n_depth) {
+    for (int n : p.n_prompt)
+      if (n > 0) tests.push_back({bench::TestKind::kPrompt, n, reps, d, p.kv_type});
+    for (int n : p.n_gen)
+      if (n > 0) tests.push_back({bench::TestKind::kGeneration, n, reps, d, p.kv_type});
+  }
   return tests;
 }
 
@@ -88,12 +99,12 @@ void print_result(const bench::BenchRow& row, const bench::MachineInfo& machine,
 void bench_model(const std::string& path, const Plan& plan, const BenchArgs& a,
                  const bench::MachineInfo& machine) {
   fmt::print(stderr, "bench: loading {}\n", path);
-  auto model = load_model(path);
+  auto model = load_model(path, LoadOptions{a.mmap ? FileLoad::kMmap : FileLoad::kCopy});
   const bench::ModelFacts facts = bench::describe_model(path, *model);
   for (int threads : plan.threads) {
     omp_set_num_threads(threads);
     for (const bench::TestSpec& test : tests_of(plan, a.reps)) {
-      bench::BenchRow row{facts, threads, 0, 0, test.name(), {}, 0};
+      bench::BenchRow row{facts, threads, 0, 0, test.n_depth, kv_type_name(test.kv_type), test.name(), {}, 0};
       (test.kind == bench::TestKind::kPrompt ? row.n_prompt : row.n_gen) = test.n_tokens;
       row.result = bench::run_test(*model, test, [&](int rep) {
         fmt::print(stderr, "bench: {} {} t={} {}\n", facts.filename, row.test, threads,
@@ -132,6 +143,10 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("-t,--threads", args->threads, "thread counts, comma-separated (default: all)");
   cmd->add_option("-r,--repetitions", args->reps, "timed repetitions per test")
       ->capture_default_str()->check(CLI::Range(1, 1000));
+  cmd->add_option("-d,--n-depth", args->n_depth, "KV cache depths (tokens already cached), comma-separated")
+      ->capture_default_str();
+  cmd->add_option("--kv-type", args->kv_type, "KV cache element type: f16, f32, q8_0")->capture_default_str();
+  cmd->add_flag("--mmap", args->mmap, "use weights from a file mapping instead of reading them into memory");
   cmd->add_option("-o,--output", args->output, "output format")
       ->capture_default_str()->check(CLI::IsMember({"md", "json"}));
   cmd->callback([args] { bench(*args); });

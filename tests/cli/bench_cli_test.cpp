@@ -74,6 +74,25 @@ TEST(CliBench, ZeroSkipsATestAndListsMultiply) {
   EXPECT_EQ(seen, (std::vector<std::string>{"tg4/1", "tg6/1", "tg4/2", "tg6/2"}));
 }
 
+// -d runs each test after that many cached tokens; tg reports the K/V it reads.
+TEST(CliBench, DepthAddsCachedContextAndKvBytes) {
+  const auto r = run_skiff("bench -m " + kModel + " -p 8 -n 4 -d 0,100 -r 1 --kv-type q8_0 -o json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<json> lines = json_lines(r.out);
+  ASSERT_EQ(lines.size(), 4u) << r.out;
+  EXPECT_EQ(lines[2]["test"], "pp8 @ d100");
+  EXPECT_EQ(lines[3]["test"], "tg4 @ d100");
+  EXPECT_EQ(lines[3]["n_depth"], 100);
+  EXPECT_EQ(lines[3]["type_k"], "q8_0");
+  // stories260K: 2 × 5 layers × 4 KV heads × 10 B (one 8-value int8 group) per token,
+  // over a mean context of 100 + 4/2 positions.
+  EXPECT_DOUBLE_EQ(lines[3]["kv_bytes_per_step"].get<double>(), 102.0 * 400);
+  EXPECT_DOUBLE_EQ(lines[1]["kv_bytes_per_step"].get<double>(), 2.0 * 400);
+  EXPECT_GT(lines[3]["read_gbs"].get<double>(), 0);
+  const auto too_deep = run_skiff("bench -m " + kModel + " -p 8 -n 0 -d 600 -r 1");
+  EXPECT_NE(too_deep.exit_code, 0);
+}
+
 TEST(CliBench, MarkdownTableWithMachineLine) {
   const auto r = run_skiff("bench -m " + kModel + " -p 8 -n 0 -r 1");
   ASSERT_EQ(r.exit_code, 0) << r.err;

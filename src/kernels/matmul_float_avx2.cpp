@@ -1,7 +1,8 @@
 // Float-weight (F32, F16, BF16) matmul kernels for AVX2 + FMA + F16C.
 //
 // The same two paths as matmul_float_avx512.cpp, sized for 16 ymm registers:
-// - decode (1-4 tokens) streams each weight row once, converting in registers;
+// - decode (under kGemmMinTokens tokens) streams the weight rows once per 4
+//   tokens, converting in registers;
 // - prefill is a cache-blocked GEMM over weight blocks converted once to f32
 //   and packed [k][kNR], with a 6-token x 16-output microkernel.
 // The three weight types share all of this through a converter (load8).
@@ -225,7 +226,8 @@ void gemm(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t 
     const int64_t m_pad = round_up(m, kMR);
     // Depth block k0 of the pass's tokens lives at xp + k0 * m_pad.
     for (int64_t k0 = 0; k0 < cols; k0 += kKC)
-      pack_tokens(x, t0, m, k0, static_cast<int>(cols - k0 < kKC ? cols - k0 : kKC), xp + k0 * m_pad);
+      pack_tokens(x, t0, m, k0, static_cast<int>(cols - k0 < kKC ? cols - k0 : kKC),
+                  xp + k0 * m_pad);
     for (int64_t j0 = r0; j0 < r1; j0 += kNC) {
       const int64_t n = r1 - j0 < kNC ? r1 - j0 : kNC;
       for (int64_t k0 = 0; k0 < cols; k0 += kKC) {

@@ -1,13 +1,13 @@
 // Float-weight (F32, F16, BF16) matmul kernels for AVX-512.
 //
 // Two paths, chosen by the number of tokens:
-// - decode (1-4 tokens) is bound by memory bandwidth: each weight row is
-//   streamed once, a few rows at a time with independent accumulators, and
-//   converted to f32 in registers;
+// - decode (under kGemmMinTokens tokens) is bound by memory bandwidth: the
+//   weight rows are streamed once per 4 tokens, 8 rows at a time with
+//   independent accumulators, and converted to f32 in registers;
 // - prefill is bound by the FMA units: a cache-blocked GEMM packs a block of
 //   weight rows, converted once to f32 and transposed to [k][kNR], into
-//   thread-local scratch sized for L2, and a register-blocked microkernel
-//   computes kMR tokens x kNR outputs from it.
+//   thread-local scratch sized for L2 (kernel_scratch), and a register-blocked
+//   microkernel computes kMR tokens x kNR outputs from it.
 // The three weight types share all of this through a converter (load16).
 //
 // No STL here: see the note on *_avx512.cpp files in CMakeLists.txt.
@@ -151,7 +151,8 @@ void pack_weights(const Matrix& w, int64_t j0, int64_t n, int64_t k0, int kc, fl
       __m512 v[16];
 #pragma GCC unroll 16
       for (int r = 0; r < 16; ++r)
-        v[r] = jb + r < n ? W::load16(base + (jb + r) * stride, k0 + kk, mask) : _mm512_setzero_ps();
+        v[r] =
+            jb + r < n ? W::load16(base + (jb + r) * stride, k0 + kk, mask) : _mm512_setzero_ps();
       transpose16(v);
       for (int q = 0; q < 16 && kk + q < kc; ++q) _mm512_storeu_ps(panel + (kk + q) * kNR, v[q]);
     }
@@ -221,7 +222,8 @@ void gemm(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t 
     const int64_t m_pad = round_up(m, kMR);
     // Depth block k0 of the pass's tokens lives at xp + k0 * m_pad.
     for (int64_t k0 = 0; k0 < cols; k0 += kKC)
-      pack_tokens(x, t0, m, k0, static_cast<int>(cols - k0 < kKC ? cols - k0 : kKC), xp + k0 * m_pad);
+      pack_tokens(x, t0, m, k0, static_cast<int>(cols - k0 < kKC ? cols - k0 : kKC),
+                  xp + k0 * m_pad);
     for (int64_t j0 = r0; j0 < r1; j0 += kNC) {
       const int64_t n = r1 - j0 < kNC ? r1 - j0 : kNC;
       for (int64_t k0 = 0; k0 < cols; k0 += kKC) {

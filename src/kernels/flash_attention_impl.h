@@ -10,6 +10,7 @@
 namespace flash {
 
 constexpr int kTile = 32;  // keys per tile: K and V tiles of 128-dim heads fit L1
+constexpr int kFewRows = 8;  // up to this many query rows, keys are not transposed
 constexpr float kNegInf = -__builtin_inff();
 
 inline float half_to_float(unsigned short h) {
@@ -42,8 +43,15 @@ inline void load_row(const unsigned char* src, skiff::KvElement element, int hea
     }
     case skiff::KvElement::kF16: {
       const unsigned short* s = reinterpret_cast<const unsigned short*>(src);
-#pragma omp simd
-      for (int d = 0; d < head_dim; ++d) dst[d] = half_to_float(s[d]);
+      int d = 0;
+#if defined(__AVX512F__)
+      for (; d + 16 <= head_dim; d += 16)
+        _mm512_storeu_ps(dst + d, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + d))));
+#elif defined(__F16C__)
+      for (; d + 8 <= head_dim; d += 8)
+        _mm256_storeu_ps(dst + d, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + d))));
+#endif
+      for (; d < head_dim; ++d) dst[d] = half_to_float(s[d]);
       break;
     }
     case skiff::KvElement::kQ8_0: {
@@ -69,29 +77,87 @@ inline unsigned long row_bytes(skiff::KvElement element, int head_dim) {
   return 0;
 }
 
-// Keys of positions [start, start+n) (within one block) into kt
-// ([head_dim][kTile], transposed, zero past n) and values into vt ([kTile][head_dim]).
-inline void load_tile(const skiff::KvBlocks& kv, int start, int n, int head_dim, float* kt,
-                      float* vt, float* row) {
+// Keys of positions [start, start+n) (within one block) into k and values
+// into vt ([kTile][head_dim]). Keys are transposed ([head_dim][kTile], zero
+// past n) when many query rows will use them, so scores come out without
+// horizontal sums; few rows (decode) read them as rows.
+inline void load_tile(const skiff::KvBlocks& kv, int start, int n, int head_dim, bool transpose_k,
+                      float* k, float* vt, float* row) {
   const unsigned long rb = row_bytes(kv.element, head_dim);
   const unsigned long block_offset = static_cast<unsigned long>(kv.blocks[start / kv.block_size]) * kv.block_stride;
   const int first_row = start % kv.block_size;
   for (int j = 0; j < n; ++j) {
-    load_row(kv.k_base + block_offset + (first_row + j) * rb, kv.element, head_dim, row);
-    for (int d = 0; d < head_dim; ++d) kt[d * kTile + j] = row[d];
+    const unsigned char* key = kv.k_base + block_offset + (first_row + j) * rb;
+    if (transpose_k) {
+      load_row(key, kv.element, head_dim, row);
+      for (int d = 0; d < head_dim; ++d) k[d * kTile + j] = row[d];
+    } else {
+      load_row(key, kv.element, head_dim, k + j * head_dim);
+    }
     load_row(kv.v_base + block_offset + (first_row + j) * rb, kv.element, head_dim, vt + j * head_dim);
   }
-  for (int j = n; j < kTile; ++j)
-    for (int d = 0; d < head_dim; ++d) kt[d * kTile + j] = 0.0f;
+  if (transpose_k)
+    for (int j = n; j < kTile; ++j)
+      for (int d = 0; d < head_dim; ++d) k[d * kTile + j] = 0.0f;
+}
+
+// Asks for the K and V rows of a tile a few tiles ahead: blocks are
+// scattered in the pool, so the hardware prefetcher cannot see where the next
+// one is, and one tile of compute is too short to hide a memory access.
+constexpr int kPrefetchTiles = 4;
+inline void prefetch_tile(const skiff::KvBlocks& kv, int start, int end, int head_dim) {
+  if (start >= end) return;
+  int n = kv.block_size - start % kv.block_size;
+  n = n < kTile ? n : kTile;
+  n = n < end - start ? n : end - start;
+  const unsigned long rb = row_bytes(kv.element, head_dim);
+  const unsigned long offset = static_cast<unsigned long>(kv.blocks[start / kv.block_size]) * kv.block_stride +
+                               (start % kv.block_size) * rb;
+  for (unsigned long b = 0; b < n * rb; b += 64) {
+    __builtin_prefetch(kv.k_base + offset + b);
+    __builtin_prefetch(kv.v_base + offset + b);
+  }
+}
+
+// Masks keys past each row's position in its tile of scores.
+inline void mask_scores(const skiff::AttentionQueries& qs, int r, int n, int tile_start, float* sr) {
+    const int t = r / qs.group;
+    int visible = qs.first_pos + t - tile_start + 1;  // keys this row may see
+    visible = visible < 0 ? 0 : (visible > n ? n : visible);
+    for (int j = visible; j < kTile; ++j) sr[j] = kNegInf;
+}
+
+// Dot product of two float rows. Explicit vectors where the ISA has them: the
+// compiler's own reduction of an `omp simd` loop goes through memory.
+inline float dot_row(const float* a, const float* b, int n) {
+  int d = 0;
+  float sum = 0.0f;
+#if defined(__AVX512F__)
+  __m512 acc = _mm512_setzero_ps();
+  for (; d + 16 <= n; d += 16) acc = _mm512_fmadd_ps(_mm512_loadu_ps(a + d), _mm512_loadu_ps(b + d), acc);
+  sum = _mm512_reduce_add_ps(acc);
+#elif defined(__AVX2__)
+  __m256 acc = _mm256_setzero_ps();
+  for (; d + 8 <= n; d += 8) acc = _mm256_fmadd_ps(_mm256_loadu_ps(a + d), _mm256_loadu_ps(b + d), acc);
+  __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1));
+  s4 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
+  s4 = _mm_add_ss(s4, _mm_movehdup_ps(s4));
+  sum = _mm_cvtss_f32(s4);
+#endif
+  for (; d < n; ++d) sum += a[d] * b[d];
+  return sum;
+}
+
+inline const float* query_row(const skiff::AttentionQueries& qs, int r, int head_dim) {
+  return qs.q + (r / qs.group) * qs.q_stride + (r % qs.group) * head_dim;
 }
 
 // Scores of the query rows against one tile of n keys at positions
-// [tile_start, tile_start + n); masks keys past each row's position.
+// [tile_start, tile_start + n), from transposed keys kt ([head_dim][kTile]).
 inline void tile_scores(const skiff::AttentionQueries& qs, int rows, const float* kt, int n,
                         int tile_start, int head_dim, float scale, float* s) {
   for (int r = 0; r < rows; ++r) {
-    const int t = r / qs.group, h = r % qs.group;
-    const float* q = qs.q + t * qs.q_stride + h * head_dim;
+    const float* q = query_row(qs, r, head_dim);
     float* sr = s + r * kTile;
 #pragma omp simd
     for (int j = 0; j < kTile; ++j) sr[j] = 0.0f;
@@ -101,9 +167,18 @@ inline void tile_scores(const skiff::AttentionQueries& qs, int rows, const float
 #pragma omp simd
       for (int j = 0; j < kTile; ++j) sr[j] += qd * ktd[j];
     }
-    int visible = qs.first_pos + t - tile_start + 1;  // keys this row may see
-    visible = visible < 0 ? 0 : (visible > n ? n : visible);
-    for (int j = visible; j < kTile; ++j) sr[j] = kNegInf;
+    mask_scores(qs, r, n, tile_start, sr);
+  }
+}
+
+// The same from keys as rows ([kTile][head_dim]): one dot product per key.
+inline void tile_scores_by_row(const skiff::AttentionQueries& qs, int rows, const float* k, int n,
+                               int tile_start, int head_dim, float scale, float* s) {
+  for (int r = 0; r < rows; ++r) {
+    const float* q = query_row(qs, r, head_dim);
+    float* sr = s + r * kTile;
+    for (int j = 0; j < n; ++j) sr[j] = dot_row(q, k + j * head_dim, head_dim) * scale;
+    mask_scores(qs, r, n, tile_start, sr);
   }
 }
 
@@ -124,13 +199,27 @@ inline void tile_update(float* sr, const float* vt, int n, int head_dim, float& 
   }
   sum = sum * correction + tile_sum;
   max = new_max;
+  // acc = acc·correction + Σ_j p_j·v_j, a register's worth of dims at a time
+  // so the running sums stay in registers across the keys.
+  constexpr int kChunk = 16;
+  int d0 = 0;
+  for (; d0 + kChunk <= head_dim; d0 += kChunk) {
+    float a[kChunk];
 #pragma omp simd
-  for (int d = 0; d < head_dim; ++d) acc[d] *= correction;
-  for (int j = 0; j < n; ++j) {
-    const float p = sr[j];
-    const float* vj = vt + j * head_dim;
+    for (int i = 0; i < kChunk; ++i) a[i] = acc[d0 + i] * correction;
+    for (int j = 0; j < n; ++j) {
+      const float p = sr[j];
+      const float* vj = vt + j * head_dim + d0;
 #pragma omp simd
-    for (int d = 0; d < head_dim; ++d) acc[d] += p * vj[d];
+      for (int i = 0; i < kChunk; ++i) a[i] += p * vj[i];
+    }
+#pragma omp simd
+    for (int i = 0; i < kChunk; ++i) acc[d0 + i] = a[i];
+  }
+  for (int d = d0; d < head_dim; ++d) {
+    float a = acc[d] * correction;
+    for (int j = 0; j < n; ++j) a += sr[j] * vt[j * head_dim + d];
+    acc[d] = a;
   }
 }
 
@@ -150,12 +239,15 @@ inline void partial(const skiff::AttentionQueries& qs, const skiff::KvBlocks& kv
   const int last_visible = qs.first_pos + qs.n_q;  // exclusive
   int end = pos_end < kv.n_ctx ? pos_end : kv.n_ctx;
   end = end < last_visible ? end : last_visible;
+  const bool transpose_k = rows > kFewRows;
   for (int start = pos_begin; start < end;) {
     int n = kv.block_size - start % kv.block_size;  // a tile stays inside one block
     n = n < kTile ? n : kTile;
     n = n < end - start ? n : end - start;
-    load_tile(kv, start, n, head_dim, kt, vt, row);
-    tile_scores(qs, rows, kt, n, start, head_dim, scale, s);
+    prefetch_tile(kv, start + kPrefetchTiles * n, end, head_dim);
+    load_tile(kv, start, n, head_dim, transpose_k, kt, vt, row);
+    if (transpose_k) tile_scores(qs, rows, kt, n, start, head_dim, scale, s);
+    else tile_scores_by_row(qs, rows, kt, n, start, head_dim, scale, s);
     for (int r = 0; r < rows; ++r)
       tile_update(s + r * kTile, vt, n, head_dim, out.max[r], out.sum[r], out.acc + r * head_dim);
     start += n;

@@ -1,0 +1,257 @@
+// Attention benchmark: naive attention (the N×N score matrix materialized)
+// against flash attention, for one head's causal prefill at contexts 512 to
+// 32768 — time and peak memory, each measured in a child process of its own —
+// and decode attention (one token, GQA) over a long cached context, as the
+// K/V bandwidth it reaches against a STREAM triad.
+//
+//   bench_attention [--prefill-max 32768] [--decode-ctx 16384] [--kv f16|f32|q8_0]
+//                   [--threads N] [--skip-prefill] [--skip-decode]
+#include <fmt/format.h>
+#include <omp.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "base/timer.h"
+#include "bench/machine.h"
+#include "kernels/attention.h"
+#include "kernels/fp16.h"
+#include "kernels/kv_row.h"
+
+using namespace skiff;
+
+namespace {
+
+constexpr int kHeadDim = 128;
+
+std::vector<float> random_floats(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = normal(rng);
+  return v;
+}
+
+// The textbook version: S = Q·Kᵀ·scale masked causally, row softmax, O = S·V.
+void naive_attention(const float* q, const float* k, const float* v, int n, float* out) {
+  std::vector<float> scores(static_cast<size_t>(n) * n);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(kHeadDim));
+#pragma omp parallel for schedule(dynamic, 16)
+  for (int i = 0; i < n; ++i) {
+    float* s = &scores[static_cast<size_t>(i) * n];
+    float max = -INFINITY;
+    for (int j = 0; j <= i; ++j) {
+      float dot = 0;
+      for (int d = 0; d < kHeadDim; ++d) dot += q[i * kHeadDim + d] * k[j * kHeadDim + d];
+      s[j] = dot * scale;
+      max = std::max(max, s[j]);
+    }
+    float sum = 0;
+    for (int j = 0; j <= i; ++j) sum += (s[j] = std::exp(s[j] - max));
+    for (int d = 0; d < kHeadDim; ++d) out[i * kHeadDim + d] = 0;
+    for (int j = 0; j <= i; ++j)
+      for (int d = 0; d < kHeadDim; ++d) out[i * kHeadDim + d] += s[j] / sum * v[j * kHeadDim + d];
+  }
+}
+
+// One head's keys and values as F32 blocks of 16 in one contiguous pool.
+struct F32Head {
+  std::vector<int> table;
+  std::vector<float> pool;  // per block: 16 K rows then 16 V rows
+};
+
+F32Head paged_copy(const float* k, const float* v, int n) {
+  F32Head h;
+  const int blocks = (n + 15) / 16;
+  h.pool.resize(static_cast<size_t>(blocks) * 32 * kHeadDim);
+  for (int b = 0; b < blocks; ++b) h.table.push_back(b);
+  for (int p = 0; p < n; ++p) {
+    std::memcpy(&h.pool[(p / 16 * 32 + p % 16) * kHeadDim], k + p * kHeadDim, kHeadDim * 4);
+    std::memcpy(&h.pool[(p / 16 * 32 + 16 + p % 16) * kHeadDim], v + p * kHeadDim, kHeadDim * 4);
+  }
+  return h;
+}
+
+void flash_prefill(const float* q, const F32Head& h, int n, float* out) {
+  const auto* base = reinterpret_cast<const uint8_t*>(h.pool.data());
+  const KvBlocks kv{h.table.data(), base, base + 16 * kHeadDim * 4, 32 * kHeadDim * 4, 16, n,
+                    KvElement::kF32};
+  const float scale = 1.0f / std::sqrt(static_cast<float>(kHeadDim));
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int t = 0; t < n; t += kAttentionMaxRows) {
+    const int rows = std::min(kAttentionMaxRows, n - t);
+    flash_attention({q + t * kHeadDim, kHeadDim, out + t * kHeadDim, kHeadDim, rows, 1, t}, kv,
+                    kHeadDim, scale);
+  }
+}
+
+// Runs f in a child process; returns {seconds, peak RSS growth in bytes}.
+template <typename F>
+std::pair<double, double> measure_in_child(F&& f) {
+  int fds[2];
+  if (pipe(fds) != 0) return {-1, -1};
+  const pid_t pid = fork();
+  if (pid == 0) {
+    rusage before{};
+    getrusage(RUSAGE_SELF, &before);
+    Timer timer;
+    f();
+    double result[2] = {timer.seconds(), 0};
+    rusage after{};
+    getrusage(RUSAGE_SELF, &after);
+    result[1] = (after.ru_maxrss - before.ru_maxrss) * 1024.0;
+    if (write(fds[1], result, sizeof(result)) != sizeof(result)) _exit(1);
+    _exit(0);
+  }
+  double result[2] = {-1, -1};
+  if (read(fds[0], result, sizeof(result)) != sizeof(result)) result[0] = -1;
+  waitpid(pid, nullptr, 0);
+  close(fds[0]);
+  close(fds[1]);
+  return {result[0], result[1]};
+}
+
+void bench_prefill(int max_ctx) {
+  std::fflush(stdout);  // children inherit unflushed output otherwise
+  fmt::print("## Causal prefill, one head (head dim {}), naive vs flash\n\n", kHeadDim);
+  fmt::print("| context | naive s | flash s | speed-up | naive peak MiB | flash peak MiB | memory ratio |\n");
+  fmt::print("|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (int n = 512; n <= max_ctx; n *= 2) {
+    const auto q = random_floats(static_cast<size_t>(n) * kHeadDim, 1);
+    const auto k = random_floats(static_cast<size_t>(n) * kHeadDim, 2);
+    const auto v = random_floats(static_cast<size_t>(n) * kHeadDim, 3);
+    const F32Head paged = paged_copy(k.data(), v.data(), n);
+    std::vector<float> out(q.size());
+    const auto [naive_s, naive_mem] = measure_in_child([&] { naive_attention(q.data(), k.data(), v.data(), n, out.data()); });
+    const auto [flash_s, flash_mem] = measure_in_child([&] { flash_prefill(q.data(), paged, n, out.data()); });
+    fmt::print("| {} | {:.3f} | {:.3f} | {:.1f}x | {:.1f} | {:.1f} | {:.0f}x |\n", n, naive_s, flash_s,
+               naive_s / flash_s, naive_mem / 1048576, flash_mem / 1048576,
+               naive_mem / std::max(flash_mem, 4096.0));
+    std::fflush(stdout);
+  }
+}
+
+// A zeroed buffer on transparent huge pages, as the KV pool is.
+struct HugePageBuffer {
+  explicit HugePageBuffer(size_t bytes) : size(bytes) {
+    const size_t huge = size_t{2} << 20;
+    bytes_ = static_cast<uint8_t*>(std::aligned_alloc(huge, (bytes + huge - 1) / huge * huge));
+    madvise(bytes_, bytes, MADV_HUGEPAGE);
+    std::memset(bytes_, 0, bytes);
+  }
+  ~HugePageBuffer() { std::free(bytes_); }
+  uint8_t* data() { return bytes_; }
+  size_t size;
+ private:
+  uint8_t* bytes_;
+};
+
+// Decode: one query token, 8 KV heads × group 4 (the 1B shape's GQA), over ctx
+// cached positions in blocks of 16, heads and context split over the threads.
+double bench_decode(int ctx, KvElement element, const char* element_name, int head_dim) {
+  const int n_kv_heads = 8, group = 4, block = 16, blocks = (ctx + block - 1) / block;
+  const size_t row = element == KvElement::kF32 ? 4 * head_dim
+                     : element == KvElement::kF16 ? 2 * head_dim : kv_q8_row_bytes(head_dim);
+  const size_t block_stride = 2 * row * block * n_kv_heads;  // [K heads][V heads] per block
+  HugePageBuffer pool(block_stride * blocks);
+  const auto values = random_floats(static_cast<size_t>(head_dim) * 64, 4);
+  for (size_t r = 0; r < pool.size / row; ++r) {  // every row from a random N(0,1) row
+    const float* x = &values[(r % 64) * head_dim];
+    uint8_t* dst = pool.data() + r * row;
+    if (element == KvElement::kF32) {
+      std::memcpy(dst, x, row);
+    } else if (element == KvElement::kF16) {
+      for (int d = 0; d < head_dim; ++d) {
+        const uint16_t h = f32_to_fp16(x[d]);
+        std::memcpy(dst + 2 * d, &h, 2);
+      }
+    } else {
+      quantize_kv_q8_row(x, head_dim, dst);
+    }
+  }
+  std::vector<int> table(blocks);
+  for (int b = 0; b < blocks; ++b) table[b] = (b * 7919) % blocks;  // scattered blocks
+  const auto q = random_floats(static_cast<size_t>(n_kv_heads) * group * head_dim, 5);
+  std::vector<float> out(q.size());
+  const int splits = 4;  // per head: 32 work items for the threads
+  std::vector<float> parts(static_cast<size_t>(n_kv_heads) * splits * group * (head_dim + 2));
+  const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+  auto step = [&] {
+#pragma omp parallel
+    {
+#pragma omp for schedule(dynamic, 1)
+      for (int w = 0; w < n_kv_heads * splits; ++w) {
+        const int h = w / splits, s = w % splits;
+        const KvBlocks kv{table.data(), pool.data() + h * row * block,
+                          pool.data() + (n_kv_heads + h) * row * block, block_stride, block, ctx, element};
+        float* base = &parts[static_cast<size_t>(w) * group * (head_dim + 2)];
+        const int chunk = (ctx / splits + block - 1) / block * block;
+        flash_attention_partial({q.data() + h * group * head_dim, head_dim, out.data() + h * group * head_dim,
+                                 head_dim, 1, group, ctx - 1},
+                                kv, s * chunk, std::min(ctx, (s + 1) * chunk), head_dim, scale,
+                                {base, base + group * head_dim, base + group * (head_dim + 1)});
+      }
+    }
+    for (int h = 0; h < n_kv_heads; ++h) {
+      AttentionPartial p[splits];
+      for (int s = 0; s < splits; ++s) {
+        float* base = &parts[static_cast<size_t>(h * splits + s) * group * (head_dim + 2)];
+        p[s] = {base, base + group * head_dim, base + group * (head_dim + 1)};
+      }
+      merge_attention_partials({q.data() + h * group * head_dim, head_dim, out.data() + h * group * head_dim,
+                                head_dim, 1, group, ctx - 1}, p, splits, head_dim);
+    }
+  };
+  step();
+  double best = 1e9;
+  for (int rep = 0; rep < 10; ++rep) {
+    Timer t;
+    step();
+    best = std::min(best, t.seconds());
+  }
+  const double bytes = static_cast<double>(block_stride) * blocks;
+  fmt::print("| {} | {} | {} | {:.2f} | {:.3f} | {:.1f} |", ctx, element_name, head_dim,
+             bytes / 1048576, best * 1e3, bytes / best / 1e9);
+  return bytes / best / 1e9;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int prefill_max = 32768, decode_ctx = 16384, threads = 0;
+  bool prefill = true, decode = true;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&] { return i + 1 < argc ? std::stoi(argv[++i]) : 0; };
+    if (a == "--prefill-max") prefill_max = next();
+    else if (a == "--decode-ctx") decode_ctx = next();
+    else if (a == "--threads") threads = next();
+    else if (a == "--skip-prefill") prefill = false;
+    else if (a == "--skip-decode") decode = false;
+    else { fmt::print(stderr, "unknown argument {}\n", a); return 2; }
+  }
+  if (threads > 0) omp_set_num_threads(threads);
+  // Prefill runs in child processes, forked before this process starts
+  // OpenMP's thread pool (libgomp does not survive a fork once running).
+  if (prefill) bench_prefill(prefill_max);
+  if (decode) {
+    const double triad = bench::measure_triad_gbs(size_t{256} << 20, omp_get_max_threads(), 5);
+    fmt::print("\nthreads {}, triad {:.1f} GB/s\n", omp_get_max_threads(), triad);
+    fmt::print("\n## Decode attention, 8 KV heads x group 4, one token over the cached context\n\n");
+    fmt::print("| context | KV type | head dim | K+V MiB | ms | GB/s | of triad |\n|---:|---|---:|---:|---:|---:|---:|\n");
+    for (auto [e, name] : {std::pair{KvElement::kF16, "f16"}, {KvElement::kQ8_0, "q8_0"}, {KvElement::kF32, "f32"}})
+      for (int hd : {64, 128}) {
+        const double gbs = bench_decode(decode_ctx, e, name, hd);
+        fmt::print(" {:.0f}% |\n", 100 * gbs / triad);
+      }
+  }
+  return 0;
+}

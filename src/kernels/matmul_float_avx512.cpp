@@ -251,9 +251,10 @@ void decode_upto4(const Matrix& w, const Activations& x, float* y, int64_t ldy, 
 }
 
 // Below this many tokens, streaming the weights once per 4 tokens beats
-// packing them for the GEMM (2048x8192 F16: even at 24 tokens on one core,
-// and sooner on two, where the decode passes share the memory bandwidth).
-constexpr int kGemmMinTokens = 16;
+// packing them for the GEMM (AVX-512, F16, 2 threads: decode passes were faster
+// at 16-24 tokens on 2048x8192, 8192x2048 and 2048x2048, even at 32, and the
+// GEMM faster from 48 on the larger two).
+constexpr int kGemmMinTokens = 32;
 
 template <class W>
 void float_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0,

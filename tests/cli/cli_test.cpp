@@ -1,38 +1,19 @@
 // The skiff binary end to end: text on stdout, errors as one line and a non-zero exit.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+
+#include "cli/run_skiff.h"
 
 namespace {
 
 const std::string kModels = SKIFF_MODELS_DIR;
 
-struct Result {
-  int exit_code;
-  std::string out;  // stdout
-  std::string err;  // stderr
-};
-
-Result run_skiff(const std::string& args) {
-  const std::string err_path = testing::TempDir() + "/skiff_stderr.txt";
-  const std::string cmd = std::string(SKIFF_BINARY) + " " + args + " 2>" + err_path;
-  FILE* p = popen(cmd.c_str(), "r");
-  EXPECT_NE(p, nullptr);
-  Result r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream err(err_path);
-  r.err.assign(std::istreambuf_iterator<char>(err), {});
-  return r;
-}
+using skiff::testing::run_skiff;
+using Result = skiff::testing::SkiffResult;
 
 std::string golden_text() {
   std::ifstream in(kModels + "/derived/golden/stories260K.greedy.json");

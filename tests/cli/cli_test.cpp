@@ -41,6 +41,27 @@ TEST(CliRun, PromptIsEchoedAndContinued) {
   EXPECT_GT(r.out.size(), std::string("Once upon a time").size());
 }
 
+// The paged KV cache's flags: element type, pool size, block size, and the
+// accounting printed at the end.
+TEST(CliRun, KvCacheFlagsAndAccounting) {
+  const std::string model = kModels + "/derived/stories260K-f32.gguf";
+  Result r = run_skiff("run -m " + model + " -p 'Once upon a time' -n 40 --temp 0 --kv-type q8_0 --block-size 8");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // 5 layers x 4 KV heads x (2-byte scale + 8 int8) per row, K and V.
+  EXPECT_NE(r.err.find("400 B/token"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("blocks of 8"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("6 blocks in use"), std::string::npos) << r.err;  // 45 tokens
+  r = run_skiff("run -m " + model + " -p 'Once upon a time' -n 40 --temp 0 --kv-mem 64K");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("KV pool         : 0.06 MiB, 96 tokens (6 blocks of 16)"), std::string::npos) << r.err;
+  r = run_skiff("run -m " + model + " -p 'Once upon a time' -n 400 --temp 0 --kv-mem 20K");  // 2 blocks
+  EXPECT_EQ(r.exit_code, 1);  // the pool runs out: a clear error, not a crash
+  EXPECT_NE(r.err.find("out of KV cache blocks"), std::string::npos) << r.err;
+  r = run_skiff("run -m " + model + " -p hi --kv-type q4");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("--kv-type"), std::string::npos) << r.err;
+}
+
 TEST(CliRun, MissingModelIsOneLineAndNonZeroExit) {
   const Result r = run_skiff("run -m /nonexistent.gguf -p hi");
   EXPECT_NE(r.exit_code, 0);

@@ -77,15 +77,26 @@ inline unsigned long row_bytes(skiff::KvElement element, int head_dim) {
   return 0;
 }
 
+// Where a tile's keys and values are read from: [n][head_dim] float rows, or
+// keys transposed ([head_dim][kTile]).
+struct Tile {
+  const float* k;
+  const float* v;
+};
+
 // Keys of positions [start, start+n) (within one block) into k and values
 // into vt ([kTile][head_dim]). Keys are transposed ([head_dim][kTile], zero
 // past n) when many query rows will use them, so scores come out without
-// horizontal sums; few rows (decode) read them as rows.
-inline void load_tile(const skiff::KvBlocks& kv, int start, int n, int head_dim, bool transpose_k,
+// horizontal sums; few rows (decode) read them as rows — in place when the
+// cache holds floats.
+inline Tile load_tile(const skiff::KvBlocks& kv, int start, int n, int head_dim, bool transpose_k,
                       float* k, float* vt, float* row) {
   const unsigned long rb = row_bytes(kv.element, head_dim);
   const unsigned long block_offset = static_cast<unsigned long>(kv.blocks[start / kv.block_size]) * kv.block_stride;
   const int first_row = start % kv.block_size;
+  if (kv.element == skiff::KvElement::kF32 && !transpose_k)
+    return {reinterpret_cast<const float*>(kv.k_base + block_offset + first_row * rb),
+            reinterpret_cast<const float*>(kv.v_base + block_offset + first_row * rb)};
   for (int j = 0; j < n; ++j) {
     const unsigned char* key = kv.k_base + block_offset + (first_row + j) * rb;
     if (transpose_k) {
@@ -99,6 +110,7 @@ inline void load_tile(const skiff::KvBlocks& kv, int start, int n, int head_dim,
   if (transpose_k)
     for (int j = n; j < kTile; ++j)
       for (int d = 0; d < head_dim; ++d) k[d * kTile + j] = 0.0f;
+  return {k, vt};
 }
 
 // Asks for the K and V rows of a tile a few tiles ahead: blocks are
@@ -245,11 +257,11 @@ inline void partial(const skiff::AttentionQueries& qs, const skiff::KvBlocks& kv
     n = n < kTile ? n : kTile;
     n = n < end - start ? n : end - start;
     prefetch_tile(kv, start + kPrefetchTiles * n, end, head_dim);
-    load_tile(kv, start, n, head_dim, transpose_k, kt, vt, row);
-    if (transpose_k) tile_scores(qs, rows, kt, n, start, head_dim, scale, s);
-    else tile_scores_by_row(qs, rows, kt, n, start, head_dim, scale, s);
+    const Tile tile = load_tile(kv, start, n, head_dim, transpose_k, kt, vt, row);
+    if (transpose_k) tile_scores(qs, rows, tile.k, n, start, head_dim, scale, s);
+    else tile_scores_by_row(qs, rows, tile.k, n, start, head_dim, scale, s);
     for (int r = 0; r < rows; ++r)
-      tile_update(s + r * kTile, vt, n, head_dim, out.max[r], out.sum[r], out.acc + r * head_dim);
+      tile_update(s + r * kTile, tile.v, n, head_dim, out.max[r], out.sum[r], out.acc + r * head_dim);
     start += n;
   }
 }

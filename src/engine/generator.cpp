@@ -13,7 +13,7 @@ GenerationStats generate(LlamaModel& model, PagedKvCache& kv, std::span<const in
   if (prompt.empty()) fail("the prompt is empty (no tokens)");
   if (static_cast<int>(prompt.size()) > kv.max_seq_len())
     fail("the prompt has {} tokens but the context holds {}", prompt.size(), kv.max_seq_len());
-  if (kv.length(0) != 0) fail("generate: KV slot 0 is not empty");
+  if (kv.length(0) != 0) fail("generate: KV sequence 0 is not empty");
   Sampler sampler(options.sampling, model.config().vocab_size);
   GenerationStats stats;
   stats.prompt_tokens = static_cast<int>(prompt.size());

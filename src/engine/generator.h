@@ -29,8 +29,9 @@ struct GenerateOptions {
 };
 
 // Calls on_token for each generated token as soon as it is sampled; returning
-// false stops generation. Uses KV slot 0, which must be empty and large enough
-// for the prompt (Error otherwise); generation stops when the slot is full.
+// false stops generation. Uses KV sequence 0, which must be empty and large
+// enough for the prompt (Error otherwise); generation stops when the sequence
+// reaches the cache's max_seq_len.
 GenerationStats generate(LlamaModel& model, PagedKvCache& kv, std::span<const int32_t> prompt,
                          const GenerateOptions& options,
                          const std::function<bool(int32_t)>& on_token);

@@ -7,7 +7,7 @@
 namespace skiff {
 
 struct BatchSeq {
-  int slot = 0;       // the sequence's KV cache slot
+  int seq_id = 0;     // the sequence in the KV cache
   int first_pos = 0;  // position of its first new token (= tokens already cached)
   int n_new = 0;      // new tokens this step: a prompt chunk, 1 for decode
   int n_logits = 0;   // how many of its last new tokens need logits

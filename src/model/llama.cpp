@@ -52,12 +52,12 @@ void LlamaModel::reserve(int n_tokens) {
 void LlamaModel::check_batch(const Batch& batch, const PagedKvCache& kv) const {
   size_t n = 0;
   for (const BatchSeq& s : batch.seqs) {
-    if (!kv.has_sequence(s.slot)) fail("batch: KV sequence {} does not exist", s.slot);
-    if (s.first_pos != kv.length(s.slot))
-      fail("batch: sequence in slot {} starts at {} but has {} cached tokens", s.slot,
-           s.first_pos, kv.length(s.slot));
+    if (!kv.has_sequence(s.seq_id)) fail("batch: KV sequence {} does not exist", s.seq_id);
+    if (s.first_pos != kv.length(s.seq_id))
+      fail("batch: sequence {} starts at {} but has {} cached tokens", s.seq_id,
+           s.first_pos, kv.length(s.seq_id));
     if (s.n_new <= 0 || s.n_logits < 0 || s.n_logits > s.n_new)
-      fail("batch: sequence in slot {} has {} new tokens and {} logits", s.slot, s.n_new,
+      fail("batch: sequence {} has {} new tokens and {} logits", s.seq_id, s.n_new,
            s.n_logits);
     if (s.first_pos + s.n_new > kv.max_seq_len())
       fail("context full: {} tokens do not fit the context of {}", s.first_pos + s.n_new,
@@ -74,9 +74,9 @@ void LlamaModel::forward(const Batch& batch, PagedKvCache& kv, float* logits) {
   const ModelConfig& c = config_;
   const int n_tokens = static_cast<int>(batch.tokens.size());
   for (const BatchSeq& s : batch.seqs)
-    if (!kv.reserve(s.slot, s.first_pos + s.n_new))
+    if (!kv.reserve(s.seq_id, s.first_pos + s.n_new))
       fail("out of KV cache blocks: {} tokens of sequence {} do not fit ({} of {} blocks free)",
-           s.first_pos + s.n_new, s.slot, kv.pool().n_free(), kv.pool().n_blocks());
+           s.first_pos + s.n_new, s.seq_id, kv.pool().n_free(), kv.pool().n_blocks());
   reserve(n_tokens);
   for (int i = 0, t = 0; i < static_cast<int>(batch.seqs.size()); ++i)
     for (int j = 0; j < batch.seqs[i].n_new; ++j, ++t) {
@@ -92,7 +92,7 @@ void LlamaModel::forward(const Batch& batch, PagedKvCache& kv, float* logits) {
     attention_layer(batch, kv, l);
     ffn_layer(l, n_tokens);
   }
-  for (const BatchSeq& s : batch.seqs) kv.set_length(s.slot, s.first_pos + s.n_new);
+  for (const BatchSeq& s : batch.seqs) kv.set_length(s.seq_id, s.first_pos + s.n_new);
   output_head(batch, logits);
 }
 
@@ -121,17 +121,17 @@ void LlamaModel::output_head(const Batch& batch, float* logits) {
   matmul(weights_.output, s_.xb.data(), n_out, logits);
 }
 
-std::vector<float> LlamaModel::prefill(PagedKvCache& kv, int slot, std::span<const int32_t> tokens) {
+std::vector<float> LlamaModel::prefill(PagedKvCache& kv, int seq_id, std::span<const int32_t> tokens) {
   Batch batch;
   batch.tokens.assign(tokens.begin(), tokens.end());
-  batch.seqs.push_back({slot, kv.length(slot), static_cast<int>(tokens.size()), 1});
+  batch.seqs.push_back({seq_id, kv.length(seq_id), static_cast<int>(tokens.size()), 1});
   std::vector<float> logits(config_.vocab_size);
   forward(batch, kv, logits.data());
   return logits;
 }
 
-std::vector<float> LlamaModel::decode(PagedKvCache& kv, int slot, int32_t token) {
-  return prefill(kv, slot, std::span<const int32_t>(&token, 1));
+std::vector<float> LlamaModel::decode(PagedKvCache& kv, int seq_id, int32_t token) {
+  return prefill(kv, seq_id, std::span<const int32_t>(&token, 1));
 }
 
 }  // namespace skiff

@@ -25,14 +25,14 @@ class LlamaModel {
                              int block_size = 16) const;
 
   // Runs every new token of the batch through the model, appending their K/V
-  // to each sequence's slot, and writes logits for the last n_logits tokens of
+  // to each sequence's cache, and writes logits for the last n_logits tokens of
   // each sequence, in batch order, to logits [batch.n_logits(), vocab].
   void forward(const Batch& batch, PagedKvCache& kv, float* logits);
 
   // One sequence: the whole prompt as one batch; returns the last token's logits.
-  std::vector<float> prefill(PagedKvCache& kv, int slot, std::span<const int32_t> tokens);
+  std::vector<float> prefill(PagedKvCache& kv, int seq_id, std::span<const int32_t> tokens);
   // One sequence, one new token.
-  std::vector<float> decode(PagedKvCache& kv, int slot, int32_t token);
+  std::vector<float> decode(PagedKvCache& kv, int seq_id, int32_t token);
 
  private:
   void check_batch(const Batch& batch, const PagedKvCache& kv) const;

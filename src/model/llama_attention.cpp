@@ -73,7 +73,7 @@ void LlamaModel::attention_layer(const Batch& batch, PagedKvCache& kv, int l) {
 
   // Rotate q and k, then append k and v to each sequence's cache.
   for (int t = 0; t < n_tokens; ++t) {
-    const int seq = batch.seqs[s_.token_seq[t]].slot, pos = s_.token_pos[t];
+    const int seq = batch.seqs[s_.token_seq[t]].seq_id, pos = s_.token_pos[t];
     rope(&s_.q[t * c.q_dim()], c.n_heads, c.head_dim, c.rope_dim, rope_freq_.data(), pos, c.rope_style);
     rope(&s_.k[t * c.kv_dim()], c.n_kv_heads, c.head_dim, c.rope_dim, rope_freq_.data(), pos, c.rope_style);
     kv.write(l, seq, pos, &s_.k[t * c.kv_dim()], &s_.v[t * c.kv_dim()]);
@@ -108,7 +108,7 @@ void LlamaModel::attend(const Batch& batch, const PagedKvCache& kv, int l) {
 #pragma omp for schedule(dynamic, 1)
     for (int w = 0; w < n_items; ++w) {
       const AttentionItem& item = s_.attention_items[w];
-      const int seq = batch.seqs[item.seq].slot;
+      const int seq = batch.seqs[item.seq].seq_id;
       const KvBlocks blocks{kv.block_table(seq).data(), kv.key_block(0, l, item.kv_head),
                             kv.value_block(0, l, item.kv_head), kv.block_bytes(),
                             kv.block_size(), item.pos_end, kv_element(kv.type())};

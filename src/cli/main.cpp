@@ -4,6 +4,7 @@
 
 #include "base/error.h"
 #include "cli/commands.h"
+#include "kernels/isa.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"skiff: LLM inference engine"};
@@ -14,6 +15,7 @@ int main(int argc, char** argv) {
   skiff::cli::add_bench_command(app);
   skiff::cli::add_quantize_command(app);
   try {
+    skiff::active_isa();  // a bad SKIFF_ISA is reported before any work starts
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);

@@ -5,7 +5,7 @@
 // K/V bandwidth it reaches against a STREAM triad.
 //
 //   bench_attention [--prefill-max 32768] [--decode-ctx 16384] [--kv f16|f32|q8_0]
-//                   [--threads N] [--skip-prefill] [--skip-decode]
+//                   [--threads N] [--decode-reps N] [--skip-prefill] [--skip-decode]
 #include <fmt/format.h>
 #include <omp.h>
 #include <sys/mman.h>
@@ -156,7 +156,7 @@ struct HugePageBuffer {
 
 // Decode: one query token, 8 KV heads × group 4 (the 1B shape's GQA), over ctx
 // cached positions in blocks of 16, heads and context split over the threads.
-double bench_decode(int ctx, KvElement element, const char* element_name, int head_dim) {
+double bench_decode(int ctx, KvElement element, const char* element_name, int head_dim, int reps) {
   const int n_kv_heads = 8, group = 4, block = 16, blocks = (ctx + block - 1) / block;
   const size_t row = element == KvElement::kF32 ? 4 * head_dim
                      : element == KvElement::kF16 ? 2 * head_dim : kv_q8_row_bytes(head_dim);
@@ -212,7 +212,7 @@ double bench_decode(int ctx, KvElement element, const char* element_name, int he
   };
   step();
   double best = 1e9;
-  for (int rep = 0; rep < 10; ++rep) {
+  for (int rep = 0; rep < reps; ++rep) {
     Timer t;
     step();
     best = std::min(best, t.seconds());
@@ -226,7 +226,7 @@ double bench_decode(int ctx, KvElement element, const char* element_name, int he
 }  // namespace
 
 int main(int argc, char** argv) {
-  int prefill_max = 32768, decode_ctx = 16384, threads = 0;
+  int prefill_max = 32768, decode_ctx = 16384, threads = 0, decode_reps = 10;
   bool prefill = true, decode = true;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -234,6 +234,7 @@ int main(int argc, char** argv) {
     if (a == "--prefill-max") prefill_max = next();
     else if (a == "--decode-ctx") decode_ctx = next();
     else if (a == "--threads") threads = next();
+    else if (a == "--decode-reps") decode_reps = next();
     else if (a == "--skip-prefill") prefill = false;
     else if (a == "--skip-decode") decode = false;
     else { fmt::print(stderr, "unknown argument {}\n", a); return 2; }
@@ -249,7 +250,7 @@ int main(int argc, char** argv) {
     fmt::print("| context | KV type | head dim | K+V MiB | ms | GB/s | of triad |\n|---:|---|---:|---:|---:|---:|---:|\n");
     for (auto [e, name] : {std::pair{KvElement::kF16, "f16"}, {KvElement::kQ8_0, "q8_0"}, {KvElement::kF32, "f32"}})
       for (int hd : {64, 128}) {
-        const double gbs = bench_decode(decode_ctx, e, name, hd);
+        const double gbs = bench_decode(decode_ctx, e, name, hd, decode_reps);
         fmt::print(" {:.0f}% |\n", 100 * gbs / triad);
       }
   }

@@ -235,6 +235,133 @@ inline void tile_update(float* sr, const float* vt, int n, int head_dim, float& 
   }
 }
 
+#if defined(__AVX512F__)
+// Decode (few query rows) with explicit vectors: a tile of up to 16 keys has
+// its 16 scores per row in one register, so the softmax update is a handful
+// of vector ops, and P·V keeps every row's accumulator chunk in a register
+// while each V chunk is loaded (and converted) once for all rows.
+namespace decode512 {
+
+constexpr int kMaxRows = 8;
+constexpr int kMaxChunks = 8;  // head_dim up to 128
+
+inline bool applies(const skiff::KvBlocks& kv, int rows, int head_dim) {
+  if (rows > kMaxRows || head_dim % 16 != 0 || head_dim > 16 * kMaxChunks) return false;
+  return kv.element != skiff::KvElement::kQ8_0 || head_dim % 32 == 0;  // int8 groups of 32
+}
+
+// Values [16c, 16c + 16) of a cached row as floats.
+inline __m512 load_chunk(const unsigned char* row, skiff::KvElement element, int c) {
+  switch (element) {
+    case skiff::KvElement::kF16:
+      return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row) + c));
+    case skiff::KvElement::kQ8_0: {  // half of a 32-value group: {fp16 scale, int8[32]}
+      const unsigned char* group = row + (c / 2) * 34;
+      const float scale = _cvtsh_ss(static_cast<unsigned short>(group[0] | (group[1] << 8)));
+      const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(group + 2 + (c % 2) * 16));
+      return _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q)), _mm512_set1_ps(scale));
+    }
+    case skiff::KvElement::kF32:
+      break;
+  }
+  return _mm512_loadu_ps(reinterpret_cast<const float*>(row) + 16 * c);
+}
+
+// exp of 16 values (x <= 0, or -inf for 0), as fast_exp: x = n·ln2 + r, a
+// polynomial for exp(r), and 2^n applied by vscalefps.
+inline __m512 exp16(__m512 x) {
+  x = _mm512_max_ps(x, _mm512_set1_ps(-87.0f));
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 p = _mm512_set1_ps(1.3751408180410973e-3f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.368919081647757e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1669533395562855e-2f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666518437203998e-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.9999988592958267e-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  return _mm512_scalef_ps(p, n);
+}
+
+// One tile of n <= 16 keys at positions [start, start + n), within one block,
+// for `rows` query rows (a template argument, so per-row values live in
+// registers rather than in an indexed array in memory).
+template <int rows>
+inline void tile_rows(const skiff::AttentionQueries& qs, const skiff::KvBlocks& kv, int start, int n,
+                      int head_dim, const float* q_scaled, float* max, float* sum, float* acc) {
+  const int chunks = head_dim / 16;
+  const unsigned long rb = row_bytes(kv.element, head_dim);
+  const unsigned long offset = static_cast<unsigned long>(kv.blocks[start / kv.block_size]) * kv.block_stride +
+                               (start % kv.block_size) * rb;
+  const unsigned char* keys = kv.k_base + offset;
+  const unsigned char* values = kv.v_base + offset;
+  alignas(64) float scores[rows][16];
+  for (int j = 0; j < n; ++j) {
+    __m512 k[kMaxChunks];
+#pragma GCC unroll 8
+    for (int c = 0; c < chunks; ++c) k[c] = load_chunk(keys + j * rb, kv.element, c);
+#pragma GCC unroll 8
+    for (int r = 0; r < rows; ++r) {
+      const float* q = q_scaled + r * head_dim;
+      __m512 t = _mm512_mul_ps(_mm512_loadu_ps(q), k[0]);
+      for (int c = 1; c < chunks; ++c) t = _mm512_fmadd_ps(_mm512_loadu_ps(q + 16 * c), k[c], t);
+      scores[r][j] = _mm512_reduce_add_ps(t);
+    }
+  }
+  alignas(64) float probs[rows][16];
+  float correction[rows];
+  for (int r = 0; r < rows; ++r) {
+    int visible = qs.first_pos + r / qs.group - start + 1;
+    visible = visible < 0 ? 0 : (visible > n ? n : visible);
+    const __mmask16 live = static_cast<__mmask16>((1u << visible) - 1);
+    const __m512 s = _mm512_mask_loadu_ps(_mm512_set1_ps(kNegInf), live, scores[r]);
+    const float tile_max = visible ? _mm512_mask_reduce_max_ps(live, s) : kNegInf;
+    const float new_max = tile_max > max[r] ? tile_max : max[r];
+    if (new_max == kNegInf) {  // nothing visible yet
+      correction[r] = 1.0f;
+      _mm512_store_ps(probs[r], _mm512_setzero_ps());
+      continue;
+    }
+    correction[r] = fast_exp(max[r] - new_max);
+    const __m512 p = _mm512_maskz_mov_ps(live, exp16(_mm512_sub_ps(s, _mm512_set1_ps(new_max))));
+    sum[r] = sum[r] * correction[r] + _mm512_reduce_add_ps(p);
+    max[r] = new_max;
+    _mm512_store_ps(probs[r], p);
+  }
+  for (int c = 0; c < chunks; ++c) {
+    __m512 a[rows];
+#pragma GCC unroll 8
+    for (int r = 0; r < rows; ++r)
+      a[r] = _mm512_mul_ps(_mm512_loadu_ps(acc + r * head_dim + 16 * c), _mm512_set1_ps(correction[r]));
+    for (int j = 0; j < n; ++j) {
+      const __m512 v = load_chunk(values + j * rb, kv.element, c);
+  #pragma GCC unroll 8
+    for (int r = 0; r < rows; ++r) a[r] = _mm512_fmadd_ps(_mm512_set1_ps(probs[r][j]), v, a[r]);
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < rows; ++r) _mm512_storeu_ps(acc + r * head_dim + 16 * c, a[r]);
+  }
+}
+
+inline void tile(const skiff::AttentionQueries& qs, int rows, const skiff::KvBlocks& kv, int start,
+                 int n, int head_dim, const float* q_scaled, float* max, float* sum, float* acc) {
+  switch (rows) {
+    case 1: return tile_rows<1>(qs, kv, start, n, head_dim, q_scaled, max, sum, acc);
+    case 2: return tile_rows<2>(qs, kv, start, n, head_dim, q_scaled, max, sum, acc);
+    case 3: return tile_rows<3>(qs, kv, start, n, head_dim, q_scaled, max, sum, acc);
+    case 4: return tile_rows<4>(qs, kv, start, n, head_dim, q_scaled, max, sum, acc);
+    case 5: return tile_rows<5>(qs, kv, start, n, head_dim, q_scaled, max, sum, acc);
+    case 6: return tile_rows<6>(qs, kv, start, n, head_dim, q_scaled, max, sum, acc);
+    case 7: return tile_rows<7>(qs, kv, start, n, head_dim, q_scaled, max, sum, acc);
+    default: return tile_rows<8>(qs, kv, start, n, head_dim, q_scaled, max, sum, acc);
+  }
+}
+
+}  // namespace decode512
+#endif
+
 inline void partial(const skiff::AttentionQueries& qs, const skiff::KvBlocks& kv, int pos_begin,
                     int pos_end, int head_dim, float scale, const skiff::AttentionPartial& out) {
   const int rows = qs.n_q * qs.group;
@@ -252,6 +379,22 @@ inline void partial(const skiff::AttentionQueries& qs, const skiff::KvBlocks& kv
   int end = pos_end < kv.n_ctx ? pos_end : kv.n_ctx;
   end = end < last_visible ? end : last_visible;
   const bool transpose_k = rows > kFewRows;
+#if defined(__AVX512F__)
+  if (decode512::applies(kv, rows, head_dim)) {
+    float* q_scaled = kt;  // the queries times the score scale, [rows][head_dim]
+    for (int r = 0; r < rows; ++r)
+      for (int d = 0; d < head_dim; ++d) q_scaled[r * head_dim + d] = query_row(qs, r, head_dim)[d] * scale;
+    for (int start = pos_begin; start < end;) {
+      int n = kv.block_size - start % kv.block_size;
+      n = n < 16 ? n : 16;
+      n = n < end - start ? n : end - start;
+      prefetch_tile(kv, start + kPrefetchTiles * n, end, head_dim);
+      decode512::tile(qs, rows, kv, start, n, head_dim, q_scaled, out.max, out.sum, out.acc);
+      start += n;
+    }
+    return;
+  }
+#endif
   for (int start = pos_begin; start < end;) {
     int n = kv.block_size - start % kv.block_size;  // a tile stays inside one block
     n = n < kTile ? n : kTile;

@@ -1,5 +1,9 @@
 #include "kv/paged_kv_cache.h"
 
+#include <sys/mman.h>
+
+#include <cstdlib>
+
 #include <algorithm>
 #include <cctype>
 #include <climits>
@@ -93,11 +97,18 @@ PagedKvCache::PagedKvCache(KvShape shape, KvType type, int block_size, int n_blo
       type_(type),
       block_size_(block_size),
       max_seq_len_(max_seq_len),
-      block_bytes_(checked_block_bytes(shape, type, block_size)),
+      block_stride_(checked_block_bytes(shape, type, block_size) / (2 * shape.n_layers * shape.n_kv_heads)),
       pool_(std::max(n_blocks, 0)) {  // clamped so the message below is the one raised
   if (n_blocks <= 0) fail("KV cache: needs at least one block, not {}", n_blocks);
   if (max_seq_len <= 0) fail("KV cache: max sequence length must be positive, not {}", max_seq_len);
-  storage_.resize(static_cast<size_t>(n_blocks) * block_bytes_);
+  // Zeroed, 2 MiB-aligned, on huge pages where the kernel allows (best effort).
+  constexpr size_t kHuge = size_t{2} << 20;
+  storage_bytes_ = static_cast<size_t>(n_blocks) * block_stride_ * 2 * shape.n_layers * shape.n_kv_heads;
+  const size_t allocated = (storage_bytes_ + kHuge - 1) / kHuge * kHuge;
+  storage_.reset(static_cast<uint8_t*>(std::aligned_alloc(kHuge, allocated)));
+  if (!storage_) fail("KV cache: cannot allocate {} bytes", allocated);
+  madvise(storage_.get(), allocated, MADV_HUGEPAGE);
+  std::memset(storage_.get(), 0, storage_bytes_);
 }
 
 PagedKvCache PagedKvCache::with_memory(KvShape shape, KvType type, int block_size,
@@ -160,7 +171,10 @@ bool PagedKvCache::reserve(int seq, int n) {
     const int shared = s.blocks[i];
     if (pool_.ref_count(shared) == 1) continue;
     const int copy = *pool_.allocate();
-    std::memcpy(block_data(copy), block_data(shared), block_bytes_);
+    for (int layer = 0; layer < shape_.n_layers; ++layer)
+      for (int head = 0; head < shape_.n_kv_heads; ++head)
+        for (bool value : {false, true})
+          std::memcpy(rows_of(copy, layer, head, value), rows_of(shared, layer, head, value), block_stride_);
     pool_.release(shared);
     s.blocks[i] = copy;
   }
@@ -201,12 +215,11 @@ void PagedKvCache::write(int layer, int seq, int pos, const float* k, const floa
          "share (reserve first: it copies the block)",
          pos, seq, block);
 
-  uint8_t* data = block_data(block);
   const size_t row_offset = static_cast<size_t>(pos % block_size_) * row_bytes();
   const int head_dim = shape_.head_dim;
   for (int head = 0; head < shape_.n_kv_heads; ++head) {
-    store_row(type_, k + head * head_dim, head_dim, data + head_offset(layer, head, false) + row_offset);
-    store_row(type_, v + head * head_dim, head_dim, data + head_offset(layer, head, true) + row_offset);
+    store_row(type_, k + head * head_dim, head_dim, rows_of(block, layer, head, false) + row_offset);
+    store_row(type_, v + head * head_dim, head_dim, rows_of(block, layer, head, true) + row_offset);
   }
 }
 
@@ -214,12 +227,12 @@ const std::vector<int>& PagedKvCache::block_table(int seq) const { return sequen
 
 const uint8_t* PagedKvCache::key_block(int block, int layer, int kv_head) const {
   check_head(*this, block, layer, kv_head);
-  return block_data(block) + head_offset(layer, kv_head, false);
+  return rows_of(block, layer, kv_head, false);
 }
 
 const uint8_t* PagedKvCache::value_block(int block, int layer, int kv_head) const {
   check_head(*this, block, layer, kv_head);
-  return block_data(block) + head_offset(layer, kv_head, true);
+  return rows_of(block, layer, kv_head, true);
 }
 
 size_t PagedKvCache::row_bytes() const { return kv_row_bytes(type_, shape_.head_dim); }
@@ -228,12 +241,14 @@ size_t PagedKvCache::bytes_per_token() const {
   return 2 * static_cast<size_t>(shape_.n_layers) * shape_.n_kv_heads * row_bytes();
 }
 
-size_t PagedKvCache::bytes() const { return storage_.size(); }
+size_t PagedKvCache::bytes() const { return storage_bytes_; }
 
-size_t PagedKvCache::head_offset(int layer, int kv_head, bool value) const {
-  const size_t head_index = (static_cast<size_t>(layer) * 2 + value) * shape_.n_kv_heads + kv_head;
-  return head_index * block_size_ * row_bytes();
+uint8_t* PagedKvCache::rows_of(int block, int layer, int kv_head, bool value) const {
+  const size_t array = (static_cast<size_t>(layer) * 2 + value) * shape_.n_kv_heads + kv_head;
+  return storage_.get() + (array * pool_.n_blocks() + block) * block_stride_;
 }
+
+void PagedKvCache::FreeStorage::operator()(uint8_t* p) const { std::free(p); }
 
 PagedKvCache::Sequence& PagedKvCache::sequence(int seq) {
   if (!has_sequence(seq)) fail("KV cache: no sequence {}", seq);

@@ -6,6 +6,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -24,10 +25,12 @@ struct KvShape {
   int head_dim = 0;
 };
 
-// Block storage layout, per block and layer: K then V, each
-// [kv_head][block_size][head_dim] elements of the KvType (for kQ8_0, int8
-// groups with fp16 scales as kernels/kv_row.h defines them),
-// so one head's keys in one block are contiguous.
+// Storage layout: one array per (layer, K or V, KV head), each holding every
+// block in pool order as [block][block_size][head_dim] elements of the KvType
+// (for kQ8_0, int8 groups with fp16 scales as kernels/kv_row.h defines them).
+// So one head's rows are contiguous within a block, and across consecutive
+// blocks — which a sequence allocated from a fresh pool mostly has — so decode
+// attention streams them. The whole pool sits on transparent huge pages.
 class PagedKvCache {
  public:
   // n_blocks blocks of block_size tokens each; max_seq_len caps one sequence.
@@ -62,7 +65,8 @@ class PagedKvCache {
   KvShape shape() const { return shape_; }
   KvType type() const { return type_; }
   int block_size() const { return block_size_; }
-  size_t block_bytes() const { return block_bytes_; }  // distance between consecutive blocks
+  // Bytes between block b and b+1 of one (layer, K/V, head): block_size rows.
+  size_t block_stride() const { return block_stride_; }
   int max_seq_len() const { return max_seq_len_; }
   const BlockPool& pool() const { return pool_; }
   size_t row_bytes() const;         // one head's K (or V) for one position
@@ -76,9 +80,8 @@ class PagedKvCache {
     int length = 0;
     std::vector<int> blocks;
   };
-  uint8_t* block_data(int block) { return storage_.data() + static_cast<size_t>(block) * block_bytes_; }
-  const uint8_t* block_data(int block) const { return storage_.data() + static_cast<size_t>(block) * block_bytes_; }
-  size_t head_offset(int layer, int kv_head, bool value) const;
+  // Start of one block's rows of one (layer, K/V, head).
+  uint8_t* rows_of(int block, int layer, int kv_head, bool value) const;
   Sequence& sequence(int seq);
   const Sequence& sequence(int seq) const;
 
@@ -86,9 +89,13 @@ class PagedKvCache {
   KvType type_;
   int block_size_;
   int max_seq_len_;
-  size_t block_bytes_;
+  size_t block_stride_;
   BlockPool pool_;
-  std::vector<uint8_t> storage_;  // [n_blocks][block_bytes_]
+  struct FreeStorage {
+    void operator()(uint8_t* p) const;
+  };
+  std::unique_ptr<uint8_t[], FreeStorage> storage_;  // [layer][K/V][head][block] arrays
+  size_t storage_bytes_ = 0;
   std::vector<Sequence> sequences_;
 };
 

@@ -110,7 +110,7 @@ void LlamaModel::attend(const Batch& batch, const PagedKvCache& kv, int l) {
       const AttentionItem& item = s_.attention_items[w];
       const int seq = batch.seqs[item.seq].seq_id;
       const KvBlocks blocks{kv.block_table(seq).data(), kv.key_block(0, l, item.kv_head),
-                            kv.value_block(0, l, item.kv_head), kv.block_bytes(),
+                            kv.value_block(0, l, item.kv_head), kv.block_stride(),
                             kv.block_size(), item.pos_end, kv_element(kv.type())};
       flash_attention_partial(queries_of(item), blocks, item.pos_begin, item.pos_end, c.head_dim,
                               scale, partial_of(w));

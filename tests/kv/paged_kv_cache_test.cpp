@@ -352,7 +352,7 @@ TEST(PagedKvCache, RejectsInvalidConfigurations) {
 }
 
 TEST(PagedKvCache, BlocksFollowTheDocumentedLayout) {
-  // Per block and layer: K then V, each [kv_head][block_size][head_dim].
+  // One array per (layer, K/V, head), each [block][block_size][head_dim].
   constexpr KvShape shape{.n_layers = 2, .n_kv_heads = 3, .head_dim = 4};
   constexpr int kBlockSize = 5;
   PagedKvCache cache(shape, KvType::kF32, kBlockSize, 3, 64);
@@ -362,9 +362,9 @@ TEST(PagedKvCache, BlocksFollowTheDocumentedLayout) {
   for (int block = 0; block < 3; ++block)
     for (int layer = 0; layer < 2; ++layer)
       for (int head = 0; head < 3; ++head) {
-        const size_t key_rows = ((block * 2 + layer) * 2 * 3 + head) * kBlockSize;
-        EXPECT_EQ(cache.key_block(block, layer, head) - base, key_rows * row);
-        EXPECT_EQ(cache.value_block(block, layer, head) - base, (key_rows + 3 * kBlockSize) * row);
+        const size_t key_array = (layer * 2 + 0) * 3 + head, value_array = (layer * 2 + 1) * 3 + head;
+        EXPECT_EQ(cache.key_block(block, layer, head) - base, (key_array * 3 + block) * kBlockSize * row);
+        EXPECT_EQ(cache.value_block(block, layer, head) - base, (value_array * 3 + block) * kBlockSize * row);
       }
 
   const int seq = cache.create_sequence();

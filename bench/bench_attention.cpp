@@ -5,7 +5,7 @@
 // K/V bandwidth it reaches against a STREAM triad.
 //
 //   bench_attention [--prefill-max 32768] [--decode-ctx 16384] [--kv f16|f32|q8_0]
-//                   [--threads N] [--decode-reps N] [--skip-prefill] [--skip-decode]
+//                   [--threads N] [--decode-reps N] [--scattered] [--skip-prefill] [--skip-decode]
 #include <fmt/format.h>
 #include <omp.h>
 #include <sys/mman.h>
@@ -156,12 +156,14 @@ struct HugePageBuffer {
 
 // Decode: one query token, 8 KV heads × group 4 (the 1B shape's GQA), over ctx
 // cached positions in blocks of 16, heads and context split over the threads.
-double bench_decode(int ctx, KvElement element, const char* element_name, int head_dim, int reps) {
+double bench_decode(int ctx, KvElement element, const char* element_name, int head_dim, int reps,
+                    bool scattered) {
   const int n_kv_heads = 8, group = 4, block = 16, blocks = (ctx + block - 1) / block;
   const size_t row = element == KvElement::kF32 ? 4 * head_dim
                      : element == KvElement::kF16 ? 2 * head_dim : kv_q8_row_bytes(head_dim);
-  const size_t block_stride = 2 * row * block * n_kv_heads;  // [K heads][V heads] per block
-  HugePageBuffer pool(block_stride * blocks);
+  // The cache's layout: one array per (K/V, head) over all blocks.
+  const size_t block_stride = row * block, head_array = block_stride * blocks;
+  HugePageBuffer pool(2 * n_kv_heads * head_array);
   const auto values = random_floats(static_cast<size_t>(head_dim) * 64, 4);
   for (size_t r = 0; r < pool.size / row; ++r) {  // every row from a random N(0,1) row
     const float* x = &values[(r % 64) * head_dim];
@@ -178,7 +180,7 @@ double bench_decode(int ctx, KvElement element, const char* element_name, int he
     }
   }
   std::vector<int> table(blocks);
-  for (int b = 0; b < blocks; ++b) table[b] = (b * 7919) % blocks;  // scattered blocks
+  for (int b = 0; b < blocks; ++b) table[b] = scattered ? (b * 7919) % blocks : b;
   const auto q = random_floats(static_cast<size_t>(n_kv_heads) * group * head_dim, 5);
   std::vector<float> out(q.size());
   const int splits = 4;  // per head: 32 work items for the threads
@@ -190,8 +192,8 @@ double bench_decode(int ctx, KvElement element, const char* element_name, int he
 #pragma omp for schedule(dynamic, 1)
       for (int w = 0; w < n_kv_heads * splits; ++w) {
         const int h = w / splits, s = w % splits;
-        const KvBlocks kv{table.data(), pool.data() + h * row * block,
-                          pool.data() + (n_kv_heads + h) * row * block, block_stride, block, ctx, element};
+        const KvBlocks kv{table.data(), pool.data() + h * head_array,
+                          pool.data() + (n_kv_heads + h) * head_array, block_stride, block, ctx, element};
         float* base = &parts[static_cast<size_t>(w) * group * (head_dim + 2)];
         const int chunk = (ctx / splits + block - 1) / block * block;
         flash_attention_partial({q.data() + h * group * head_dim, head_dim, out.data() + h * group * head_dim,
@@ -217,7 +219,7 @@ double bench_decode(int ctx, KvElement element, const char* element_name, int he
     step();
     best = std::min(best, t.seconds());
   }
-  const double bytes = static_cast<double>(block_stride) * blocks;
+  const double bytes = 2.0 * n_kv_heads * head_array;
   fmt::print("| {} | {} | {} | {:.2f} | {:.3f} | {:.1f} |", ctx, element_name, head_dim,
              bytes / 1048576, best * 1e3, bytes / best / 1e9);
   return bytes / best / 1e9;
@@ -227,7 +229,7 @@ double bench_decode(int ctx, KvElement element, const char* element_name, int he
 
 int main(int argc, char** argv) {
   int prefill_max = 32768, decode_ctx = 16384, threads = 0, decode_reps = 10;
-  bool prefill = true, decode = true;
+  bool prefill = true, decode = true, scattered = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&] { return i + 1 < argc ? std::stoi(argv[++i]) : 0; };
@@ -237,6 +239,7 @@ int main(int argc, char** argv) {
     else if (a == "--decode-reps") decode_reps = next();
     else if (a == "--skip-prefill") prefill = false;
     else if (a == "--skip-decode") decode = false;
+    else if (a == "--scattered") scattered = true;
     else { fmt::print(stderr, "unknown argument {}\n", a); return 2; }
   }
   if (threads > 0) omp_set_num_threads(threads);
@@ -246,11 +249,12 @@ int main(int argc, char** argv) {
   if (decode) {
     const double triad = bench::measure_triad_gbs(size_t{256} << 20, omp_get_max_threads(), 5);
     fmt::print("\nthreads {}, triad {:.1f} GB/s\n", omp_get_max_threads(), triad);
-    fmt::print("\n## Decode attention, 8 KV heads x group 4, one token over the cached context\n\n");
+    fmt::print("\n## Decode attention, 8 KV heads x group 4, one token over the cached context, blocks {}\n\n",
+               scattered ? "scattered in the pool" : "in pool order");
     fmt::print("| context | KV type | head dim | K+V MiB | ms | GB/s | of triad |\n|---:|---|---:|---:|---:|---:|---:|\n");
     for (auto [e, name] : {std::pair{KvElement::kF16, "f16"}, {KvElement::kQ8_0, "q8_0"}, {KvElement::kF32, "f32"}})
       for (int hd : {64, 128}) {
-        const double gbs = bench_decode(decode_ctx, e, name, hd, decode_reps);
+        const double gbs = bench_decode(decode_ctx, e, name, hd, decode_reps, scattered);
         fmt::print(" {:.0f}% |\n", 100 * gbs / triad);
       }
   }

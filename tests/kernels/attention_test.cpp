@@ -14,6 +14,7 @@
 #include "kernels/attention.h"
 #include "kernels/dtype.h"
 #include "kernels/fp16.h"
+#include "each_isa.h"
 #include "kernels/isa.h"
 #include "kernels/kv_row.h"
 #include "kernels/quant.h"
@@ -115,17 +116,6 @@ std::vector<double> reference(const std::vector<float>& q, const PagedHead& h, c
   return out;
 }
 
-template <typename F>
-void for_each_isa(F&& f) {
-  const Isa saved = active_isa();
-  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
-    if (!isa_supported(isa)) continue;
-    set_active_isa(isa);
-    f(isa);
-  }
-  set_active_isa(saved);
-}
-
 // Outputs are convex combinations of stored V entries (|v| < ~5); float
 // rounding of scores and sums over up to 4096 keys stays under 2e-5.
 constexpr double kTolerance = 2e-5;
@@ -139,8 +129,8 @@ void check(const Case& c, std::mt19937& rng) {
   const std::vector<double> want = reference(q, head, c);
   const float scale = 1.0f / std::sqrt(float(c.head_dim));
   const int stride = c.group * c.head_dim;
-  for_each_isa([&](Isa isa) {
-    SCOPED_TRACE(testing::Message() << isa_name(isa) << " ctx " << c.n_ctx_before << " q " << c.n_q
+  testing::for_each_isa([&](Isa isa) {
+    SCOPED_TRACE(::testing::Message() << isa_name(isa) << " ctx " << c.n_ctx_before << " q " << c.n_q
                                     << " group " << c.group << " dim " << c.head_dim << " block "
                                     << c.block_size << " element " << int(c.element));
     std::vector<float> out(q.size(), -1.0f);

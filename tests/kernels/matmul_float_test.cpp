@@ -12,6 +12,7 @@
 #include <random>
 #include <vector>
 
+#include "each_isa.h"
 #include "kernels/isa.h"
 #include "kernels/matmul.h"
 #include "kernels/matmul_kernels.h"
@@ -21,17 +22,7 @@ namespace skiff {
 namespace {
 
 constexpr DType kTypes[] = {DType::F32, DType::F16, DType::BF16};
-constexpr Isa kIsas[] = {Isa::kScalar, Isa::kAvx2, Isa::kAvx512};
 
-// Restores the active ISA when a test ends, even by a failed assertion.
-class IsaGuard {
- public:
-  IsaGuard() : saved_(active_isa()) {}
-  ~IsaGuard() { set_active_isa(saved_); }
-
- private:
-  Isa saved_;
-};
 
 struct Problem {
   DType type;
@@ -93,13 +84,7 @@ void check(const Problem& p) {
 
 // Each problem is built once and run on every ISA the CPU supports.
 void check_all_isas(const Problem& p) {
-  IsaGuard guard;
-  for (Isa isa : kIsas) {
-    if (!isa_supported(isa)) continue;
-    set_active_isa(isa);
-    check(p);
-    if (::testing::Test::HasFatalFailure()) return;
-  }
+  testing::for_each_isa([&](Isa) { check(p); });
 }
 
 TEST(MatmulFloat, OddShapesEveryIsaAndType) {

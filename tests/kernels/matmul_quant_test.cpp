@@ -21,6 +21,7 @@
 #include <random>
 #include <vector>
 
+#include "each_isa.h"
 #include "kernels/isa.h"
 #include "kernels/matmul.h"
 #include "kernels/matmul_kernels.h"
@@ -30,7 +31,6 @@
 namespace skiff {
 namespace {
 
-constexpr Isa kIsas[] = {Isa::kScalar, Isa::kAvx2, Isa::kAvx512};
 constexpr DType kTypes[] = {DType::Q8_0, DType::Q4_0, DType::Q4_K};
 
 ActivationFormat format_for(DType type) {
@@ -38,14 +38,6 @@ ActivationFormat format_for(DType type) {
 }
 int64_t scale_block(ActivationFormat f) { return f == ActivationFormat::kQ8_K ? 256 : 32; }
 
-class IsaGuard {
- public:
-  IsaGuard() : saved_(active_isa()) {}
-  ~IsaGuard() { set_active_isa(saved_); }
-
- private:
-  Isa saved_;
-};
 
 // Quantizes a row with quantize_activation_row and reads it back from the
 // documented layout: the values d·q, and the scale of each element's block.
@@ -142,7 +134,7 @@ void check(const Problem& p) {
   const bool integer = find_kernel(active_isa(), p.type).activations != ActivationFormat::kF32;
   for (size_t i = 0; i < y.size(); ++i) {
     const auto where = [&] {
-      return testing::Message() << isa_name(active_isa()) << " " << dtype_info(p.type).name << " rows "
+      return ::testing::Message() << isa_name(active_isa()) << " " << dtype_info(p.type).name << " rows "
                                 << p.rows << " cols " << p.cols << " tokens " << p.n_tokens << ": y["
                                 << i / p.rows << "][" << i % p.rows << "] = " << y[i];
     };
@@ -153,14 +145,9 @@ void check(const Problem& p) {
   }
 }
 
+// Each problem is built once and run on every ISA the CPU supports.
 void check_all_isas(const Problem& p) {
-  IsaGuard guard;
-  for (Isa isa : kIsas) {
-    if (!isa_supported(isa)) continue;
-    set_active_isa(isa);
-    check(p);
-    if (::testing::Test::HasFatalFailure()) return;
-  }
+  testing::for_each_isa([&](Isa) { check(p); });
 }
 
 TEST(MatmulQuant, OddShapesEveryIsaAndType) {

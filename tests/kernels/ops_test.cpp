@@ -7,21 +7,11 @@
 #include <random>
 #include <vector>
 
+#include "each_isa.h"
 #include "kernels/isa.h"
 
 namespace skiff {
 namespace {
-
-template <typename F>
-void for_each_isa(F&& f) {
-  const Isa saved = active_isa();
-  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
-    if (!isa_supported(isa)) continue;
-    set_active_isa(isa);
-    f(isa);
-  }
-  set_active_isa(saved);
-}
 
 std::vector<float> random_vector(int n, std::mt19937& rng, float scale = 1.0f) {
   std::normal_distribution<float> normal(0.0f, scale);
@@ -39,7 +29,7 @@ TEST(Ops, RmsnormMatchesReference) {
     double ss = 0;
     for (float v : x) ss += double(v) * v;
     const double scale = 1.0 / std::sqrt(ss / n + 1e-5);
-    for_each_isa([&](Isa isa) {
+    testing::for_each_isa([&](Isa isa) {
       std::vector<float> out(n);
       rmsnorm(x.data(), w.data(), n, 1e-5f, out.data());
       for (int i = 0; i < n; ++i)
@@ -53,7 +43,7 @@ TEST(Ops, SiluMulMatchesReference) {
   std::mt19937 rng(2);
   for (int n : kSizes) {
     const auto gate = random_vector(n, rng, 6.0f), up = random_vector(n, rng);
-    for_each_isa([&](Isa isa) {
+    testing::for_each_isa([&](Isa isa) {
       std::vector<float> g = gate;
       silu_mul(g.data(), up.data(), n);
       for (int i = 0; i < n; ++i) {
@@ -62,7 +52,7 @@ TEST(Ops, SiluMulMatchesReference) {
       }
     });
   }
-  for_each_isa([&](Isa isa) {  // saturated inputs stay finite
+  testing::for_each_isa([&](Isa isa) {  // saturated inputs stay finite
     std::vector<float> g = {-200.0f, 200.0f}, u = {1.0f, 1.0f};
     silu_mul(g.data(), u.data(), 2);
     EXPECT_NEAR(g[0], 0.0f, 1e-30) << isa_name(isa);
@@ -79,7 +69,7 @@ TEST(Ops, DotAndAddMatchReference) {
       want += double(a[i]) * b[i];
       bound += std::abs(double(a[i]) * b[i]);
     }
-    for_each_isa([&](Isa isa) {
+    testing::for_each_isa([&](Isa isa) {
       EXPECT_NEAR(dot(a.data(), b.data(), n), want, 1e-6 * bound + 1e-7) << isa_name(isa) << " n " << n;
       std::vector<float> x = a;
       add(x.data(), b.data(), n);

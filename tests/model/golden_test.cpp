@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
+#include "each_isa.h"
 #include "kernels/isa.h"
 #include "model/loader.h"
 
@@ -50,14 +51,10 @@ TEST(Golden, Stories260KGguf) {
 
 // The same golden run on every kernel path this CPU can take (scalar, AVX2, AVX-512).
 TEST(Golden, Stories260KOnEveryIsa) {
-  const Isa saved = active_isa();
-  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
-    if (!isa_supported(isa)) continue;
+  testing::for_each_isa([](Isa isa) {
     SCOPED_TRACE(isa_name(isa));
-    set_active_isa(isa);
     check_greedy(kModels + "/derived/stories260K-f32.gguf", "stories260K.greedy.json");
-  }
-  set_active_isa(saved);
+  });
 }
 TEST(Golden, Stories260KHf) {
   check_greedy(kModels + "/derived/stories260K-hf", "stories260K.greedy.json");

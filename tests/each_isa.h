@@ -1,0 +1,33 @@
+// Test helper: runs a check on every instruction set this CPU supports
+// (scalar, AVX2, AVX-512), each forced in turn, and restores the active one
+// afterwards — also when an assertion fails. Stops at the first fatal failure.
+#pragma once
+#include <gtest/gtest.h>
+
+#include "kernels/isa.h"
+
+namespace skiff::testing {
+
+class IsaGuard {
+ public:
+  IsaGuard() : saved_(active_isa()) {}
+  ~IsaGuard() { set_active_isa(saved_); }
+  IsaGuard(const IsaGuard&) = delete;
+  IsaGuard& operator=(const IsaGuard&) = delete;
+
+ private:
+  Isa saved_;
+};
+
+template <typename F>
+void for_each_isa(F&& check) {
+  IsaGuard guard;
+  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
+    if (!isa_supported(isa)) continue;
+    set_active_isa(isa);
+    check(isa);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+}
+
+}  // namespace skiff::testing

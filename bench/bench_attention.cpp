@@ -8,7 +8,6 @@
 //                   [--threads N] [--decode-reps N] [--scattered] [--skip-prefill] [--skip-decode]
 #include <fmt/format.h>
 #include <omp.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "base/huge_page_buffer.h"
 #include "base/timer.h"
 #include "bench/machine.h"
 #include "kernels/attention.h"
@@ -139,21 +139,6 @@ void bench_prefill(int max_ctx) {
   }
 }
 
-// A zeroed buffer on transparent huge pages, as the KV pool is.
-struct HugePageBuffer {
-  explicit HugePageBuffer(size_t bytes) : size(bytes) {
-    const size_t huge = size_t{2} << 20;
-    bytes_ = static_cast<uint8_t*>(std::aligned_alloc(huge, (bytes + huge - 1) / huge * huge));
-    madvise(bytes_, bytes, MADV_HUGEPAGE);
-    std::memset(bytes_, 0, bytes);
-  }
-  ~HugePageBuffer() { std::free(bytes_); }
-  uint8_t* data() { return bytes_; }
-  size_t size;
- private:
-  uint8_t* bytes_;
-};
-
 // Decode: one query token, 8 KV heads × group 4 (the 1B shape's GQA), over ctx
 // cached positions in blocks of 16, heads and context split over the threads.
 double bench_decode(int ctx, KvElement element, const char* element_name, int head_dim, int reps,
@@ -165,7 +150,7 @@ double bench_decode(int ctx, KvElement element, const char* element_name, int he
   const size_t block_stride = row * block, head_array = block_stride * blocks;
   HugePageBuffer pool(2 * n_kv_heads * head_array);
   const auto values = random_floats(static_cast<size_t>(head_dim) * 64, 4);
-  for (size_t r = 0; r < pool.size / row; ++r) {  // every row from a random N(0,1) row
+  for (size_t r = 0; r < pool.size() / row; ++r) {  // every row from a random N(0,1) row
     const float* x = &values[(r % 64) * head_dim];
     uint8_t* dst = pool.data() + r * row;
     if (element == KvElement::kF32) {

@@ -13,7 +13,6 @@
 // reads them from memory, not from the 32 MiB L3, as a whole model would; a
 // STREAM-style triad first gives the machine's bandwidth for comparison.
 #include <omp.h>
-#include <sys/mman.h>
 
 #include <algorithm>
 #include <chrono>
@@ -26,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/huge_page_buffer.h"
 #include "kernels/isa.h"
 #include "kernels/matmul.h"
 #include "kernels/quant.h"
@@ -41,21 +41,6 @@ struct Shape {
 constexpr Shape kShapes[] = {
     {"q/o 2048x2048", 2048, 2048},   {"k/v 512x2048", 512, 2048},      {"gate/up 8192x2048", 8192, 2048},
     {"down 2048x8192", 2048, 8192}, {"output 32000x2048", 32000, 2048},
-};
-
-// Anonymous memory on transparent huge pages, as the model loader uses.
-struct HugeBuffer {
-  uint8_t* data = nullptr;
-  size_t size = 0;
-  explicit HugeBuffer(size_t n) : size((n + (2u << 20) - 1) & ~size_t{(2u << 20) - 1}) {
-    data = static_cast<uint8_t*>(std::aligned_alloc(2u << 20, size));
-    if (!data) std::abort();
-    madvise(data, size, MADV_HUGEPAGE);
-    std::memset(data, 0, size);
-  }
-  ~HugeBuffer() { std::free(data); }
-  HugeBuffer(const HugeBuffer&) = delete;
-  HugeBuffer& operator=(const HugeBuffer&) = delete;
 };
 
 // 64 distinct quantized random rows, repeated: memory traffic is what counts.
@@ -165,12 +150,12 @@ int main(int argc, char** argv) {
     for (const Shape& s : kShapes) {
       const size_t bytes = row_bytes(*type, s.cols) * s.rows;
       const size_t n_copies = (size_t{256} << 20) / bytes + 1;
-      HugeBuffer weights(bytes * n_copies);
-      fill_weights(*type, s.rows, s.cols, weights.data);
+      HugePageBuffer weights(bytes * n_copies);
+      fill_weights(*type, s.rows, s.cols, weights.data());
       std::vector<Matrix> copies;
       for (size_t i = 0; i < n_copies; ++i) {
-        if (i > 0) std::memcpy(weights.data + bytes * i, weights.data, bytes);
-        copies.push_back({*type, s.rows, s.cols, weights.data + bytes * i});
+        if (i > 0) std::memcpy(weights.data() + bytes * i, weights.data(), bytes);
+        copies.push_back({*type, s.rows, s.cols, weights.data() + bytes * i});
       }
       for (const std::string& isa_str : isas) {
         const auto isa = isa_from_name(isa_str);

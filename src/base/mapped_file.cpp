@@ -13,8 +13,6 @@
 namespace skiff {
 namespace {
 
-constexpr size_t kHugePage = size_t{2} << 20;
-
 // Closes the descriptor however the constructor exits.
 struct FdCloser {
   int fd;
@@ -37,30 +35,17 @@ MappedFile::MappedFile(const std::string& path, FileLoad mode) : path_(path) {
   }
   void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
   if (p == MAP_FAILED) fail("cannot map {}: {}", path, std::strerror(errno));
-  region_ = p;
-  region_size_ = size_;
+  mapping_ = p;
   data_ = static_cast<const uint8_t*>(p);
 }
 
 void MappedFile::read_into_anonymous_memory(int fd) {
-  // Over-allocate so the data can start on a 2 MiB boundary: huge pages need it.
-  region_size_ = size_ + kHugePage;
-  region_ = ::mmap(nullptr, region_size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (region_ == MAP_FAILED) {
-    region_ = nullptr;
-    fail("cannot allocate {} bytes for {}: {}", size_, path_, std::strerror(errno));
-  }
-  const auto base = reinterpret_cast<uintptr_t>(region_);
-  auto* dst = reinterpret_cast<uint8_t*>((base + kHugePage - 1) & ~(kHugePage - 1));
-  ::madvise(dst, size_, MADV_HUGEPAGE);  // best effort: THP may be off
+  copy_ = HugePageBuffer(size_);
+  uint8_t* dst = copy_.data();
   for (size_t done = 0; done < size_;) {
     const ssize_t n = ::pread(fd, dst + done, size_ - done, static_cast<off_t>(done));
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      ::munmap(region_, region_size_);
-      region_ = nullptr;
-      fail("cannot read {}: {}", path_, n < 0 ? std::strerror(errno) : "unexpected end of file");
-    }
+    if (n <= 0) fail("cannot read {}: {}", path_, n < 0 ? std::strerror(errno) : "unexpected end of file");
     done += static_cast<size_t>(n);
   }
   ::mprotect(dst, size_, PROT_READ);
@@ -68,7 +53,7 @@ void MappedFile::read_into_anonymous_memory(int fd) {
 }
 
 MappedFile::~MappedFile() {
-  if (region_) ::munmap(region_, region_size_);
+  if (mapping_) ::munmap(mapping_, size_);
 }
 
 }  // namespace skiff

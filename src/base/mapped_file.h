@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <string>
 
+#include "base/huge_page_buffer.h"
+
 namespace skiff {
 
 enum class FileLoad {
@@ -31,8 +33,8 @@ class MappedFile {
   std::string path_;
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
-  void* region_ = nullptr;  // what to munmap
-  size_t region_size_ = 0;
+  void* mapping_ = nullptr;  // FileLoad::kMmap: what to munmap
+  HugePageBuffer copy_;      // FileLoad::kCopy: the file's bytes
 };
 
 }  // namespace skiff

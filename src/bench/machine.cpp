@@ -1,9 +1,5 @@
 #include "bench/machine.h"
 
-#include <sys/mman.h>
-
-#include <cstdlib>
-
 #include <fmt/format.h>
 #include <omp.h>
 
@@ -14,7 +10,7 @@
 #include <thread>
 #include <utility>
 
-#include "base/error.h"
+#include "base/huge_page_buffer.h"
 #include "base/timer.h"
 #include "bench/fma_peak.h"
 #include "kernels/isa.h"
@@ -64,22 +60,15 @@ double measure_triad_gbs(size_t bytes_per_array, int threads, int reps) {
   // Raw arrays on transparent huge pages, as the model's weights are (4 KiB
   // pages cost this VM a third of its bandwidth, and vary run to run), touched
   // first by the threads that use them, so pages land on their nodes.
-  const size_t huge = size_t{2} << 20, bytes = (n * sizeof(double) + huge - 1) / huge * huge;
-  auto huge_array = [&] {
-    auto* p = static_cast<double*>(std::aligned_alloc(huge, bytes));
-    if (!p) fail("cannot allocate {} bytes for the triad", bytes);
-    madvise(p, bytes, MADV_HUGEPAGE);
-    return std::unique_ptr<double[], decltype(&std::free)>(p, &std::free);
-  };
-  auto a = huge_array(), b = huge_array(), c = huge_array();
-  double* pa = a.get();
-  const double* pb = b.get();
-  const double* pc = c.get();
+  HugePageBuffer a(n * sizeof(double)), b(n * sizeof(double)), c(n * sizeof(double));
+  double* pa = reinterpret_cast<double*>(a.data());
+  double* pb = reinterpret_cast<double*>(b.data());
+  double* pc = reinterpret_cast<double*>(c.data());
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (size_t i = 0; i < n; ++i) {
-    a[i] = 0.0;
-    b[i] = 1.0;
-    c[i] = 2.0;
+    pa[i] = 0.0;
+    pb[i] = 1.0;
+    pc[i] = 2.0;
   }
   const double scalar = 3.0;
   double best = 0;

@@ -1,8 +1,5 @@
 #include "kv/paged_kv_cache.h"
 
-#include <sys/mman.h>
-
-#include <cstdlib>
 
 #include <algorithm>
 #include <cctype>
@@ -101,14 +98,8 @@ PagedKvCache::PagedKvCache(KvShape shape, KvType type, int block_size, int n_blo
       pool_(std::max(n_blocks, 0)) {  // clamped so the message below is the one raised
   if (n_blocks <= 0) fail("KV cache: needs at least one block, not {}", n_blocks);
   if (max_seq_len <= 0) fail("KV cache: max sequence length must be positive, not {}", max_seq_len);
-  // Zeroed, 2 MiB-aligned, on huge pages where the kernel allows (best effort).
-  constexpr size_t kHuge = size_t{2} << 20;
-  storage_bytes_ = static_cast<size_t>(n_blocks) * block_stride_ * 2 * shape.n_layers * shape.n_kv_heads;
-  const size_t allocated = (storage_bytes_ + kHuge - 1) / kHuge * kHuge;
-  storage_.reset(static_cast<uint8_t*>(std::aligned_alloc(kHuge, allocated)));
-  if (!storage_) fail("KV cache: cannot allocate {} bytes", allocated);
-  madvise(storage_.get(), allocated, MADV_HUGEPAGE);
-  std::memset(storage_.get(), 0, storage_bytes_);
+  storage_ = HugePageBuffer(static_cast<size_t>(n_blocks) * block_stride_ * 2 * shape.n_layers *
+                            shape.n_kv_heads);
 }
 
 PagedKvCache PagedKvCache::with_memory(KvShape shape, KvType type, int block_size,
@@ -241,14 +232,12 @@ size_t PagedKvCache::bytes_per_token() const {
   return 2 * static_cast<size_t>(shape_.n_layers) * shape_.n_kv_heads * row_bytes();
 }
 
-size_t PagedKvCache::bytes() const { return storage_bytes_; }
+size_t PagedKvCache::bytes() const { return storage_.size(); }
 
 uint8_t* PagedKvCache::rows_of(int block, int layer, int kv_head, bool value) const {
   const size_t array = (static_cast<size_t>(layer) * 2 + value) * shape_.n_kv_heads + kv_head;
-  return storage_.get() + (array * pool_.n_blocks() + block) * block_stride_;
+  return storage_.data() + (array * pool_.n_blocks() + block) * block_stride_;
 }
-
-void PagedKvCache::FreeStorage::operator()(uint8_t* p) const { std::free(p); }
 
 PagedKvCache::Sequence& PagedKvCache::sequence(int seq) {
   if (!has_sequence(seq)) fail("KV cache: no sequence {}", seq);

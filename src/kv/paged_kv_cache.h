@@ -6,11 +6,11 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <string_view>
 #include <vector>
 
+#include "base/huge_page_buffer.h"
 #include "kv/block_pool.h"
 
 namespace skiff {
@@ -91,11 +91,7 @@ class PagedKvCache {
   int max_seq_len_;
   size_t block_stride_;
   BlockPool pool_;
-  struct FreeStorage {
-    void operator()(uint8_t* p) const;
-  };
-  std::unique_ptr<uint8_t[], FreeStorage> storage_;  // [layer][K/V][head][block] arrays
-  size_t storage_bytes_ = 0;
+  HugePageBuffer storage_;  // [layer][K/V][head] arrays of [block][block_size][head_dim]
   std::vector<Sequence> sequences_;
 };
 

@@ -3,6 +3,8 @@
 // and the work formulas add up for a known model.
 #include <gtest/gtest.h>
 
+#include "each_isa.h"
+
 #include "base/error.h"
 #include "bench/machine.h"
 #include "bench/runner.h"
@@ -19,16 +21,12 @@ TEST(BenchMachine, TriadIsPositive) {
 }
 
 TEST(BenchMachine, FmaPeakOnEverySupportedIsa) {
-  const Isa original = active_isa();
   double scalar_peak = 0;
-  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
-    if (!isa_supported(isa)) continue;
-    set_active_isa(isa);
+  skiff::testing::for_each_isa([&](Isa isa) {
     const double peak = measure_peak_gflops(1, 1);
     EXPECT_GT(peak, 0.0) << isa_name(isa);
     if (isa == Isa::kScalar) scalar_peak = peak;
-  }
-  set_active_isa(original);
+  });
   EXPECT_GT(scalar_peak, 0.0);
 }
 

@@ -4,6 +4,8 @@
 // against the original F32 model within what each type's precision allows.
 #include <gtest/gtest.h>
 
+#include "each_isa.h"
+
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -70,21 +72,15 @@ double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
 
 // The scalar kernels dequantize each row and dot it in float, so a quantized
 // model and its dequantized twin run the same arithmetic.
-class ScalarIsa {
- public:
-  ScalarIsa() : saved_(active_isa()) { set_active_isa(Isa::kScalar); }
-  ~ScalarIsa() { set_active_isa(saved_); }
-
- private:
-  Isa saved_;
-};
 
 void expect_tensor_types(const std::string& path, DType target, int expected_fallbacks) {
   const gguf::GgufFile file(path);
   int fallbacks = 0;
   for (const gguf::TensorInfo& t : file.tensors()) {
     EXPECT_EQ(t.type, tensor_type(target, t.ne)) << t.name;
-    if (t.ne.size() == 1) EXPECT_EQ(t.type, DType::F32) << t.name;
+    if (t.ne.size() == 1) {
+      EXPECT_EQ(t.type, DType::F32) << t.name;
+    }
     if (t.ne.size() >= 2 && t.type != target) ++fallbacks;
   }
   EXPECT_EQ(fallbacks, expected_fallbacks) << dtype_info(target).name;
@@ -122,11 +118,14 @@ TEST_P(QuantizeStories, LogitsEqualTheDequantizedModel) {
 
   const gguf::GgufFile in_file(kStoriesF32), out_file(out);
   for (const auto& [key, value] : in_file.metadata())
-    if (key != "general.file_type") EXPECT_NE(out_file.find(key), nullptr) << key;
+    if (key != "general.file_type") {
+      EXPECT_NE(out_file.find(key), nullptr) << key;
+    }
   EXPECT_EQ(out_file.get_int("general.file_type", -1), llama_file_type(c.type));
   EXPECT_EQ(out_file.get_int("general.quantization_version", -1), 2);
 
-  const ScalarIsa scalar;
+  const testing::IsaGuard restore_isa;
+  set_active_isa(Isa::kScalar);
   auto quantized = load_model(out);
   const std::vector<float> logits = prompt_logits(*quantized);
   const std::vector<float> reference = prompt_logits(*dequantized_model(out));
@@ -135,7 +134,9 @@ TEST_P(QuantizeStories, LogitsEqualTheDequantizedModel) {
   const std::vector<float> f32 = prompt_logits(*load_model(kStoriesF32));
   const double rel = max_abs_diff(logits, f32) / max_abs(f32);
   EXPECT_LE(rel, c.max_rel_error) << dtype_info(c.type).name;
-  if (c.type != DType::F32) EXPECT_GT(rel, 0.0) << "quantizing changed nothing";
+  if (c.type != DType::F32) {
+    EXPECT_GT(rel, 0.0) << "quantizing changed nothing";
+  }
   std::remove(out.c_str());
 }
 
@@ -163,7 +164,8 @@ TEST(QuantizeRandom, Q4KWithRowsOf256) {
   EXPECT_LT(s.output_bytes * 5, s.input_bytes);  // 4.5 bits per weight against 32
   expect_tensor_types(q4k, DType::Q4_K, 0);
 
-  const ScalarIsa scalar;
+  const testing::IsaGuard restore_isa;
+  set_active_isa(Isa::kScalar);
   const std::vector<float> logits = prompt_logits(*load_model(q4k));
   const std::vector<float> reference = prompt_logits(*dequantized_model(q4k));
   EXPECT_LE(max_abs_diff(logits, reference), 1e-5 * max_abs(reference));

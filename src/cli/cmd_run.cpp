@@ -17,19 +17,23 @@
 namespace skiff::cli {
 namespace {
 
+// llama.cpp's sampling defaults.
+SamplingParams default_sampling() {
+  SamplingParams p;
+  p.temperature = 0.8f;
+  p.top_k = 40;
+  p.top_p = 0.95f;
+  p.min_p = 0.05f;
+  return p;
+}
+
 struct RunArgs {
   std::string model;
   std::string prompt;
   int n_predict = 256;
   int ctx_size = 0;  // 0: prompt + n_predict, capped at the model's context
   int threads = 0;   // 0: every core
-  float temperature = 0.8f;
-  int top_k = 40;
-  float top_p = 0.95f;
-  float min_p = 0.05f;
-  float repeat_penalty = 1.0f;
-  float frequency_penalty = 0.0f;
-  float presence_penalty = 0.0f;
+  SamplingParams sampling = default_sampling();  // the flags write straight into it
   int64_t seed = -1;  // -1: random
   bool mmap = false;  // weights used from the file mapping instead of read into memory
   std::string kv_type = "f16";
@@ -91,13 +95,7 @@ void run(const RunArgs& a) {
 
   GenerateOptions options;
   options.max_tokens = a.n_predict;
-  options.sampling.temperature = a.temperature;
-  options.sampling.top_k = a.top_k;
-  options.sampling.top_p = a.top_p;
-  options.sampling.min_p = a.min_p;
-  options.sampling.repetition_penalty = a.repeat_penalty;
-  options.sampling.frequency_penalty = a.frequency_penalty;
-  options.sampling.presence_penalty = a.presence_penalty;
+  options.sampling = a.sampling;
   if (a.seed >= 0) options.sampling.seed = static_cast<uint64_t>(a.seed);
   options.is_end_token = [&](int32_t t) { return tokenizer->is_end_of_generation(t); };
 
@@ -128,13 +126,13 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("-c,--ctx-size", args->ctx_size, "context size (default: prompt + n, at most the model's)")
       ->check(CLI::Range(0, 1 << 24));
   cmd->add_option("-t,--threads", args->threads, "threads (default: all cores)")->check(CLI::Range(0, 1024));
-  cmd->add_option("--temp", args->temperature, "temperature (0: greedy)")->capture_default_str()->check(CLI::Range(0.0, 100.0));
-  cmd->add_option("--top-k", args->top_k, "top-k (0: off)")->capture_default_str()->check(CLI::Range(0, 1 << 24));
-  cmd->add_option("--top-p", args->top_p, "top-p (1: off)")->capture_default_str()->check(CLI::Range(0.0, 1.0));
-  cmd->add_option("--min-p", args->min_p, "min-p (0: off)")->capture_default_str()->check(CLI::Range(0.0, 1.0));
-  cmd->add_option("--repeat-penalty", args->repeat_penalty, "repetition penalty (1: off)")->capture_default_str();
-  cmd->add_option("--frequency-penalty", args->frequency_penalty, "frequency penalty (0: off)")->capture_default_str();
-  cmd->add_option("--presence-penalty", args->presence_penalty, "presence penalty (0: off)")->capture_default_str();
+  cmd->add_option("--temp", args->sampling.temperature, "temperature (0: greedy)")->capture_default_str()->check(CLI::Range(0.0, 100.0));
+  cmd->add_option("--top-k", args->sampling.top_k, "top-k (0: off)")->capture_default_str()->check(CLI::Range(0, 1 << 24));
+  cmd->add_option("--top-p", args->sampling.top_p, "top-p (1: off)")->capture_default_str()->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--min-p", args->sampling.min_p, "min-p (0: off)")->capture_default_str()->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--repeat-penalty", args->sampling.repetition_penalty, "repetition penalty (1: off)")->capture_default_str();
+  cmd->add_option("--frequency-penalty", args->sampling.frequency_penalty, "frequency penalty (0: off)")->capture_default_str();
+  cmd->add_option("--presence-penalty", args->sampling.presence_penalty, "presence penalty (0: off)")->capture_default_str();
   cmd->add_option("-s,--seed", args->seed, "random seed (-1: random)")->capture_default_str();
   cmd->add_option("--kv-type", args->kv_type, "KV cache element type: f16, f32, q8_0")->capture_default_str();
   cmd->add_option("--kv-mem", args->kv_mem, "KV pool size: bytes, 512M, 2G or a % of available memory (default: the context)");

@@ -61,7 +61,7 @@ std::string shape(const std::vector<int64_t>& ne) {
 
 void set_metadata(gguf::GgufWriter& w, const ModelSource& source, DType type) {
   for (const auto& [key, value] : source.metadata) w.set(key, value);
-  w.set("general.file_type", gguf::make_uint(gguf::ValueType::UINT32, llama_file_type(type)));
+  w.set("general.file_type", gguf::make_uint(gguf::ValueType::UINT32, gguf::llama_file_type(type)));
   w.set("general.quantization_version", gguf::make_uint(gguf::ValueType::UINT32, 2));
 }
 
@@ -72,19 +72,6 @@ void check_paths(const std::string& in, const std::string& out) {
 }
 
 }  // namespace
-
-uint32_t llama_file_type(DType type) {
-  switch (type) {
-    case DType::F32: return 0;
-    case DType::F16: return 1;
-    case DType::Q4_0: return 2;
-    case DType::Q8_0: return 7;
-    case DType::Q4_K: return 14;  // Q4_K_S: every matrix Q4_K
-    case DType::Q6_K: return 18;
-    case DType::BF16: return 32;
-  }
-  fail("no llama.cpp file type for dtype {}", static_cast<uint32_t>(type));
-}
 
 DType tensor_type(DType target, const std::vector<int64_t>& ne) {
   if (ne.size() < 2) return DType::F32;

@@ -9,9 +9,6 @@
 
 namespace skiff::convert {
 
-// llama.cpp's LLAMA_FTYPE for a file whose matrices are `type` (Q4_K: Q4_K_S).
-uint32_t llama_file_type(DType type);
-
 // The type a tensor of shape `ne` gets when `target` is asked for: 1-D tensors
 // (norms, RoPE factors) stay F32; a matrix whose rows are not whole blocks of
 // `target` falls back to Q8_0 when its rows are whole Q8_0 blocks, else F16.

@@ -93,26 +93,12 @@ void check_spec(const RandomLlamaSpec& s) {
            info.name, info.block_size, s.dim, s.ffn_dim);
 }
 
-// llama.cpp's llama_ftype for a file whose matrices are all `type`.
-uint32_t file_type(DType type) {
-  switch (type) {
-    case DType::F32: return 0;
-    case DType::F16: return 1;
-    case DType::Q4_0: return 2;
-    case DType::Q8_0: return 7;
-    case DType::Q4_K: return 14;  // Q4_K_S
-    case DType::Q6_K: return 18;
-    case DType::BF16: return 32;
-  }
-  fail("no llama.cpp file type for dtype {}", static_cast<uint32_t>(type));
-}
-
 void set_llama_metadata(gguf::GgufWriter& w, const RandomLlamaSpec& s, const gguf::GgufFile& vocab) {
   auto u32 = [](int64_t v) { return gguf::make_uint(ValueType::UINT32, static_cast<uint64_t>(v)); };
   auto f32 = [](double v) { return gguf::make_float(ValueType::FLOAT32, v); };
   w.set("general.architecture", gguf::make_string("llama"));
   w.set("general.name", gguf::make_string(s.name));
-  w.set("general.file_type", u32(file_type(s.matrix_type)));
+  w.set("general.file_type", u32(gguf::llama_file_type(s.matrix_type)));
   if (dtype_info(s.matrix_type).block_size > 1) w.set("general.quantization_version", u32(2));
   w.set("llama.context_length", u32(s.context_length));
   w.set("llama.embedding_length", u32(s.dim));

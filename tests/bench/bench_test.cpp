@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include "each_isa.h"
-
 #include "base/error.h"
 #include "bench/machine.h"
 #include "bench/runner.h"

@@ -4,8 +4,6 @@
 // against the original F32 model within what each type's precision allows.
 #include <gtest/gtest.h>
 
-#include "each_isa.h"
-
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -13,7 +11,9 @@
 #include <vector>
 
 #include "base/error.h"
+#include "each_isa.h"
 #include "convert/quantize.h"
+#include "gguf/gguf_writer.h"
 #include "gguf/gguf.h"
 #include "kernels/isa.h"
 #include "kernels/quant.h"
@@ -94,9 +94,9 @@ TEST(QuantizeTypes, FallbacksFollowBlockSizes) {
   EXPECT_EQ(tensor_type(DType::Q4_K, {172, 64}), DType::F16);
   EXPECT_EQ(tensor_type(DType::BF16, {172, 64}), DType::BF16);
   EXPECT_EQ(tensor_type(DType::Q8_0, {64}), DType::F32);
-  EXPECT_EQ(llama_file_type(DType::Q8_0), 7u);
-  EXPECT_EQ(llama_file_type(DType::Q4_0), 2u);
-  EXPECT_EQ(llama_file_type(DType::BF16), 32u);
+  EXPECT_EQ(gguf::llama_file_type(DType::Q8_0), 7u);
+  EXPECT_EQ(gguf::llama_file_type(DType::Q4_0), 2u);
+  EXPECT_EQ(gguf::llama_file_type(DType::BF16), 32u);
 }
 
 struct TypeCase {
@@ -121,7 +121,7 @@ TEST_P(QuantizeStories, LogitsEqualTheDequantizedModel) {
     if (key != "general.file_type") {
       EXPECT_NE(out_file.find(key), nullptr) << key;
     }
-  EXPECT_EQ(out_file.get_int("general.file_type", -1), llama_file_type(c.type));
+  EXPECT_EQ(out_file.get_int("general.file_type", -1), gguf::llama_file_type(c.type));
   EXPECT_EQ(out_file.get_int("general.quantization_version", -1), 2);
 
   const testing::IsaGuard restore_isa;

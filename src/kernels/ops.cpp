@@ -42,13 +42,19 @@ void rope_frequencies(int rope_dim, float theta, const float* factors, float* fr
   }
 }
 
-void rope(float* x, int n_heads, int head_dim, int rope_dim, const float* freq, int64_t pos,
+void rope_angles(const float* freq, int rope_dim, int64_t pos, float* cos, float* sin) {
+  for (int i = 0; i < rope_dim / 2; ++i) {
+    const double angle = static_cast<double>(pos) * freq[i];
+    cos[i] = static_cast<float>(std::cos(angle));
+    sin[i] = static_cast<float>(std::sin(angle));
+  }
+}
+
+void rope(float* x, int n_heads, int head_dim, int rope_dim, const float* cos, const float* sin,
           RopeStyle style) {
   const int half = rope_dim / 2;
   for (int i = 0; i < half; ++i) {
-    const double angle = static_cast<double>(pos) * freq[i];
-    const float c = static_cast<float>(std::cos(angle));
-    const float s = static_cast<float>(std::sin(angle));
+    const float c = cos[i], s = sin[i];
     const int a = style == RopeStyle::kInterleaved ? 2 * i : i;
     const int b = style == RopeStyle::kInterleaved ? 2 * i + 1 : i + half;
     for (int h = 0; h < n_heads; ++h) {

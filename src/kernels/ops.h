@@ -22,11 +22,15 @@ void add(float* x, const float* y, int64_t n);
 // supplies factors; linear scaling is folded in by the caller as a factor.
 void rope_frequencies(int rope_dim, float theta, const float* factors, float* freq);
 
-// Rotates the first rope_dim dims of each of n_heads vectors of head_dim at
-// position pos. Interleaved pairs (2i, 2i+1) as in Meta/GGUF llama; rotate-half
-// pairs (i, i + rope_dim/2) as in Hugging Face (NeoX) checkpoints.
+// cos and sin of pos·freq[i] for each rotated pair i < rope_dim/2: computed
+// once per token and shared by every layer's queries and keys.
+void rope_angles(const float* freq, int rope_dim, int64_t pos, float* cos, float* sin);
+
+// Rotates the first rope_dim dims of each of n_heads vectors of head_dim by
+// the angles rope_angles gave. Interleaved pairs (2i, 2i+1) as in Meta/GGUF
+// llama; rotate-half pairs (i, i + rope_dim/2) as in Hugging Face (NeoX) checkpoints.
 enum class RopeStyle { kInterleaved, kRotateHalf };
-void rope(float* x, int n_heads, int head_dim, int rope_dim, const float* freq, int64_t pos,
+void rope(float* x, int n_heads, int head_dim, int rope_dim, const float* cos, const float* sin,
           RopeStyle style);
 
 }  // namespace skiff

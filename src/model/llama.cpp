@@ -43,6 +43,8 @@ void LlamaModel::reserve(int n_tokens) {
   grow(s_.proj, t * c.dim);
   grow(s_.gate, t * c.ffn_dim);
   grow(s_.up, t * c.ffn_dim);
+  grow(s_.rope_cos, t * (c.rope_dim / 2));
+  grow(s_.rope_sin, t * (c.rope_dim / 2));
   if (s_.token_seq.size() < t) {
     s_.token_seq.resize(t);
     s_.token_pos.resize(t);
@@ -82,6 +84,9 @@ void LlamaModel::forward(const Batch& batch, PagedKvCache& kv, float* logits) {
     for (int j = 0; j < batch.seqs[i].n_new; ++j, ++t) {
       s_.token_seq[t] = i;
       s_.token_pos[t] = batch.seqs[i].first_pos + j;
+      const size_t pairs = c.rope_dim / 2;
+      rope_angles(rope_freq_.data(), c.rope_dim, s_.token_pos[t], &s_.rope_cos[t * pairs],
+                  &s_.rope_sin[t * pairs]);
     }
 
   for (int t = 0; t < n_tokens; ++t)

@@ -74,6 +74,8 @@ class LlamaModel {
     std::vector<float> up;      // [n_tokens, ffn_dim]
     std::vector<int> token_seq; // which batch sequence each token belongs to [n_tokens]
     std::vector<int> token_pos; // each token's position in its sequence [n_tokens]
+    std::vector<float> rope_cos;  // RoPE angles of each token, shared by all layers [n_tokens, rope_dim/2]
+    std::vector<float> rope_sin;
     std::vector<AttentionItem> attention_items;    // planned once per forward pass
     std::vector<AttentionGroup> attention_groups;
     std::vector<float> partials;  // per item [kAttentionMaxRows][head_dim + 2]

@@ -74,8 +74,10 @@ void LlamaModel::attention_layer(const Batch& batch, PagedKvCache& kv, int l) {
   // Rotate q and k, then append k and v to each sequence's cache.
   for (int t = 0; t < n_tokens; ++t) {
     const int seq = batch.seqs[s_.token_seq[t]].seq_id, pos = s_.token_pos[t];
-    rope(&s_.q[t * c.q_dim()], c.n_heads, c.head_dim, c.rope_dim, rope_freq_.data(), pos, c.rope_style);
-    rope(&s_.k[t * c.kv_dim()], c.n_kv_heads, c.head_dim, c.rope_dim, rope_freq_.data(), pos, c.rope_style);
+    const float* cos = &s_.rope_cos[t * (c.rope_dim / 2)];
+    const float* sin = &s_.rope_sin[t * (c.rope_dim / 2)];
+    rope(&s_.q[t * c.q_dim()], c.n_heads, c.head_dim, c.rope_dim, cos, sin, c.rope_style);
+    rope(&s_.k[t * c.kv_dim()], c.n_kv_heads, c.head_dim, c.rope_dim, cos, sin, c.rope_style);
     kv.write(l, seq, pos, &s_.k[t * c.kv_dim()], &s_.v[t * c.kv_dim()]);
   }
   attend(batch, kv, l);

@@ -86,9 +86,12 @@ TEST(Ops, RopeRotatesPairs) {
   EXPECT_NEAR(freq[1], std::pow(10000.0, -0.25), 1e-7);
   for (RopeStyle style : {RopeStyle::kInterleaved, RopeStyle::kRotateHalf}) {
     std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8};
-    rope(x.data(), 1, 8, 8, freq.data(), 0, style);
+    std::vector<float> cos(4), sin(4);
+    rope_angles(freq.data(), 8, 0, cos.data(), sin.data());
+    rope(x.data(), 1, 8, 8, cos.data(), sin.data(), style);
     EXPECT_EQ(x, (std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}));
-    rope(x.data(), 1, 8, 8, freq.data(), 3, style);
+    rope_angles(freq.data(), 8, 3, cos.data(), sin.data());
+    rope(x.data(), 1, 8, 8, cos.data(), sin.data(), style);
     const int a = 0, b = style == RopeStyle::kInterleaved ? 1 : 4;
     const float x0 = 1, x1 = style == RopeStyle::kInterleaved ? 2 : 5;
     EXPECT_NEAR(x[a], x0 * std::cos(3.0) - x1 * std::sin(3.0), 1e-6);

@@ -17,10 +17,16 @@ TEST(Llama3Rope, FactorsFollowTheWavelengthBands) {
   ASSERT_EQ(f.size(), 64u);
   for (int i = 0; i < 64; ++i) {
     const double wavelen = 2 * std::numbers::pi * std::pow(500000.0, 2.0 * i / rope_dim);
-    if (wavelen < 8192 / 4.0) EXPECT_FLOAT_EQ(f[i], 1.0f) << i;       // high frequencies kept
-    else if (wavelen > 8192 / 1.0) EXPECT_FLOAT_EQ(f[i], 8.0f) << i;  // low frequencies slowed 8x
-    else EXPECT_TRUE(f[i] > 1.0f && f[i] < 8.0f) << i;              // blended in between
-    if (i > 0) EXPECT_GE(f[i], f[i - 1]);
+    if (wavelen < 8192 / 4.0) {
+      EXPECT_FLOAT_EQ(f[i], 1.0f) << i;  // high frequencies kept
+    } else if (wavelen > 8192 / 1.0) {
+      EXPECT_FLOAT_EQ(f[i], 8.0f) << i;  // low frequencies slowed 8x
+    } else {
+      EXPECT_TRUE(f[i] > 1.0f && f[i] < 8.0f) << i;  // blended in between
+    }
+    if (i > 0) {
+      EXPECT_GE(f[i], f[i - 1]);
+    }
   }
   EXPECT_FLOAT_EQ(f[0], 1.0f);
   EXPECT_FLOAT_EQ(f[63], 8.0f);

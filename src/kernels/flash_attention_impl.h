@@ -300,8 +300,9 @@ inline void tile_rows(const skiff::AttentionQueries& qs, const skiff::KvBlocks& 
   alignas(64) float scores[rows][16];
   for (int j = 0; j < n; ++j) {
     __m512 k[kMaxChunks];
+    k[0] = load_chunk(keys + j * rb, kv.element, 0);  // chunks >= 1: applies() checked
 #pragma GCC unroll 8
-    for (int c = 0; c < chunks; ++c) k[c] = load_chunk(keys + j * rb, kv.element, c);
+    for (int c = 1; c < chunks; ++c) k[c] = load_chunk(keys + j * rb, kv.element, c);
 #pragma GCC unroll 8
     for (int r = 0; r < rows; ++r) {
       const float* q = q_scaled + r * head_dim;

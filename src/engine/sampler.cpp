@@ -9,8 +9,6 @@
 namespace skiff {
 namespace {
 
-// vLLM's threshold: dividing by a smaller temperature could overflow the logits.
-constexpr float kGreedyTemperatureBelow = 1e-5f;
 // Top-p narrows the nucleus edge by quickselect down to a range this small, then sorts it.
 constexpr ptrdiff_t kNucleusSortBelow = 64;
 constexpr float kMaskedLogit = -std::numeric_limits<float>::infinity();
@@ -54,22 +52,6 @@ double sum_weights(const Candidates& candidates) {
 }
 
 }  // namespace
-
-bool SamplingParams::is_greedy() const { return temperature < kGreedyTemperatureBelow; }
-
-void SamplingParams::validate() const {
-  if (!(temperature >= 0 && std::isfinite(temperature)))
-    fail("sampling: temperature must be finite and >= 0, got {}", temperature);
-  if (top_k < -1) fail("sampling: top_k must be >= 1, or 0 or -1 for off; got {}", top_k);
-  if (!(top_p > 0 && top_p <= 1)) fail("sampling: top_p must be in (0, 1], got {}", top_p);
-  if (!(min_p >= 0 && min_p <= 1)) fail("sampling: min_p must be in [0, 1], got {}", min_p);
-  if (!(repetition_penalty > 0 && std::isfinite(repetition_penalty)))
-    fail("sampling: repetition_penalty must be finite and > 0, got {}", repetition_penalty);
-  if (!(frequency_penalty >= -2 && frequency_penalty <= 2))
-    fail("sampling: frequency_penalty must be in [-2, 2], got {}", frequency_penalty);
-  if (!(presence_penalty >= -2 && presence_penalty <= 2))
-    fail("sampling: presence_penalty must be in [-2, 2], got {}", presence_penalty);
-}
 
 Sampler::Sampler(const SamplingParams& params, int32_t vocab_size)
     : params_(params),

@@ -5,40 +5,13 @@
 // difference between libms' std::exp happens to tip a draw (rare).
 #pragma once
 #include <cstdint>
-#include <optional>
 #include <random>
 #include <span>
 #include <vector>
 
+#include "engine/sampling_params.h"
+
 namespace skiff {
-
-// How one request chooses its tokens. The defaults sample from the model's
-// unmodified distribution.
-struct SamplingParams {
-  // Divides the logits. 0 means greedy: the argmax, lowest id on ties, and
-  // top-k/top-p/min-p do nothing. Below 1e-5 counts as 0, as in vLLM.
-  float temperature = 1.0f;
-  // Keeps the k highest-ranked tokens (ties ranked by lowest id). 0 or -1: off.
-  int32_t top_k = 0;
-  // Keeps the fewest highest-ranked tokens whose probability sums to at least
-  // top_p. In (0, 1]; 1: off.
-  float top_p = 1.0f;
-  // Drops tokens less likely than min_p times the most likely one. In [0, 1]; 0: off.
-  float min_p = 0.0f;
-  // Once per distinct token of prompt or output: a positive logit is divided
-  // by it, a negative one multiplied (CTRL, vLLM). Above 0; 1: off.
-  float repetition_penalty = 1.0f;
-  // OpenAI semantics over the output tokens only: logit -= frequency_penalty ×
-  // count, then -= presence_penalty if count > 0. In [-2, 2]; 0: off.
-  float frequency_penalty = 0.0f;
-  float presence_penalty = 0.0f;
-  // Seeds the sampler's stream; unset: a seed from std::random_device.
-  std::optional<uint64_t> seed;
-
-  bool is_greedy() const;
-  // Throws Error naming the first field out of range.
-  void validate() const;
-};
 
 // Logits are one position's scores over the vocabulary: finite, or -inf for a
 // token masked out (never chosen). The token history comes in with every call

@@ -1,0 +1,39 @@
+#include "engine/sampling_params.h"
+
+#include <cmath>
+
+#include "base/error.h"
+
+namespace skiff {
+namespace {
+
+// vLLM's threshold: dividing by a smaller temperature could overflow the logits.
+constexpr float kGreedyTemperatureBelow = 1e-5f;
+// OpenAI's cap on alternatives per token.
+constexpr int32_t kMaxLogprobs = 20;
+
+}  // namespace
+
+bool SamplingParams::is_greedy() const { return temperature < kGreedyTemperatureBelow; }
+
+void SamplingParams::validate() const {
+  if (!(temperature >= 0 && std::isfinite(temperature)))
+    fail("sampling: temperature must be finite and >= 0, got {}", temperature);
+  if (top_k < -1) fail("sampling: top_k must be >= 1, or 0 or -1 for off; got {}", top_k);
+  if (!(top_p > 0 && top_p <= 1)) fail("sampling: top_p must be in (0, 1], got {}", top_p);
+  if (!(min_p >= 0 && min_p <= 1)) fail("sampling: min_p must be in [0, 1], got {}", min_p);
+  if (!(repetition_penalty > 0 && std::isfinite(repetition_penalty)))
+    fail("sampling: repetition_penalty must be finite and > 0, got {}", repetition_penalty);
+  if (!(frequency_penalty >= -2 && frequency_penalty <= 2))
+    fail("sampling: frequency_penalty must be in [-2, 2], got {}", frequency_penalty);
+  if (!(presence_penalty >= -2 && presence_penalty <= 2))
+    fail("sampling: presence_penalty must be in [-2, 2], got {}", presence_penalty);
+  if (n < 1) fail("sampling: n must be >= 1, got {}", n);
+  if (max_tokens < 1) fail("sampling: max_tokens must be >= 1, got {}", max_tokens);
+  for (const std::string& s : stop)
+    if (s.empty()) fail("sampling: a stop string is empty");
+  if (logprobs && (*logprobs < 0 || *logprobs > kMaxLogprobs))
+    fail("sampling: logprobs must be in [0, {}], got {}", kMaxLogprobs, *logprobs);
+}
+
+}  // namespace skiff

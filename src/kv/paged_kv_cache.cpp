@@ -1,6 +1,5 @@
 #include "kv/paged_kv_cache.h"
 
-
 #include <algorithm>
 #include <cctype>
 #include <climits>
@@ -10,6 +9,7 @@
 #include "base/error.h"
 #include "kernels/fp16.h"
 #include "kernels/kv_row.h"
+#include "kv/prefix_hash.h"
 
 namespace skiff {
 namespace {
@@ -52,13 +52,6 @@ void store_row(KvType type, const float* src, int n, uint8_t* dst) {
   }
 }
 
-// Blocks [first, last) of a table that other sequences also hold.
-int count_shared(const BlockPool& pool, const std::vector<int>& blocks, int first, int last) {
-  int n_shared = 0;
-  for (int i = first; i < last; ++i) n_shared += pool.ref_count(blocks[i]) > 1;
-  return n_shared;
-}
-
 void check_head(const PagedKvCache& cache, int block, int layer, int kv_head) {
   const int n_blocks = cache.pool().n_blocks();
   const KvShape shape = cache.shape();
@@ -89,28 +82,34 @@ std::optional<KvType> kv_type_from_name(std::string_view name) {
 }
 
 PagedKvCache::PagedKvCache(KvShape shape, KvType type, int block_size, int n_blocks,
-                           int max_seq_len)
+                           int max_seq_len, PrefixCaching prefix_caching)
     : shape_(shape),
       type_(type),
       block_size_(block_size),
       max_seq_len_(max_seq_len),
       block_stride_(checked_block_bytes(shape, type, block_size) / (2 * shape.n_layers * shape.n_kv_heads)),
-      pool_(std::max(n_blocks, 0)) {  // clamped so the message below is the one raised
+      pool_(std::max(n_blocks, 0)),  // clamped so the message below is the one raised
+      prefix_caching_(prefix_caching == PrefixCaching::kOn) {
   if (n_blocks <= 0) fail("KV cache: needs at least one block, not {}", n_blocks);
   if (max_seq_len <= 0) fail("KV cache: max sequence length must be positive, not {}", max_seq_len);
   storage_ = HugePageBuffer(static_cast<size_t>(n_blocks) * block_stride_ * 2 * shape.n_layers *
                             shape.n_kv_heads);
+  if (prefix_caching_) {
+    cached_tokens_.resize(static_cast<size_t>(n_blocks) * block_size);
+    cached_parents_.resize(n_blocks);
+  }
 }
 
 PagedKvCache PagedKvCache::with_memory(KvShape shape, KvType type, int block_size,
-                                       size_t mem_bytes, int max_seq_len) {
+                                       size_t mem_bytes, int max_seq_len,
+                                       PrefixCaching prefix_caching) {
   const size_t block_bytes = checked_block_bytes(shape, type, block_size);
   const size_t n_blocks = mem_bytes / block_bytes;
   if (n_blocks == 0)
     fail("KV cache: {} bytes hold no block of {} tokens ({} bytes with {} {} layers)", mem_bytes,
          block_size, block_bytes, shape.n_layers, kv_type_name(type));
   return PagedKvCache(shape, type, block_size, static_cast<int>(std::min<size_t>(n_blocks, INT_MAX)),
-                      max_seq_len);
+                      max_seq_len, prefix_caching);
 }
 
 int PagedKvCache::create_sequence() {
@@ -133,7 +132,7 @@ int PagedKvCache::fork_sequence(int parent) {
 
 void PagedKvCache::free_sequence(int seq) {
   Sequence& s = sequence(seq);
-  for (int block : s.blocks) pool_.release(block);
+  release_blocks(s, 0);
   s = Sequence{};
 }
 
@@ -151,22 +150,20 @@ bool PagedKvCache::reserve(int seq, int n) {
   const int n_held = static_cast<int>(s.blocks.size());
   const int n_needed = ceil_div(n, block_size_);
   // Positions [length, n) will be written: every held block among them that
-  // another sequence shares must become private first.
+  // another sequence or the prefix cache shares must become private first.
   const int first_written = s.length / block_size_;
   const int last_held_written = n > s.length ? std::min(n_held, n_needed) : first_written;
-  const int n_copies = count_shared(pool_, s.blocks, first_written, last_held_written);
+  int n_copies = 0;
+  for (int i = first_written; i < last_held_written; ++i) n_copies += is_shared(s.blocks[i]);
   const int n_new = std::max(0, n_needed - n_held);
   if (n_copies + n_new > pool_.n_free()) return false;
 
   for (int i = first_written; i < last_held_written; ++i) {
     const int shared = s.blocks[i];
-    if (pool_.ref_count(shared) == 1) continue;
+    if (!is_shared(shared)) continue;
     const int copy = *pool_.allocate();
-    for (int layer = 0; layer < shape_.n_layers; ++layer)
-      for (int head = 0; head < shape_.n_kv_heads; ++head)
-        for (bool value : {false, true})
-          std::memcpy(rows_of(copy, layer, head, value), rows_of(shared, layer, head, value), block_stride_);
-    pool_.release(shared);
+    copy_block(shared, copy);
+    pool_.release(shared);  // a cached block nobody else holds stays cached, evictable
     s.blocks[i] = copy;
   }
   for (int i = 0; i < n_new; ++i) s.blocks.push_back(*pool_.allocate());
@@ -180,16 +177,68 @@ void PagedKvCache::set_length(int seq, int n) {
     fail("KV cache: length {} for sequence {} is outside its reserved positions [0, {}]", n, seq,
          n_reserved);
   s.length = n;
+  // Blocks no longer full within the length may be rewritten: not in the chain.
+  s.block_hashes.resize(std::min(s.block_hashes.size(), static_cast<size_t>(n / block_size_)));
 }
 
 void PagedKvCache::truncate(int seq, int n) {
   Sequence& s = sequence(seq);
   if (n < 0 || n > s.length)
     fail("KV cache: cannot truncate sequence {} of length {} to {}", seq, s.length, n);
-  const size_t n_kept = ceil_div(n, block_size_);  // never more than held: n <= length
-  for (size_t i = n_kept; i < s.blocks.size(); ++i) pool_.release(s.blocks[i]);
-  s.blocks.resize(n_kept);
+  release_blocks(s, ceil_div(n, block_size_));  // never more than held: n <= length
   s.length = n;
+  s.block_hashes.resize(std::min(s.block_hashes.size(), static_cast<size_t>(n / block_size_)));
+}
+
+int PagedKvCache::attach_cached_prefix(int seq, std::span<const int32_t> tokens, int max_tokens) {
+  Sequence& s = sequence(seq);
+  if (s.length != 0 || !s.blocks.empty())
+    fail("KV cache: a cached prefix attaches only to an empty sequence, but sequence {} has {} "
+         "positions in {} blocks",
+         seq, s.length, s.blocks.size());
+  if (!prefix_caching_) return 0;
+  const int64_t limit =
+      std::min<int64_t>({static_cast<int64_t>(tokens.size()), max_tokens, max_seq_len_});
+  uint64_t parent = kPrefixHashSeed;
+  for (int64_t start = 0; start + block_size_ <= limit; start += block_size_) {
+    const std::span<const int32_t> block_tokens = tokens.subspan(start, block_size_);
+    const uint64_t hash = prefix_block_hash(parent, block_tokens);
+    const std::optional<int> block = find_cached_block(hash, parent, block_tokens);
+    if (!block) break;
+    pool_.retain(*block);
+    s.blocks.push_back(*block);
+    s.block_hashes.push_back(hash);
+    parent = hash;
+  }
+  s.length = static_cast<int>(s.blocks.size()) * block_size_;
+  return s.length;
+}
+
+void PagedKvCache::cache_full_blocks(int seq, std::span<const int32_t> tokens) {
+  Sequence& s = sequence(seq);
+  if (tokens.size() < static_cast<size_t>(s.length))
+    fail("KV cache: {} tokens given to cache sequence {} of length {}", tokens.size(), seq,
+         s.length);
+  if (!prefix_caching_) return;
+  for (size_t i = s.block_hashes.size(); i < static_cast<size_t>(s.length / block_size_); ++i) {
+    const uint64_t parent = i == 0 ? kPrefixHashSeed : s.block_hashes[i - 1];
+    const std::span<const int32_t> block_tokens = tokens.subspan(i * block_size_, block_size_);
+    const uint64_t hash = prefix_block_hash(parent, block_tokens);
+    s.block_hashes.push_back(hash);
+    const int block = s.blocks[i];
+    // Registered already when shared with the sequence that registered it.
+    if (const std::optional<uint64_t> cached = pool_.cached_hash(block)) {
+      if (*cached != hash)
+        fail("KV cache: tokens [{}, {}) given for sequence {} differ from those its block {} was "
+             "cached with",
+             i * block_size_, (i + 1) * block_size_, seq, block);
+      continue;
+    }
+    if (!pool_.register_block(block, hash)) continue;
+    std::copy(block_tokens.begin(), block_tokens.end(),
+              cached_tokens_.begin() + static_cast<size_t>(block) * block_size_);
+    cached_parents_[block] = parent;
+  }
 }
 
 void PagedKvCache::write(int layer, int seq, int pos, const float* k, const float* v) {
@@ -201,9 +250,9 @@ void PagedKvCache::write(int layer, int seq, int pos, const float* k, const floa
     fail("KV cache: write of position {} of sequence {}, outside its reserved positions [0, {})",
          pos, seq, n_reserved);
   const int block = s.blocks[pos / block_size_];
-  if (pool_.ref_count(block) > 1)
+  if (is_shared(block))
     fail("KV cache: write of position {} of sequence {} into block {}, which other sequences "
-         "share (reserve first: it copies the block)",
+         "or the prefix cache share (reserve first: it copies the block)",
          pos, seq, block);
 
   const size_t row_offset = static_cast<size_t>(pos % block_size_) * row_bytes();
@@ -237,6 +286,34 @@ size_t PagedKvCache::bytes() const { return storage_.size(); }
 uint8_t* PagedKvCache::rows_of(int block, int layer, int kv_head, bool value) const {
   const size_t array = (static_cast<size_t>(layer) * 2 + value) * shape_.n_kv_heads + kv_head;
   return storage_.data() + (array * pool_.n_blocks() + block) * block_stride_;
+}
+
+bool PagedKvCache::is_shared(int block) const {
+  return pool_.ref_count(block) > 1 || pool_.cached_hash(block).has_value();
+}
+
+void PagedKvCache::copy_block(int from, int to) {
+  for (int layer = 0; layer < shape_.n_layers; ++layer)
+    for (int head = 0; head < shape_.n_kv_heads; ++head)
+      for (bool value : {false, true})
+        std::memcpy(rows_of(to, layer, head, value), rows_of(from, layer, head, value),
+                    block_stride_);
+}
+
+std::optional<int> PagedKvCache::find_cached_block(uint64_t hash, uint64_t parent,
+                                                   std::span<const int32_t> tokens) const {
+  const std::optional<int> block = pool_.find_cached(hash);
+  if (!block || cached_parents_[*block] != parent) return std::nullopt;
+  const auto stored = cached_tokens_.begin() + static_cast<size_t>(*block) * block_size_;
+  if (!std::equal(tokens.begin(), tokens.end(), stored)) return std::nullopt;
+  return block;
+}
+
+void PagedKvCache::release_blocks(Sequence& s, size_t n_kept) {
+  // Last block first: of a cached chain, the tail is then evicted before the
+  // head, which keeps the rest of the prefix reachable.
+  for (size_t i = s.blocks.size(); i > n_kept; --i) pool_.release(s.blocks[i - 1]);
+  s.blocks.resize(n_kept);
 }
 
 PagedKvCache::Sequence& PagedKvCache::sequence(int seq) {

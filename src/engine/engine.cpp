@@ -1,0 +1,317 @@
+#include "engine/engine.h"
+
+#include <algorithm>
+#include <exception>
+
+#include "base/byte_size.h"
+#include "base/error.h"
+#include "engine/logprobs.h"
+
+namespace skiff {
+namespace {
+
+int resolve_max_model_len(const LlamaModel& model, int requested) {
+  const int context = model.config().max_ctx;
+  if (requested < 0) fail("engine: max_model_len must be >= 0, not {}", requested);
+  return requested == 0 ? context : requested;
+}
+
+// The default pool: every running sequence at full length, within a quarter
+// of the free memory, but never less than one full sequence.
+size_t default_kv_bytes(const EngineOptions& o, size_t bytes_per_token, int max_model_len) {
+  const size_t one_sequence = bytes_per_token * (max_model_len + o.block_size);
+  const size_t all_sequences = one_sequence * o.scheduler.max_seqs;
+  const size_t available = available_memory_bytes();
+  const size_t cap = available ? available / 4 : all_sequences;
+  return std::max(one_sequence, std::min(all_sequences, cap));
+}
+
+PagedKvCache make_kv(const LlamaModel& model, const EngineOptions& o, int max_model_len) {
+  const ModelConfig& c = model.config();
+  const KvShape shape{c.n_layers, c.n_kv_heads, c.head_dim};
+  const PagedKvCache probe(shape, o.kv_type, o.block_size, 1, max_model_len);
+  const size_t bytes = o.kv_mem_bytes ? o.kv_mem_bytes
+                                      : default_kv_bytes(o, probe.bytes_per_token(), max_model_len);
+  PagedKvCache kv = PagedKvCache::with_memory(shape, o.kv_type, o.block_size, bytes, max_model_len,
+                                              o.scheduler.prefix_caching ? PrefixCaching::kOn : PrefixCaching::kOff);
+  if (kv.capacity_tokens() < max_model_len)
+    fail("the KV cache holds {} tokens ({:.1f} MiB), less than one sequence of max_model_len {}: "
+         "give it more memory or lower max_model_len",
+         kv.capacity_tokens(), kv.bytes() / 1048576.0, max_model_len);
+  return kv;
+}
+
+Sampler sampler_for(const SamplingParams& params, int index, int32_t vocab_size) {
+  SamplingParams own = params;
+  if (own.seed) *own.seed += index;  // siblings draw different, reproducible streams
+  return Sampler(own, vocab_size);
+}
+
+}  // namespace
+
+Engine::Engine(LlamaModel& model, const Tokenizer& tokenizer, EngineOptions options)
+    : model_(model),
+      tokenizer_(tokenizer),
+      max_model_len_(resolve_max_model_len(model, options.max_model_len)),
+      kv_(make_kv(model, options, max_model_len_)),
+      scheduler_(options.scheduler, kv_) {}
+
+RequestId Engine::add_request(std::vector<int32_t> prompt, const SamplingParams& params,
+                              StreamCallback on_delta) {
+  params.validate();
+  const int32_t vocab = model_.config().vocab_size;
+  if (prompt.empty()) fail("the prompt is empty (no tokens)");
+  if (static_cast<int>(prompt.size()) >= max_model_len_)
+    fail("the prompt has {} tokens, but max_model_len {} leaves no room for output", prompt.size(),
+         max_model_len_);
+  for (int32_t t : prompt)
+    if (t < 0 || t >= vocab) fail("prompt token id {} is outside the vocabulary of {}", t, vocab);
+  if (params.n > scheduler_.options().max_seqs)
+    fail("n = {} completions exceed max_seqs {}", params.n, scheduler_.options().max_seqs);
+
+  auto request = std::make_unique<Request>();
+  request->params = params;
+  request->on_delta = std::move(on_delta);
+  request->arrival_time = now();
+  request->n_unfinished = params.n;
+  for (int i = 0; i < params.n; ++i) {
+    auto c = std::make_unique<Completion>(Completion{
+        Sequence{}, sampler_for(params, i, vocab), OutputText(tokenizer_, params.stop), {}, i > 0, 0});
+    c->seq.index = c->output.index = i;
+    c->seq.tokens = prompt;
+    c->seq.n_prompt = static_cast<int>(prompt.size());
+    request->completions.push_back(std::move(c));
+  }
+  request->completions[0]->seq.slots = params.n;
+
+  std::lock_guard lock(pending_mutex_);
+  request->id = next_id_++;
+  for (auto& c : request->completions) c->seq.request_id = request->id;
+  pending_requests_.push_back(std::move(request));
+  return pending_requests_.back()->id;
+}
+
+void Engine::cancel(RequestId id) {
+  std::lock_guard lock(pending_mutex_);
+  pending_cancels_.push_back(id);
+}
+
+bool Engine::has_unfinished() const {
+  std::lock_guard lock(pending_mutex_);
+  return !requests_.empty() || !pending_requests_.empty();
+}
+
+std::vector<RequestOutput> Engine::step() {
+  std::vector<RequestOutput> finished;
+  take_pending(finished);
+  const ScheduledStep step = schedule_step();
+  if (step.chunks.empty()) return finished;
+  run_forward(step);
+  scheduler_.commit(step);
+  std::vector<SampleJob> jobs = plan_sampling(step);
+  sample(jobs);
+  for (SampleJob& job : jobs) apply(job, finished);
+  return finished;
+}
+
+std::vector<RequestOutput> Engine::run_to_completion() {
+  std::vector<RequestOutput> finished;
+  while (has_unfinished())
+    for (RequestOutput& out : step()) finished.push_back(std::move(out));
+  return finished;
+}
+
+void Engine::take_pending(std::vector<RequestOutput>& finished) {
+  std::vector<std::unique_ptr<Request>> requests;
+  std::vector<RequestId> cancels;
+  {
+    std::lock_guard lock(pending_mutex_);
+    requests.swap(pending_requests_);
+    cancels.swap(pending_cancels_);
+  }
+  for (auto& request : requests) {
+    metrics_.prompt_tokens += request->completions[0]->seq.n_prompt;
+    scheduler_.add(&request->completions[0]->seq);
+    const RequestId id = request->id;
+    requests_.emplace(id, std::move(request));
+  }
+  for (RequestId id : cancels) cancel_now(id, finished);
+}
+
+ScheduledStep Engine::schedule_step() {
+  ScheduledStep step = scheduler_.schedule();
+  metrics_.preemptions += static_cast<int64_t>(step.preempted.size());
+  metrics_.prefix_cache_queries += step.prefix_query_tokens;
+  metrics_.prefix_cache_hits += step.prefix_hit_tokens;
+  return step;
+}
+
+void Engine::run_forward(const ScheduledStep& step) {
+  Batch batch;
+  for (const ScheduledChunk& chunk : step.chunks) {
+    const Sequence& seq = *chunk.seq;
+    const auto first = seq.tokens.begin() + seq.n_computed;
+    batch.tokens.insert(batch.tokens.end(), first, first + chunk.n_tokens);
+    batch.seqs.push_back({seq.kv_seq, seq.n_computed, chunk.n_tokens, chunk.samples() ? 1 : 0});
+    const int64_t n = chunk.n_tokens;
+    metrics_.attended_positions += n * seq.n_computed + n * (n + 1) / 2;
+  }
+  logits_.resize(static_cast<size_t>(batch.n_logits()) * model_.config().vocab_size);
+  Timer timer;
+  model_.forward(batch, kv_, logits_.data());
+  metrics_.forward_seconds += timer.seconds();
+  metrics_.steps += 1;
+  metrics_.step_tokens += step.n_tokens;
+}
+
+std::vector<Engine::SampleJob> Engine::plan_sampling(const ScheduledStep& step) {
+  std::vector<SampleJob> jobs;
+  const size_t vocab = model_.config().vocab_size;
+  size_t row = 0;
+  for (const ScheduledChunk& chunk : step.chunks) {
+    if (chunk.seq->n_uncomputed() != 0) continue;  // mid-prompt: no logits
+    Request& request = request_of(*chunk.seq);
+    Completion& c = *request.completions[chunk.seq->index];
+    const float* logits = logits_.data() + row++ * vocab;
+    jobs.push_back({&c, logits, 0, {}});
+    if (chunk.seq->index != 0) continue;
+    // The prompt is in: siblings fork its blocks and draw from the same logits.
+    for (auto& sibling : request.completions) {
+      if (!sibling->awaits_fork) continue;
+      sibling->awaits_fork = false;
+      sibling->seq.kv_seq = kv_.fork_sequence(c.seq.kv_seq);
+      sibling->seq.n_computed = c.seq.n_computed;
+      scheduler_.add_running(&sibling->seq);
+      jobs.push_back({sibling.get(), logits, 0, {}});
+    }
+    c.seq.slots = 1;
+  }
+  return jobs;
+}
+
+void Engine::sample(std::span<SampleJob> jobs) {
+  std::exception_ptr error;
+  const int32_t vocab = model_.config().vocab_size;
+#pragma omp parallel for schedule(dynamic)
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    try {
+      SampleJob& job = jobs[i];
+      Completion& c = *job.completion;
+      const std::span<const float> logits(job.logits, vocab);
+      job.token = c.sampler.sample(logits, c.seq.prompt(), c.seq.output());
+      const std::optional<int32_t>& top_n = c.sampler.params().logprobs;
+      if (top_n) job.logprob = token_logprob(logits, job.token, *top_n);
+    } catch (...) {
+#pragma omp critical
+      error = std::current_exception();
+    }
+  }
+  if (error) std::rethrow_exception(error);
+}
+
+void Engine::apply(SampleJob& job, std::vector<RequestOutput>& finished) {
+  Completion& c = *job.completion;
+  Request& request = request_of(c.seq);
+  const SamplingParams& params = request.params;
+  StreamDelta delta;
+  delta.request_id = request.id;
+  delta.index = c.seq.index;
+  const int32_t token = job.token;
+  const bool eos = !params.ignore_eos && tokenizer_.is_end_of_generation(token);
+  if (eos || std::ranges::count(params.stop_token_ids, token)) {
+    delta.text = c.text.finish();
+    return finish(request, c, FinishReason::kStop, delta, finished);
+  }
+  observe_latency(request, c);
+  c.seq.tokens.push_back(token);
+  c.output.token_ids.push_back(token);
+  delta.token_ids.push_back(token);
+  if (params.logprobs) {
+    c.output.logprobs.push_back(job.logprob);
+    delta.logprobs.push_back(std::move(job.logprob));
+  }
+  ++metrics_.generation_tokens;
+  delta.text = c.text.push(token);
+  if (c.text.stopped()) {
+    c.output.stop_reason = c.text.stop_reason();
+    return finish(request, c, FinishReason::kStop, delta, finished);
+  }
+  if (static_cast<int>(c.output.token_ids.size()) >= params.max_tokens ||
+      static_cast<int>(c.seq.tokens.size()) >= max_model_len_) {
+    delta.text += c.text.finish();
+    return finish(request, c, FinishReason::kLength, delta, finished);
+  }
+  emit(request, delta);
+}
+
+void Engine::observe_latency(Request& request, Completion& c) {
+  const double t = now();
+  if (!request.produced_token) metrics_.time_to_first_token.observe(t - request.arrival_time);
+  if (c.last_token_time > 0) metrics_.time_per_output_token.observe(t - c.last_token_time);
+  request.produced_token = true;
+  c.last_token_time = t;
+}
+
+void Engine::finish(Request& request, Completion& c, FinishReason reason, StreamDelta& delta,
+                    std::vector<RequestOutput>& finished) {
+  scheduler_.finish(&c.seq);
+  c.output.text = c.text.text();
+  c.output.finish_reason = reason;
+  delta.finish_reason = reason;
+  emit(request, delta);
+  if (--request.n_unfinished > 0) return;
+
+  RequestOutput out;
+  out.request_id = request.id;
+  const Sequence& first = request.completions[0]->seq;
+  out.prompt_token_ids.assign(first.tokens.begin(), first.tokens.begin() + first.n_prompt);
+  for (auto& completion : request.completions) out.outputs.push_back(std::move(completion->output));
+  ++metrics_.requests_finished;
+  metrics_.requests_cancelled += reason == FinishReason::kCancelled;
+  finished.push_back(std::move(out));
+  requests_.erase(request.id);  // destroys request and c
+}
+
+void Engine::cancel_now(RequestId id, std::vector<RequestOutput>& finished) {
+  const auto it = requests_.find(id);
+  if (it == requests_.end()) return;
+  Request& request = *it->second;
+  // finish() erases the request with its last completion: stop before that.
+  for (size_t i = 0, n = request.completions.size(); i < n; ++i) {
+    Completion& c = *request.completions[i];
+    if (c.output.finish_reason) continue;
+    StreamDelta delta;
+    delta.request_id = id;
+    delta.index = c.seq.index;
+    const bool last = request.n_unfinished == 1;
+    finish(request, c, FinishReason::kCancelled, delta, finished);
+    if (last) return;
+  }
+}
+
+void Engine::emit(Request& request, const StreamDelta& delta) {
+  if (request.on_delta) request.on_delta(delta);
+}
+
+Engine::Request& Engine::request_of(const Sequence& seq) { return *requests_.at(seq.request_id); }
+
+double Engine::now() const { return clock_.seconds(); }
+
+EngineMetrics Engine::metrics() const {
+  EngineMetrics m = metrics_;
+  for (const auto& [id, request] : requests_) {
+    const bool running = std::ranges::any_of(request->completions, [](const auto& c) {
+      return c->seq.status == SequenceStatus::kRunning;
+    });
+    (running ? m.requests_running : m.requests_waiting) += 1;
+  }
+  {
+    std::lock_guard lock(pending_mutex_);
+    m.requests_waiting += static_cast<int>(pending_requests_.size());
+  }
+  m.kv_blocks_used = kv_.pool().n_used();
+  m.kv_blocks_total = kv_.pool().n_blocks();
+  return m;
+}
+
+}  // namespace skiff

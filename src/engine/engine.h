@@ -1,0 +1,126 @@
+// The continuous-batching engine: requests come in at any time; every step()
+// the scheduler picks a ragged batch (decodes of running sequences, prompt
+// chunks of new ones), the model runs it in one forward pass, and each
+// sequence that reached its last token samples its next one with its own
+// sampler and random stream, so its output does not depend on the batch.
+// Finished sequences leave at once and free their KV blocks.
+#pragma once
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "base/timer.h"
+#include "engine/metrics.h"
+#include "engine/output_text.h"
+#include "engine/request.h"
+#include "engine/sampler.h"
+#include "engine/sampling_params.h"
+#include "engine/scheduler.h"
+#include "engine/sequence.h"
+#include "kv/paged_kv_cache.h"
+#include "model/llama.h"
+#include "tokenizer/tokenizer.h"
+
+namespace skiff {
+
+struct EngineOptions {
+  SchedulerOptions scheduler;
+  KvType kv_type = KvType::kF16;
+  int block_size = 16;
+  // KV pool size. 0: room for max_seqs sequences of max_model_len tokens, but
+  // at most a quarter of the memory available, and at least one full sequence.
+  size_t kv_mem_bytes = 0;
+  // Prompt + output tokens of one sequence at most. 0: the model's context.
+  int max_model_len = 0;
+};
+
+class Engine {
+ public:
+  // The model and tokenizer must outlive the engine.
+  Engine(LlamaModel& model, const Tokenizer& tokenizer, EngineOptions options = {});
+
+  // Queues a request. Throws Error, queuing nothing, when the parameters are
+  // invalid or the request could never fit (prompt empty or longer than
+  // max_model_len, n above max_seqs). on_delta, if set, gets each step's new
+  // text and tokens of each completion. Safe to call from any thread.
+  RequestId add_request(std::vector<int32_t> prompt, const SamplingParams& params,
+                        StreamCallback on_delta = {});
+  // Stops a request at the next step boundary and frees its blocks; its
+  // completions finish with FinishReason::kCancelled. Unknown or finished ids
+  // are ignored. Safe to call from any thread, and from on_delta.
+  void cancel(RequestId id);
+
+  // Runs one scheduler step (one forward pass). Returns the requests that
+  // finished during it, cancelled ones included.
+  std::vector<RequestOutput> step();
+  // Steps until every queued request has finished.
+  std::vector<RequestOutput> run_to_completion();
+  bool has_unfinished() const;
+
+  EngineMetrics metrics() const;
+  const PagedKvCache& kv_cache() const { return kv_; }
+  int max_model_len() const { return max_model_len_; }
+  const LlamaModel& model() const { return model_; }
+
+ private:
+  struct Completion {
+    Sequence seq;
+    Sampler sampler;
+    OutputText text;
+    CompletionOutput output;
+    bool awaits_fork = false;     // a sibling not yet forked from completion 0
+    double last_token_time = 0;   // seconds since the engine started
+  };
+  struct Request {
+    RequestId id = 0;
+    SamplingParams params;
+    StreamCallback on_delta;
+    std::vector<std::unique_ptr<Completion>> completions;
+    double arrival_time = 0;
+    bool produced_token = false;
+    int n_unfinished = 0;
+  };
+  // One sequence sampling from one row of the step's logits.
+  struct SampleJob {
+    Completion* completion;
+    const float* logits;
+    int32_t token = 0;
+    TokenLogprob logprob;
+  };
+
+  void take_pending(std::vector<RequestOutput>& finished);
+  ScheduledStep schedule_step();
+  void run_forward(const ScheduledStep& step);
+  std::vector<SampleJob> plan_sampling(const ScheduledStep& step);
+  void fork_siblings(Request& request, Completion& first);
+  void sample(std::span<SampleJob> jobs);
+  void apply(SampleJob& job, std::vector<RequestOutput>& finished);
+  void observe_latency(Request& request, Completion& c);  // a token is output now
+  void finish(Request& request, Completion& c, FinishReason reason, StreamDelta& delta,
+              std::vector<RequestOutput>& finished);
+  void cancel_now(RequestId id, std::vector<RequestOutput>& finished);
+  void emit(Request& request, const StreamDelta& delta);
+  Request& request_of(const Sequence& seq);
+  double now() const;
+
+  LlamaModel& model_;
+  const Tokenizer& tokenizer_;
+  int max_model_len_;
+  PagedKvCache kv_;
+  Scheduler scheduler_;
+  EngineMetrics metrics_;
+  Timer clock_;
+  std::unordered_map<RequestId, std::unique_ptr<Request>> requests_;
+  std::vector<float> logits_;  // [rows that sample, vocab], reused every step
+
+  // Requests and cancellations from other threads, taken at each step's start.
+  mutable std::mutex pending_mutex_;
+  RequestId next_id_ = 1;
+  std::vector<std::unique_ptr<Request>> pending_requests_;
+  std::vector<RequestId> pending_cancels_;
+};
+
+}  // namespace skiff

@@ -1,0 +1,53 @@
+// The library's front door, as vLLM's LLM class:
+//
+//   skiff::LLM llm("model.gguf");
+//   std::vector<skiff::RequestOutput> outs = llm.generate({"Once upon a time"}, params);
+//
+// generate() queues every prompt on the continuous-batching engine and steps
+// it until all have finished; outputs come back in prompt order.
+#pragma once
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/engine.h"
+#include "model/loader.h"
+
+namespace skiff {
+
+struct LlmOptions {
+  EngineOptions engine;
+  LoadOptions load;
+};
+
+class LLM {
+ public:
+  // Loads the model and tokenizer from a GGUF file or HF directory; throws Error.
+  explicit LLM(const std::string& model_path, LlmOptions options = {});
+
+  // One SamplingParams for every prompt, or one per prompt. Prompts are
+  // encoded with the tokenizer's BOS. on_delta streams every completion's
+  // text as it is generated and may call engine().cancel().
+  std::vector<RequestOutput> generate(const std::vector<std::string>& prompts,
+                                      const SamplingParams& params,
+                                      const StreamCallback& on_delta = {});
+  std::vector<RequestOutput> generate(const std::vector<std::string>& prompts,
+                                      std::span<const SamplingParams> params,
+                                      const StreamCallback& on_delta = {});
+  // Prompts given as token ids.
+  std::vector<RequestOutput> generate(const std::vector<std::vector<int32_t>>& prompts,
+                                      std::span<const SamplingParams> params,
+                                      const StreamCallback& on_delta = {});
+
+  Engine& engine() { return *engine_; }
+  const Tokenizer& tokenizer() const { return *tokenizer_; }
+  const LlamaModel& model() const { return *model_; }
+
+ private:
+  std::unique_ptr<LlamaModel> model_;
+  std::unique_ptr<Tokenizer> tokenizer_;
+  std::unique_ptr<Engine> engine_;
+};
+
+}  // namespace skiff

@@ -1,0 +1,83 @@
+// The continuous-batching scheduler: every step it picks which tokens of
+// which sequences run through the model together, under a token budget and a
+// cap on running sequences, and makes sure their KV blocks exist.
+//
+// Order within a step: the decode token of every running sequence first,
+// then the next prompt chunk of running sequences still in prefill, then new
+// sequences from the waiting queue, first come first served (the queue's head
+// is never skipped, so a stream of short requests cannot starve a long one).
+// A long prompt is split into chunks across steps, so it never stalls the
+// decodes of others. When the pool runs out of blocks the most recently
+// admitted running sequence is preempted: its blocks are freed and it returns
+// to the head of the waiting queue, to be recomputed. The oldest running
+// sequence always fits by itself (the engine caps a sequence at the pool's
+// capacity), so every step makes progress.
+#pragma once
+#include <deque>
+#include <vector>
+
+#include "engine/sequence.h"
+#include "kv/paged_kv_cache.h"
+
+namespace skiff {
+
+struct SchedulerOptions {
+  int max_batch_tokens = 2048;  // tokens per forward pass, all sequences together
+  int max_seqs = 64;            // running sequences at once
+  bool prefix_caching = true;   // reuse cached blocks of a prompt's prefix on admission
+};
+
+// One sequence's part of a step: its next n_tokens uncomputed tokens.
+struct ScheduledChunk {
+  Sequence* seq = nullptr;
+  int n_tokens = 0;
+  // The chunk reaches the sequence's last token, so its logits are sampled.
+  bool samples() const { return seq->n_computed + n_tokens == static_cast<int>(seq->tokens.size()); }
+};
+
+struct ScheduledStep {
+  std::vector<ScheduledChunk> chunks;  // decodes first, in admission order
+  std::vector<Sequence*> preempted;    // sent back to waiting during this step
+  int n_tokens = 0;
+  // Prefix-cache accounting of the sequences admitted this step.
+  int prefix_query_tokens = 0;
+  int prefix_hit_tokens = 0;
+};
+
+class Scheduler {
+ public:
+  Scheduler(SchedulerOptions options, PagedKvCache& kv);
+
+  // Queues a new sequence at the back of the waiting queue.
+  void add(Sequence* seq);
+  // Puts a sequence that already holds its KV (a fork) straight into running.
+  void add_running(Sequence* seq);
+  // Builds the next step, reserving KV blocks for every chunk.
+  ScheduledStep schedule();
+  // After the forward pass wrote the step's K/V: advances n_computed and
+  // offers the newly full blocks to the prefix cache.
+  void commit(const ScheduledStep& step);
+  // Retires a sequence (finished or cancelled) from wherever it is, freeing its blocks.
+  void finish(Sequence* seq);
+
+  int n_waiting() const { return static_cast<int>(waiting_.size()); }
+  int n_running() const { return static_cast<int>(running_.size()); }
+  const SchedulerOptions& options() const { return options_; }
+
+ private:
+  void schedule_running(ScheduledStep& step, bool decodes, int& budget);
+  void admit_waiting(ScheduledStep& step, int& budget);
+  // Reserves KV for a running sequence's chunk, preempting from the back of
+  // running until it fits; false if the sequence itself was preempted.
+  bool reserve_or_preempt(ScheduledStep& step, Sequence* seq, int n_tokens, int& budget);
+  void preempt(ScheduledStep& step, int& budget);
+  void release_kv(Sequence* seq);
+  int running_slots() const;
+
+  SchedulerOptions options_;
+  PagedKvCache& kv_;
+  std::deque<Sequence*> waiting_;
+  std::vector<Sequence*> running_;  // in admission order
+};
+
+}  // namespace skiff

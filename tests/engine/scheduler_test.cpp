@@ -1,0 +1,222 @@
+// The scheduler against a small KV pool, without a model: a fake forward pass
+// marks the chunk's positions written and appends a token to each sequence
+// that sampled.
+#include "engine/scheduler.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <numeric>
+
+#include "base/error.h"
+
+namespace skiff {
+namespace {
+
+constexpr int kBlockSize = 4;
+
+PagedKvCache small_pool(int n_blocks, bool prefix_caching = false) {
+  return PagedKvCache(KvShape{1, 1, 4}, KvType::kF32, kBlockSize, n_blocks, /*max_seq_len=*/256,
+                      prefix_caching ? PrefixCaching::kOn : PrefixCaching::kOff);
+}
+
+class SchedulerTest : public ::testing::Test {
+ protected:
+  Sequence* make_sequence(int prompt_len, int first_token = 1) {
+    auto seq = std::make_unique<Sequence>();
+    seq->request_id = sequences_.size();
+    seq->tokens.resize(prompt_len);
+    std::iota(seq->tokens.begin(), seq->tokens.end(), first_token);
+    seq->n_prompt = prompt_len;
+    sequences_.push_back(std::move(seq));
+    return sequences_.back().get();
+  }
+
+  // Schedules one step and plays the forward pass and the sampling.
+  ScheduledStep run_step(Scheduler& scheduler, PagedKvCache& kv) {
+    ScheduledStep step = scheduler.schedule();
+    for (const ScheduledChunk& chunk : step.chunks)
+      kv.set_length(chunk.seq->kv_seq, chunk.seq->n_computed + chunk.n_tokens);
+    std::vector<bool> samples;
+    for (const ScheduledChunk& chunk : step.chunks) samples.push_back(chunk.samples());
+    scheduler.commit(step);
+    for (size_t i = 0; i < step.chunks.size(); ++i)
+      if (samples[i]) step.chunks[i].seq->tokens.push_back(7);
+    return step;
+  }
+
+  std::vector<std::unique_ptr<Sequence>> sequences_;
+};
+
+int chunk_of(const ScheduledStep& step, const Sequence* seq) {
+  for (const ScheduledChunk& c : step.chunks)
+    if (c.seq == seq) return c.n_tokens;
+  return 0;
+}
+
+TEST_F(SchedulerTest, RejectsABudgetSmallerThanTheSequenceCap) {
+  PagedKvCache kv = small_pool(8);
+  EXPECT_THROW(Scheduler(SchedulerOptions{.max_batch_tokens = 4, .max_seqs = 8}, kv), Error);
+}
+
+TEST_F(SchedulerTest, LongPromptIsChunkedAcrossSteps) {
+  PagedKvCache kv = small_pool(64);
+  Scheduler scheduler({.max_batch_tokens = 32, .max_seqs = 4}, kv);
+  Sequence* seq = make_sequence(100);
+  scheduler.add(seq);
+  const int expected[] = {32, 32, 32, 4};
+  for (int n : expected) {
+    ScheduledStep step = run_step(scheduler, kv);
+    ASSERT_EQ(step.chunks.size(), 1u);
+    EXPECT_EQ(step.chunks[0].n_tokens, n);
+  }
+  EXPECT_EQ(seq->n_computed, 100);
+  EXPECT_EQ(seq->tokens.size(), 101u);  // sampled only after the last chunk
+  EXPECT_EQ(chunk_of(run_step(scheduler, kv), seq), 1);  // then decodes
+}
+
+TEST_F(SchedulerTest, DecodesComeBeforePromptChunksWithinTheBudget) {
+  PagedKvCache kv = small_pool(64);
+  Scheduler scheduler({.max_batch_tokens = 16, .max_seqs = 8}, kv);
+  Sequence* a = make_sequence(3);
+  Sequence* b = make_sequence(3);
+  scheduler.add(a);
+  scheduler.add(b);
+  run_step(scheduler, kv);  // both prompts in one step
+  Sequence* c = make_sequence(40);
+  scheduler.add(c);
+  ScheduledStep step = run_step(scheduler, kv);
+  ASSERT_EQ(step.chunks.size(), 3u);
+  EXPECT_EQ(step.chunks[0].seq, a);
+  EXPECT_EQ(step.chunks[1].seq, b);
+  EXPECT_EQ(step.chunks[2].seq, c);
+  EXPECT_EQ(chunk_of(step, c), 14);  // what the two decodes left of 16
+  EXPECT_EQ(step.n_tokens, 16);
+  // Next step: the decodes again first, then c's next chunk.
+  step = run_step(scheduler, kv);
+  EXPECT_EQ(step.chunks[0].seq, a);
+  EXPECT_EQ(chunk_of(step, c), 14);
+}
+
+TEST_F(SchedulerTest, CapsRunningSequences) {
+  PagedKvCache kv = small_pool(64);
+  Scheduler scheduler({.max_batch_tokens = 64, .max_seqs = 2}, kv);
+  for (int i = 0; i < 3; ++i) scheduler.add(make_sequence(2));
+  ScheduledStep step = run_step(scheduler, kv);
+  EXPECT_EQ(step.chunks.size(), 2u);
+  EXPECT_EQ(scheduler.n_running(), 2);
+  EXPECT_EQ(scheduler.n_waiting(), 1);
+  scheduler.finish(sequences_[0].get());
+  step = run_step(scheduler, kv);
+  EXPECT_EQ(chunk_of(step, sequences_[2].get()), 2);  // admitted as soon as a slot freed
+}
+
+TEST_F(SchedulerTest, AdmitsWaitingSequencesAsBlocksFreeUp) {
+  PagedKvCache kv = small_pool(4);  // 16 tokens
+  Scheduler scheduler({.max_batch_tokens = 64, .max_seqs = 4}, kv);
+  Sequence* a = make_sequence(14);
+  Sequence* b = make_sequence(6);
+  scheduler.add(a);
+  scheduler.add(b);
+  ScheduledStep step = run_step(scheduler, kv);
+  EXPECT_EQ(step.chunks.size(), 1u);  // b's 2 blocks are not there
+  EXPECT_EQ(scheduler.n_waiting(), 1);
+  EXPECT_EQ(b->kv_seq, -1);           // and it holds none while it waits
+  scheduler.finish(a);
+  EXPECT_EQ(kv.pool().n_used(), 0);
+  step = run_step(scheduler, kv);
+  EXPECT_EQ(chunk_of(step, b), 6);
+}
+
+TEST_F(SchedulerTest, PreemptsTheMostRecentlyAdmittedAndResumesIt) {
+  PagedKvCache kv = small_pool(4);  // 16 tokens: two sequences of 8 at most
+  Scheduler scheduler({.max_batch_tokens = 64, .max_seqs = 4}, kv);
+  Sequence* first = make_sequence(4);
+  Sequence* second = make_sequence(4);
+  scheduler.add(first);
+  scheduler.add(second);
+  run_step(scheduler, kv);  // both prompts: one block each
+  // Each decode step adds a token; at 8 tokens each, the pool is full.
+  int preempted_at = -1;
+  for (int step_no = 0; step_no < 12 && preempted_at < 0; ++step_no) {
+    ScheduledStep step = run_step(scheduler, kv);
+    if (!step.preempted.empty()) {
+      ASSERT_EQ(step.preempted.size(), 1u);
+      EXPECT_EQ(step.preempted[0], second);
+      EXPECT_EQ(chunk_of(step, first), 1);  // the older one keeps decoding
+      EXPECT_EQ(chunk_of(step, second), 0);
+      preempted_at = step_no;
+    }
+  }
+  ASSERT_GE(preempted_at, 0);
+  EXPECT_EQ(second->status, SequenceStatus::kWaiting);
+  EXPECT_EQ(second->kv_seq, -1);
+  EXPECT_EQ(second->n_computed, 0);
+  const size_t second_tokens = second->tokens.size();
+  EXPECT_GT(second_tokens, 4u);  // its output so far is kept, to be recomputed
+
+  scheduler.finish(first);
+  ScheduledStep step = run_step(scheduler, kv);
+  EXPECT_EQ(chunk_of(step, second), static_cast<int>(second_tokens));  // prompt + output again
+  EXPECT_EQ(second->tokens.size(), second_tokens + 1);  // and it samples on
+}
+
+TEST_F(SchedulerTest, HeadOfTheQueueIsNeverOvertaken) {
+  // A long request waits behind a running one; short ones arriving after it
+  // would fit, but wait their turn, so the long one cannot starve.
+  PagedKvCache kv = small_pool(8);  // 32 tokens
+  Scheduler scheduler({.max_batch_tokens = 64, .max_seqs = 8}, kv);
+  Sequence* running = make_sequence(12);
+  scheduler.add(running);
+  run_step(scheduler, kv);
+  Sequence* long_one = make_sequence(24);
+  scheduler.add(long_one);
+  for (int i = 0; i < 5; ++i) {
+    Sequence* short_one = make_sequence(2);
+    scheduler.add(short_one);
+    ScheduledStep step = run_step(scheduler, kv);
+    EXPECT_EQ(chunk_of(step, short_one), 0);
+    EXPECT_EQ(chunk_of(step, long_one), 0);
+  }
+  scheduler.finish(running);
+  ScheduledStep step = run_step(scheduler, kv);
+  EXPECT_EQ(chunk_of(step, long_one), 24);
+}
+
+TEST_F(SchedulerTest, FinishedSequencesReturnEveryBlock) {
+  PagedKvCache kv = small_pool(16);
+  Scheduler scheduler({.max_batch_tokens = 16, .max_seqs = 4}, kv);
+  std::vector<Sequence*> seqs;
+  for (int i = 0; i < 6; ++i) {
+    seqs.push_back(make_sequence(5 + i));
+    scheduler.add(seqs.back());
+  }
+  for (int i = 0; i < 10; ++i) run_step(scheduler, kv);
+  for (Sequence* seq : seqs) scheduler.finish(seq);
+  EXPECT_EQ(kv.pool().n_used(), 0);
+  EXPECT_EQ(scheduler.n_running(), 0);
+  EXPECT_EQ(scheduler.n_waiting(), 0);
+}
+
+TEST_F(SchedulerTest, AdmissionReusesCachedPrefixBlocks) {
+  PagedKvCache kv = small_pool(16, /*prefix_caching=*/true);
+  Scheduler scheduler({.max_batch_tokens = 64, .max_seqs = 4, .prefix_caching = true}, kv);
+  Sequence* a = make_sequence(10);
+  scheduler.add(a);
+  run_step(scheduler, kv);
+  scheduler.finish(a);  // its two full blocks stay cached
+  Sequence* b = make_sequence(10);
+  scheduler.add(b);
+  ScheduledStep step = run_step(scheduler, kv);
+  EXPECT_EQ(chunk_of(step, b), 2);  // positions 8 and 9 only
+  EXPECT_EQ(step.prefix_query_tokens, 10);
+  EXPECT_EQ(step.prefix_hit_tokens, 8);
+  // A prompt of exactly two blocks recomputes its last token for logits.
+  Sequence* c = make_sequence(8);
+  scheduler.add(c);
+  step = run_step(scheduler, kv);
+  EXPECT_EQ(chunk_of(step, c), 4);
+}
+
+}  // namespace
+}  // namespace skiff

@@ -9,5 +9,7 @@ void add_tokenize_command(CLI::App& app);
 void add_gen_model_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_quantize_command(CLI::App& app);
+void add_batch_command(CLI::App& app);
+void add_bench_throughput_command(CLI::App& app);
 
 }  // namespace skiff::cli

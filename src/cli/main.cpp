@@ -14,6 +14,8 @@ int main(int argc, char** argv) {
   skiff::cli::add_gen_model_command(app);
   skiff::cli::add_bench_command(app);
   skiff::cli::add_quantize_command(app);
+  skiff::cli::add_batch_command(app);
+  skiff::cli::add_bench_throughput_command(app);
   try {
     skiff::active_isa();  // a bad SKIFF_ISA is reported before any work starts
     app.parse(argc, argv);

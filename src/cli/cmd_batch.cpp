@@ -1,0 +1,388 @@
+// skiff batch: offline batch inference, as vLLM's LLM.generate over a JSONL
+// file. Every request is queued on the continuous-batching engine at once; each
+// result is written (and flushed) the moment its request finishes, so the work
+// done survives an interruption. A bad line becomes an error object in the
+// output and the others proceed. Progress and the summary go to stderr.
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <limits>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "base/error.h"
+#include "base/timer.h"
+#include "cli/commands.h"
+#include "cli/engine_flags.h"
+#include "engine/llm.h"
+
+namespace skiff::cli {
+namespace {
+
+using nlohmann::json;
+using ojson = nlohmann::ordered_json;
+
+// skiff run's (llama.cpp's) sampling defaults, for the fields a line omits.
+SamplingParams default_sampling() {
+  SamplingParams p;
+  p.temperature = 0.8f;
+  p.top_k = 40;
+  p.top_p = 0.95f;
+  p.min_p = 0.05f;
+  p.max_tokens = 256;
+  return p;
+}
+
+struct BatchArgs {
+  std::string model;
+  std::string input;
+  std::string output = "-";
+  SamplingParams sampling = default_sampling();  // the flags write straight into it
+  int64_t seed = -1;                             // -1: every request random
+  int logprobs = -1;                             // -1: none
+  EngineFlags engine;
+};
+
+// One line of the input, ready to queue.
+struct Job {
+  int index = 0;
+  std::optional<json> id;
+  std::string prompt;
+  std::vector<int32_t> tokens;
+  SamplingParams params;
+};
+
+constexpr const char* kKnownFields =
+    "prompt, id, max_tokens, temperature, top_p, top_k, min_p, seed, stop, stop_token_ids, n, "
+    "logprobs, ignore_eos, repetition_penalty, frequency_penalty, presence_penalty";
+
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+int64_t integer_field(const json& v, const std::string& name, int64_t lo, int64_t hi) {
+  if (!v.is_number_integer()) fail("{} must be an integer, got {}", name, v.dump());
+  if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(hi))
+    fail("{} must be in [{}, {}], got {}", name, lo, hi, v.dump());
+  const int64_t x = v.get<int64_t>();
+  if (x < lo || x > hi) fail("{} must be in [{}, {}], got {}", name, lo, hi, x);
+  return x;
+}
+
+float number_field(const json& v, const std::string& name) {
+  if (!v.is_number()) fail("{} must be a number, got {}", name, v.dump());
+  const double x = v.get<double>();
+  if (!std::isfinite(x) || std::fabs(x) > std::numeric_limits<float>::max())
+    fail("{} is out of range: {}", name, v.dump());
+  return static_cast<float>(x);
+}
+
+// Fills a job from one parsed line; throws Error naming what is wrong.
+void parse_request(const json& line, Job& job, const SamplingParams& defaults, int64_t base_seed,
+                   const Tokenizer& tokenizer, int max_model_len) {
+  if (!line.is_object()) fail("a line must be a JSON object, got {}", line.type_name());
+  if (line.contains("id")) job.id = line["id"];
+  SamplingParams& p = job.params;
+  p = defaults;
+  if (base_seed >= 0) p.seed = splitmix64(static_cast<uint64_t>(base_seed) ^ splitmix64(job.index));
+  bool has_prompt = false;
+  const int32_t vocab = tokenizer.n_vocab();
+  for (const auto& [key, v] : line.items()) {
+    if (key == "id") {
+    } else if (key == "prompt") {
+      if (!v.is_string()) fail("prompt must be a string, got {}", v.type_name());
+      job.prompt = v.get<std::string>();
+      has_prompt = true;
+    } else if (key == "max_tokens") {
+      // null: until the context is full, as in vLLM.
+      p.max_tokens = v.is_null() ? std::max(1, max_model_len)
+                                 : static_cast<int32_t>(integer_field(v, key, 1, std::numeric_limits<int32_t>::max()));
+    } else if (key == "temperature") {
+      p.temperature = number_field(v, key);
+    } else if (key == "top_p") {
+      p.top_p = number_field(v, key);
+    } else if (key == "top_k") {
+      p.top_k = static_cast<int32_t>(integer_field(v, key, -1, std::numeric_limits<int32_t>::max()));
+    } else if (key == "min_p") {
+      p.min_p = number_field(v, key);
+    } else if (key == "seed") {
+      if (v.is_null()) {
+        p.seed.reset();
+      } else {
+        if (!v.is_number_integer() || (!v.is_number_unsigned() && v.get<int64_t>() < 0))
+          fail("seed must be an integer >= 0 or null, got {}", v.dump());
+        p.seed = v.get<uint64_t>();
+      }
+    } else if (key == "stop") {
+      p.stop.clear();
+      if (v.is_string()) {
+        p.stop.push_back(v.get<std::string>());
+      } else if (v.is_array()) {
+        for (const json& s : v) {
+          if (!s.is_string()) fail("stop must be a string or a list of strings, got {}", v.dump());
+          p.stop.push_back(s.get<std::string>());
+        }
+      } else if (!v.is_null()) {
+        fail("stop must be a string or a list of strings, got {}", v.type_name());
+      }
+    } else if (key == "stop_token_ids") {
+      p.stop_token_ids.clear();
+      if (!v.is_array() && !v.is_null()) fail("stop_token_ids must be a list of token ids, got {}", v.type_name());
+      if (v.is_array())
+        for (const json& t : v)
+          p.stop_token_ids.push_back(static_cast<int32_t>(integer_field(t, "a stop_token_ids entry", 0, vocab - 1)));
+    } else if (key == "n") {
+      p.n = static_cast<int32_t>(integer_field(v, key, 1, std::numeric_limits<int32_t>::max()));
+    } else if (key == "logprobs") {
+      if (v.is_null()) p.logprobs.reset();
+      else p.logprobs = static_cast<int32_t>(integer_field(v, key, 0, std::numeric_limits<int32_t>::max()));
+    } else if (key == "ignore_eos") {
+      if (!v.is_boolean()) fail("ignore_eos must be true or false, got {}", v.dump());
+      p.ignore_eos = v.get<bool>();
+    } else if (key == "repetition_penalty") {
+      p.repetition_penalty = number_field(v, key);
+    } else if (key == "frequency_penalty") {
+      p.frequency_penalty = number_field(v, key);
+    } else if (key == "presence_penalty") {
+      p.presence_penalty = number_field(v, key);
+    } else {
+      fail("unknown field '{}' (known: {})", key, kKnownFields);
+    }
+  }
+  if (!has_prompt) fail("the line has no \"prompt\"");
+  p.validate();
+  job.tokens = tokenizer.encode(job.prompt, /*add_special=*/true, /*parse_special=*/false);
+}
+
+// Writes one JSON object as a line and flushes it.
+class Writer {
+ public:
+  explicit Writer(const std::string& path) : path_(path) {
+    if (path == "-") {
+      file_ = stdout;
+    } else {
+      file_ = std::fopen(path.c_str(), "w");
+      if (!file_) fail("cannot write --output {}: {}", path, std::strerror(errno));
+    }
+  }
+  ~Writer() {
+    if (file_ && file_ != stdout) std::fclose(file_);
+  }
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+
+  void write(const ojson& j) {
+    const std::string line = j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+    if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0)
+      fail("cannot write --output {}: {}", path_, std::strerror(errno));
+  }
+
+ private:
+  std::string path_;
+  std::FILE* file_ = nullptr;
+};
+
+ojson error_line(int index, const std::optional<json>& id, const std::string& message) {
+  ojson j;
+  j["index"] = index;
+  if (id) j["id"] = *id;
+  j["error"] = message;
+  return j;
+}
+
+ojson result_line(const Job& job, const RequestOutput& out) {
+  ojson j;
+  j["index"] = job.index;
+  if (job.id) j["id"] = *job.id;
+  j["prompt"] = job.prompt;
+  j["prompt_tokens"] = out.prompt_token_ids.size();
+  ojson outputs = ojson::array();
+  for (const CompletionOutput& c : out.outputs) {
+    ojson o;
+    o["index"] = c.index;
+    o["text"] = c.text;
+    o["token_ids"] = c.token_ids;
+    o["finish_reason"] = c.finish_reason ? finish_reason_name(*c.finish_reason) : nullptr;
+    if (!c.stop_reason.empty()) o["stop_reason"] = c.stop_reason;
+    if (job.params.logprobs) {
+      ojson lps = ojson::array();
+      for (const TokenLogprob& lp : c.logprobs) {
+        ojson top = ojson::array();
+        for (const auto& [token, logprob] : lp.top) top.push_back({token, logprob});
+        lps.push_back({{"token", lp.token}, {"logprob", lp.logprob}, {"top", std::move(top)}});
+      }
+      o["logprobs"] = std::move(lps);
+    }
+    outputs.push_back(std::move(o));
+  }
+  j["outputs"] = std::move(outputs);
+  return j;
+}
+
+// The input's non-empty lines (a line of only spaces counts as empty).
+std::vector<std::string> read_lines(const std::string& path) {
+  std::ifstream file;
+  std::istream* in = &std::cin;
+  if (path != "-") {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) fail("cannot read --input {}: it is a directory", path);
+    file.open(path);
+    if (!file) fail("cannot read --input {}: {}", path, std::strerror(errno));
+    in = &file;
+  }
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(*in, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t\r\f\v") == std::string::npos) continue;
+    lines.push_back(std::move(line));
+  }
+  if (in->bad()) fail("cannot read --input {}: read error", path);
+  return lines;
+}
+
+// Progress on stderr at most a few times a second: in place on a terminal,
+// one line a second otherwise (logs).
+class Progress {
+ public:
+  explicit Progress(int total) : total_(total), tty_(isatty(fileno(stderr))) {}
+  void update(int done, int64_t tokens, bool force = false) {
+    const double t = clock_.seconds();
+    if (!force && t - last_ < (tty_ ? 0.25 : 1.0)) return;
+    last_ = t;
+    const std::string line = fmt::format("batch: {}/{} requests, {} tokens generated, {:.1f} tok/s",
+                                         done, total_, tokens, t > 0 ? tokens / t : 0.0);
+    if (tty_) fmt::print(stderr, "\r{}\033[K", line);
+    else fmt::print(stderr, "{}\n", line);
+    shown_ = true;
+  }
+  void end() {
+    if (tty_ && shown_) fmt::print(stderr, "\n");
+  }
+  double seconds() const { return clock_.seconds(); }
+
+ private:
+  int total_;
+  bool tty_;
+  bool shown_ = false;
+  Timer clock_;
+  double last_ = -1;
+};
+
+void batch(const BatchArgs& a) {
+  const int threads = set_threads(a.engine.threads);
+  const EngineOptions options = engine_options(a.engine);
+  SamplingParams defaults = a.sampling;
+  if (a.logprobs >= 0) defaults.logprobs = a.logprobs;
+  defaults.validate();
+
+  const std::vector<std::string> lines = read_lines(a.input);
+  Writer writer(a.output);
+
+  Timer load_timer;
+  LLM llm(a.model, LlmOptions{options, load_options(a.engine)});
+  Engine& engine = llm.engine();
+  const Tokenizer& tokenizer = llm.tokenizer();
+  fmt::print(stderr, "batch: loaded {} in {:.2f} s; {} requests; threads {}, max_seqs {}, max_model_len {}, "
+             "KV pool {} tokens ({:.1f} MiB {})\n",
+             a.model, load_timer.seconds(), lines.size(), threads, options.scheduler.max_seqs,
+             engine.max_model_len(), engine.kv_cache().capacity_tokens(),
+             engine.kv_cache().bytes() / 1048576.0, kv_type_name(engine.kv_cache().type()));
+
+  // Queue every good line; a bad one is answered at once.
+  Progress progress(static_cast<int>(lines.size()));
+  std::unordered_map<RequestId, Job> queued;
+  int done = 0, failed = 0;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    Job job;
+    job.index = static_cast<int>(i);
+    try {
+      json line;
+      try {
+        line = json::parse(lines[i]);
+      } catch (const json::parse_error& e) {
+        // "[json.exception.parse_error.101] parse error at ...": the part after the tag.
+        const std::string what = e.what();
+        const size_t tag_end = what.find("] ");
+        fail("invalid JSON: {}", tag_end == std::string::npos ? what : what.substr(tag_end + 2));
+      }
+      parse_request(line, job, defaults, a.seed, tokenizer, engine.max_model_len());
+      const RequestId id = engine.add_request(job.tokens, job.params);
+      queued.emplace(id, std::move(job));
+    } catch (const std::exception& e) {  // skiff::Error, or anything else this line caused
+      writer.write(error_line(job.index, job.id, e.what()));
+      ++done;
+      ++failed;
+    }
+  }
+
+  while (engine.has_unfinished()) {
+    for (const RequestOutput& out : engine.step()) {
+      const auto it = queued.find(out.request_id);
+      if (it == queued.end()) continue;
+      writer.write(result_line(it->second, out));
+      queued.erase(it);
+      ++done;
+    }
+    progress.update(done, engine.metrics().generation_tokens);
+  }
+  const EngineMetrics m = engine.metrics();
+  progress.update(done, m.generation_tokens, /*force=*/true);
+  progress.end();
+
+  const double wall = progress.seconds();
+  fmt::print(stderr,
+             "batch: {} requests ({} failed) in {:.2f} s: {:.2f} requests/s; {} prompt tokens, {} output "
+             "tokens, {:.1f} output tok/s; prefix cache hit rate {:.1f}%, {} preemptions, {} forward passes\n",
+             lines.size(), failed, wall, wall > 0 ? (done - failed) / wall : 0.0, m.prompt_tokens,
+             m.generation_tokens, wall > 0 ? m.generation_tokens / wall : 0.0, m.prefix_cache_hit_rate() * 100,
+             m.preemptions, m.steps);
+}
+
+}  // namespace
+
+void add_batch_command(CLI::App& app) {
+  auto args = std::make_shared<BatchArgs>();
+  CLI::App* cmd = app.add_subcommand("batch", "offline batch inference over a JSONL file of prompts");
+  cmd->add_option("-m,--model", args->model, "GGUF file or Hugging Face directory")->required();
+  cmd->add_option("-i,--input", args->input,
+                  "JSONL file, one request a line: {\"prompt\": ..., \"id\": ..., sampling fields} (-: stdin)")
+      ->required();
+  cmd->add_option("-o,--output", args->output, "JSONL results, one line per request as it finishes (-: stdout)")
+      ->capture_default_str();
+  SamplingParams& s = args->sampling;
+  cmd->add_option("-n,--max-tokens", s.max_tokens, "default max_tokens: output tokens per completion at most")
+      ->capture_default_str()->check(CLI::Range(1, 1 << 24));
+  cmd->add_option("--temp", s.temperature, "default temperature (0: greedy)")->capture_default_str()->check(CLI::Range(0.0, 100.0));
+  cmd->add_option("--top-k", s.top_k, "default top_k (0: off)")->capture_default_str()->check(CLI::Range(0, 1 << 24));
+  cmd->add_option("--top-p", s.top_p, "default top_p (1: off)")->capture_default_str()->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--min-p", s.min_p, "default min_p (0: off)")->capture_default_str()->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--repeat-penalty", s.repetition_penalty, "default repetition_penalty (1: off)")->capture_default_str();
+  cmd->add_option("--frequency-penalty", s.frequency_penalty, "default frequency_penalty (0: off)")->capture_default_str();
+  cmd->add_option("--presence-penalty", s.presence_penalty, "default presence_penalty (0: off)")->capture_default_str();
+  cmd->add_option("-s,--seed", args->seed,
+                  "seeds every request without its own seed, from this and its index (-1: random)")
+      ->capture_default_str()->check(CLI::Range(int64_t{-1}, std::numeric_limits<int64_t>::max()));
+  cmd->add_option("--stop", s.stop, "default stop string (repeatable)");
+  cmd->add_option("--logprobs", args->logprobs, "default logprobs: top alternatives per token (-1: none)")
+      ->capture_default_str()->check(CLI::Range(-1, 20));
+  cmd->add_flag("--ignore-eos", s.ignore_eos, "default ignore_eos: keep generating past EOS");
+  add_engine_flags(cmd, args->engine);
+  cmd->callback([args] { batch(*args); });
+}
+
+}  // namespace skiff::cli

@@ -1,0 +1,224 @@
+// skiff bench-throughput: offline serving throughput, as `vllm bench
+// throughput`, of one fixed workload served three ways (continuous batching,
+// one request at a time, static batches of max_seqs), each on a fresh engine,
+// next to the machine's FMA peak. Progress goes to stderr, results to stdout.
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <charconv>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "base/error.h"
+#include "base/timer.h"
+#include "bench/machine.h"
+#include "bench/throughput.h"
+#include "cli/commands.h"
+#include "cli/engine_flags.h"
+#include "model/loader.h"
+#include "tokenizer/tokenizer.h"
+
+namespace skiff::cli {
+namespace {
+
+struct ThroughputArgs {
+  std::string model;
+  int num_prompts = 64;
+  bool num_prompts_given = false;
+  int input_len = 128;
+  int output_len = 128;
+  std::string output_len_range;  // "A:B"
+  std::string dataset;
+  uint64_t seed = 0;
+  std::string output = "md";
+  EngineFlags engine;
+};
+
+// "A:B" with 1 <= A <= B.
+std::pair<int, int> parse_range(const std::string& text) {
+  const size_t colon = text.find(':');
+  auto parse = [&](std::string_view s, int& v) {
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    return !s.empty() && ec == std::errc() && end == s.data() + s.size();
+  };
+  int a = 0, b = 0;
+  if (colon == std::string::npos || !parse(std::string_view(text).substr(0, colon), a) ||
+      !parse(std::string_view(text).substr(colon + 1), b))
+    fail("--output-len-range {}: expected A:B, two integers", text);
+  if (a < 1 || b < a) fail("--output-len-range {}: needs 1 <= A <= B", text);
+  return {a, b};
+}
+
+double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
+
+nlohmann::ordered_json mode_json(const bench::ModeResult& r, const LlamaModel& model,
+                                 const bench::MachineInfo& machine) {
+  nlohmann::ordered_json j;
+  j["mode"] = bench::serve_mode_name(r.mode);
+  j["requests"] = r.requests;
+  j["prompt_tokens"] = r.prompt_tokens;
+  j["output_tokens"] = r.output_tokens;
+  j["seconds"] = r.seconds;
+  j["requests_per_s"] = r.requests_per_second();
+  j["output_tok_s"] = r.output_tokens_per_second();
+  j["total_tok_s"] = r.total_tokens_per_second();
+  j["steps"] = r.metrics.steps;
+  j["step_tokens"] = r.metrics.step_tokens;
+  j["forward_seconds"] = r.metrics.forward_seconds;
+  j["preemptions"] = r.metrics.preemptions;
+  j["prefix_cache_hit_rate"] = r.metrics.prefix_cache_hit_rate();
+  if (r.mode == bench::ServeMode::kContinuous) {
+    const double flops = bench::forward_flops(model, r.metrics, r.output_tokens);
+    const double flops_per_s = r.metrics.forward_seconds > 0 ? flops / r.metrics.forward_seconds : 0.0;
+    j["forward_flops"] = flops;
+    j["forward_gflops"] = flops_per_s / 1e9;
+    j["peak_gflops"] = machine.peak_gflops;
+    j["fma_peak_fraction"] = ratio(flops_per_s, machine.peak_gflops * 1e9);
+    j["cpu_info"] = machine.cpu_model;
+    j["isa"] = machine.isa;
+    j["triad_gbs"] = machine.triad_gbs;
+  }
+  return j;
+}
+
+constexpr const char* kRowFormat = "| {:<13} | {:>8} | {:>9} | {:>10} | {:>12} | {:>12} | {:>11} |\n";
+
+std::string markdown_header() {
+  return fmt::format(fmt::runtime(kRowFormat), "mode", "requests", "wall s", "requests/s", "output tok/s",
+                     "total tok/s", "preemptions") +
+         "| ------------- | -------: | --------: | ---------: | -----------: | -----------: | ----------: |\n";
+}
+
+std::string markdown_row(const bench::ModeResult& r) {
+  return fmt::format(fmt::runtime(kRowFormat), bench::serve_mode_name(r.mode), r.requests,
+                     fmt::format("{:.3f}", r.seconds), fmt::format("{:.2f}", r.requests_per_second()),
+                     fmt::format("{:.1f}", r.output_tokens_per_second()),
+                     fmt::format("{:.1f}", r.total_tokens_per_second()), r.metrics.preemptions);
+}
+
+void out(const std::string& text) {
+  std::fputs(text.c_str(), stdout);
+  std::fflush(stdout);
+}
+
+// Per-mode progress on stderr: in place on a terminal, else a line a second.
+bench::ProgressCallback progress_for(const char* mode) {
+  const bool tty = isatty(fileno(stderr));
+  auto last = std::make_shared<Timer>();
+  auto shown = std::make_shared<bool>(false);
+  return [=](int done, int total) {
+    const bool end = done == total;
+    if (!tty && !end && *shown && last->seconds() < 1.0) return;
+    last->reset();
+    *shown = true;
+    const std::string line = fmt::format("bench-throughput: {}: {}/{} requests", mode, done, total);
+    if (tty) fmt::print(stderr, "\r{}\033[K{}", line, end ? "\n" : "");
+    else fmt::print(stderr, "{}\n", line);
+  };
+}
+
+void bench_throughput(const ThroughputArgs& a) {
+  const bool json = a.output == "json";
+  int out_min = a.output_len, out_max = a.output_len;
+  if (!a.output_len_range.empty()) std::tie(out_min, out_max) = parse_range(a.output_len_range);
+  if (!a.dataset.empty() && !std::filesystem::is_regular_file(a.dataset))
+    fail("dataset not found: {}", a.dataset);
+  const EngineOptions options = engine_options(a.engine);
+  const int threads = set_threads(a.engine.threads);
+
+  fmt::print(stderr, "bench-throughput: loading {}\n", a.model);
+  auto model = load_model(a.model, load_options(a.engine));
+  auto tokenizer = Tokenizer::from_path(a.model);
+  const bench::Workload workload =
+      a.dataset.empty()
+          ? bench::random_workload(a.num_prompts, a.input_len, out_min, out_max, a.seed,
+                                   bench::random_prompt_ids(*tokenizer))
+          : bench::load_dataset(a.dataset, *tokenizer, a.output_len, a.num_prompts_given ? a.num_prompts : 0);
+  const int max_model_len = options.max_model_len > 0 ? options.max_model_len : model->config().max_ctx;
+  if (workload.max_total_len() > max_model_len)
+    fail("a request needs {} tokens (prompt + output) but max_model_len is {}", workload.max_total_len(),
+         max_model_len);
+
+  fmt::print(stderr, "bench-throughput: measuring memory bandwidth and FMA peak on {} threads\n", threads);
+  const bench::MachineInfo machine = bench::measure_machine(threads);
+  const std::string machine_line = "machine: " + bench::machine_line(machine) + "\n";
+  const std::string workload_line = fmt::format(
+      "model {}: {} requests, {} prompt + {} output tokens; threads {}, max_seqs {}, max_batch_tokens {}, "
+      "KV {}\n",
+      std::filesystem::path(a.model).filename().string(), workload.requests.size(), workload.prompt_tokens(),
+      workload.output_tokens(), threads, options.scheduler.max_seqs, options.scheduler.max_batch_tokens,
+      kv_type_name(options.kv_type));
+  if (json) {
+    std::fputs((machine_line + workload_line).c_str(), stderr);
+  } else {
+    out(machine_line + workload_line + "\n" + markdown_header());
+  }
+
+  std::vector<bench::ModeResult> results;
+  for (const bench::ServeMode mode :
+       {bench::ServeMode::kContinuous, bench::ServeMode::kOneAtATime, bench::ServeMode::kStatic}) {
+    results.push_back(bench::serve(*model, *tokenizer, options, workload, mode,
+                                   progress_for(bench::serve_mode_name(mode))));
+    out(json ? mode_json(results.back(), *model, machine).dump() + "\n" : markdown_row(results.back()));
+  }
+
+  const double continuous = results[0].output_tokens_per_second();
+  const double vs_one = ratio(continuous, results[1].output_tokens_per_second());
+  const double vs_static = ratio(continuous, results[2].output_tokens_per_second());
+  if (json) {
+    nlohmann::ordered_json j;
+    j["continuous_vs_one_at_a_time"] = vs_one;
+    j["continuous_vs_static"] = vs_static;
+    out(j.dump() + "\n");
+    return;
+  }
+  const bench::ModeResult& c = results[0];
+  const double flops = bench::forward_flops(*model, c.metrics, c.output_tokens);
+  const double flops_per_s = c.metrics.forward_seconds > 0 ? flops / c.metrics.forward_seconds : 0.0;
+  out(fmt::format("\ncontinuous: {} forward passes of {:.1f} tokens on average, {:.3f} GFLOP in {:.3f} s: "
+                  "{:.2f} GFLOP/s, {:.2f}% of the FMA peak\n",
+                  c.metrics.steps, ratio(static_cast<double>(c.metrics.step_tokens), c.metrics.steps), flops / 1e9,
+                  c.metrics.forward_seconds, flops_per_s / 1e9,
+                  100 * ratio(flops_per_s, machine.peak_gflops * 1e9)));
+  out(fmt::format("continuous vs one-at-a-time: {:.2f}x, vs static: {:.2f}x\n", vs_one, vs_static));
+}
+
+}  // namespace
+
+void add_bench_throughput_command(CLI::App& app) {
+  auto args = std::make_shared<ThroughputArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "bench-throughput",
+      "offline throughput of continuous batching vs one request at a time vs static batches (like vllm bench throughput)");
+  cmd->add_option("-m,--model", args->model, "GGUF file or Hugging Face directory")->required();
+  CLI::Option* num = cmd->add_option("--num-prompts", args->num_prompts,
+                                     "requests (with --dataset: its first N; default all of it)")
+                         ->capture_default_str()->check(CLI::Range(1, 1 << 24));
+  CLI::Option* input = cmd->add_option("--input-len", args->input_len, "random prompt tokens per request")
+                           ->capture_default_str()->check(CLI::Range(1, 1 << 24));
+  CLI::Option* output = cmd->add_option("--output-len", args->output_len,
+                                        "output tokens per request (with --dataset: for lines without output_len)")
+                            ->capture_default_str()->check(CLI::Range(1, 1 << 24));
+  CLI::Option* range = cmd->add_option("--output-len-range", args->output_len_range,
+                                       "A:B, each request's output length uniform in [A, B] (seeded)");
+  range->excludes(output);
+  CLI::Option* dataset = cmd->add_option("--dataset", args->dataset,
+                                         "JSONL of {\"prompt\": ..., \"output_len\": N} or "
+                                         "{\"prompt_token_ids\": [...], \"output_len\": N}, instead of random prompts");
+  dataset->excludes(input)->excludes(range);
+  cmd->add_option("--seed", args->seed, "seed of the random prompts and output lengths")->capture_default_str();
+  add_engine_flags(cmd, args->engine);
+  cmd->add_option("-o,--output", args->output, "output format")
+      ->capture_default_str()->check(CLI::IsMember({"md", "json"}));
+  cmd->callback([args, num] {
+    args->num_prompts_given = num->count() > 0;
+    bench_throughput(*args);
+  });
+}
+
+}  // namespace skiff::cli

@@ -26,6 +26,14 @@ HugePageBuffer::HugePageBuffer(size_t bytes) : size_(bytes) {
   ::madvise(data_, bytes, MADV_HUGEPAGE);  // best effort: THP may be off
 }
 
+void HugePageBuffer::prefault() {
+  constexpr size_t kPage = 4096;
+  // One write per page faults it in, a whole huge page where THP is on;
+  // both threads take part, as the kernel zeroes what each faults.
+#pragma omp parallel for schedule(static)
+  for (size_t offset = 0; offset < size_; offset += kPage) data_[offset] = 0;
+}
+
 HugePageBuffer::~HugePageBuffer() {
   if (region_) ::munmap(region_, region_size_);
 }

@@ -18,6 +18,10 @@ class HugePageBuffer {
   HugePageBuffer(const HugePageBuffer&) = delete;
   HugePageBuffer& operator=(const HugePageBuffer&) = delete;
 
+  // Makes the kernel back every page now (and zero it), so the first writes
+  // of a serving engine do not stall on page faults.
+  void prefault();
+
   uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
 

@@ -10,6 +10,8 @@
 namespace skiff {
 namespace {
 
+constexpr size_t kDefaultKvCap = size_t{4} << 30;
+
 int resolve_max_model_len(const LlamaModel& model, int requested) {
   const int context = model.config().max_ctx;
   if (requested < 0) fail("engine: max_model_len must be >= 0, not {}", requested);
@@ -17,12 +19,12 @@ int resolve_max_model_len(const LlamaModel& model, int requested) {
 }
 
 // The default pool: every running sequence at full length, within a quarter
-// of the free memory, but never less than one full sequence.
+// of the free memory and 4 GiB, but never less than one full sequence.
 size_t default_kv_bytes(const EngineOptions& o, size_t bytes_per_token, int max_model_len) {
   const size_t one_sequence = bytes_per_token * (max_model_len + o.block_size);
   const size_t all_sequences = one_sequence * o.scheduler.max_seqs;
   const size_t available = available_memory_bytes();
-  const size_t cap = available ? available / 4 : all_sequences;
+  const size_t cap = std::min(available ? available / 4 : all_sequences, kDefaultKvCap);
   return std::max(one_sequence, std::min(all_sequences, cap));
 }
 
@@ -38,6 +40,7 @@ PagedKvCache make_kv(const LlamaModel& model, const EngineOptions& o, int max_mo
     fail("the KV cache holds {} tokens ({:.1f} MiB), less than one sequence of max_model_len {}: "
          "give it more memory or lower max_model_len",
          kv.capacity_tokens(), kv.bytes() / 1048576.0, max_model_len);
+  kv.prefault();  // committed at start, as llama.cpp clears its KV buffer
   return kv;
 }
 

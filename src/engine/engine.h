@@ -30,8 +30,9 @@ struct EngineOptions {
   SchedulerOptions scheduler;
   KvType kv_type = KvType::kF16;
   int block_size = 16;
-  // KV pool size. 0: room for max_seqs sequences of max_model_len tokens, but
-  // at most a quarter of the memory available, and at least one full sequence.
+  // KV pool size, all committed when the engine starts. 0: room for max_seqs
+  // sequences of max_model_len tokens, but at most a quarter of the memory
+  // available and 4 GiB, and at least one full sequence.
   size_t kv_mem_bytes = 0;
   // Prompt + output tokens of one sequence at most. 0: the model's context.
   int max_model_len = 0;

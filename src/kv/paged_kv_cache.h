@@ -84,6 +84,9 @@ class PagedKvCache {
   // (within the reserved range), converting to the cache's element type.
   void write(int layer, int seq, int pos, const float* k, const float* v);
 
+  // Backs the whole pool with memory now rather than on first write.
+  void prefault() { storage_.prefault(); }
+
   const std::vector<int>& block_table(int seq) const;
   // Start of one head's keys / values in a block (block_size rows of head_dim).
   const uint8_t* key_block(int block, int layer, int kv_head) const;

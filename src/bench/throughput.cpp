@@ -107,7 +107,7 @@ Workload load_dataset(const std::string& path, const Tokenizer& tokenizer, int d
       }
     } else if (line.contains("prompt")) {
       if (!line["prompt"].is_string()) fail("{}: prompt must be a string", where);
-      r.prompt = tokenizer.encode(line["prompt"].get<std::string>(), /*add_special=*/true, /*parse_special=*/false);
+      r.prompt = tokenizer.encode(line["prompt"].get<std::string>(), /*add_special=*/true, /*parse_special=*/true);
     } else {
       fail("{}: needs \"prompt\" or \"prompt_token_ids\"", where);
     }

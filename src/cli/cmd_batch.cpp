@@ -166,7 +166,7 @@ void parse_request(const json& line, Job& job, const SamplingParams& defaults, i
   }
   if (!has_prompt) fail("the line has no \"prompt\"");
   p.validate();
-  job.tokens = tokenizer.encode(job.prompt, /*add_special=*/true, /*parse_special=*/false);
+  job.tokens = tokenizer.encode(job.prompt, /*add_special=*/true, /*parse_special=*/true);
 }
 
 // Writes one JSON object as a line and flushes it.

@@ -24,11 +24,11 @@ std::vector<RequestOutput> LLM::generate(const std::vector<std::string>& prompts
   std::vector<std::vector<int32_t>> encoded;
   encoded.reserve(prompts.size());
   for (const std::string& prompt : prompts)
-    encoded.push_back(tokenizer_->encode(prompt, /*add_special=*/true, /*parse_special=*/false));
-  return generate(encoded, params, on_delta);
+    encoded.push_back(tokenizer_->encode(prompt, /*add_special=*/true, /*parse_special=*/true));
+  return generate_from_ids(encoded, params, on_delta);
 }
 
-std::vector<RequestOutput> LLM::generate(const std::vector<std::vector<int32_t>>& prompts,
+std::vector<RequestOutput> LLM::generate_from_ids(const std::vector<std::vector<int32_t>>& prompts,
                                          std::span<const SamplingParams> params,
                                          const StreamCallback& on_delta) {
   if (params.size() != prompts.size())

@@ -27,16 +27,19 @@ class LLM {
   explicit LLM(const std::string& model_path, LlmOptions options = {});
 
   // One SamplingParams for every prompt, or one per prompt. Prompts are
-  // encoded with the tokenizer's BOS. on_delta streams every completion's
-  // text as it is generated and may call engine().cancel().
+  // encoded with the tokenizer's BOS, special tokens written in the text
+  // (e.g. "<|eot_id|>") read as such, as skiff run and HF tokenizers do.
+  // on_delta streams every completion's text as it is generated and may
+  // call engine().cancel().
   std::vector<RequestOutput> generate(const std::vector<std::string>& prompts,
                                       const SamplingParams& params,
                                       const StreamCallback& on_delta = {});
   std::vector<RequestOutput> generate(const std::vector<std::string>& prompts,
                                       std::span<const SamplingParams> params,
                                       const StreamCallback& on_delta = {});
-  // Prompts given as token ids.
-  std::vector<RequestOutput> generate(const std::vector<std::vector<int32_t>>& prompts,
+  // Prompts given as token ids (a distinct name: a braced list of two
+  // strings would also convert to a vector of id vectors).
+  std::vector<RequestOutput> generate_from_ids(const std::vector<std::vector<int32_t>>& prompts,
                                       std::span<const SamplingParams> params,
                                       const StreamCallback& on_delta = {});
 

@@ -219,6 +219,7 @@ ojson result_line(const Job& job, const RequestOutput& out) {
     o["token_ids"] = c.token_ids;
     o["finish_reason"] = c.finish_reason ? finish_reason_name(*c.finish_reason) : nullptr;
     if (!c.stop_reason.empty()) o["stop_reason"] = c.stop_reason;
+    if (c.stop_token) o["stop_reason"] = *c.stop_token;  // vLLM: the token id
     if (job.params.logprobs) {
       ojson lps = ojson::array();
       for (const TokenLogprob& lp : c.logprobs) {

@@ -221,7 +221,9 @@ void Engine::apply(SampleJob& job, std::vector<RequestOutput>& finished) {
   delta.index = c.seq.index;
   const int32_t token = job.token;
   const bool eos = !params.ignore_eos && tokenizer_.is_end_of_generation(token);
-  if (eos || std::ranges::count(params.stop_token_ids, token)) {
+  const bool stop_token = std::ranges::count(params.stop_token_ids, token) > 0;
+  if (eos || stop_token) {
+    if (stop_token) c.output.stop_token = token;
     delta.text = c.text.finish();
     return finish(request, c, FinishReason::kStop, delta, finished);
   }

@@ -35,6 +35,7 @@ struct CompletionOutput {
   std::vector<TokenLogprob> logprobs;  // per token, when asked
   std::optional<FinishReason> finish_reason;  // unset while running
   std::string stop_reason;           // the stop string that matched, if one did
+  std::optional<int32_t> stop_token; // the stop_token_ids entry that ended it, if one did
 };
 
 struct RequestOutput {

@@ -201,6 +201,7 @@ TEST_F(EngineTest, StopTokenEndsWithoutBeingOutput) {
   params.stop_token_ids = {free_run[6]};
   const CompletionOutput c = run_alone(prompt, params).outputs[0];
   EXPECT_EQ(c.finish_reason, FinishReason::kStop);
+  EXPECT_EQ(c.stop_token, free_run[6]);
   const auto first = std::find(free_run.begin(), free_run.end(), free_run[6]);
   EXPECT_EQ(c.token_ids, std::vector<int32_t>(free_run.begin(), first));
 }

@@ -1,11 +1,15 @@
 // Attention benchmark: naive attention (the N×N score matrix materialized)
 // against flash attention, for one head's causal prefill at contexts 512 to
 // 32768 — time and peak memory, each measured in a child process of its own —
-// and decode attention (one token, GQA) over a long cached context, as the
-// K/V bandwidth it reaches against a STREAM triad.
+// decode attention (one token, GQA) over a long cached context, as the
+// K/V bandwidth it reaches against a STREAM triad, and batched decode as the
+// engine runs it (many sequences of short contexts, one flash_attention call
+// per sequence and KV head), as ns per cached key and query row.
 //
-//   bench_attention [--prefill-max 32768] [--decode-ctx 16384] [--kv f16|f32|q8_0]
-//                   [--threads N] [--decode-reps N] [--scattered] [--skip-prefill] [--skip-decode]
+//   bench_attention [--prefill-max 32768] [--decode-ctx 16384] [--threads N] [--decode-reps N]
+//                   [--scattered] [--skip-prefill] [--skip-decode]
+//                   [--batch-seqs 64] [--batch-ctx 200] [--batch-kv-heads 12] [--batch-group 1]
+//                   [--batch-head-dim 64] [--skip-batch]
 #include <fmt/format.h>
 #include <omp.h>
 #include <sys/resource.h>
@@ -139,18 +143,15 @@ void bench_prefill(int max_ctx) {
   }
 }
 
-// Decode: one query token, 8 KV heads × group 4 (the 1B shape's GQA), over ctx
-// cached positions in blocks of 16, heads and context split over the threads.
-double bench_decode(int ctx, KvElement element, const char* element_name, int head_dim, int reps,
-                    bool scattered) {
-  const int n_kv_heads = 8, group = 4, block = 16, blocks = (ctx + block - 1) / block;
-  const size_t row = element == KvElement::kF32 ? 4 * head_dim
-                     : element == KvElement::kF16 ? 2 * head_dim : kv_q8_row_bytes(head_dim);
-  // The cache's layout: one array per (K/V, head) over all blocks.
-  const size_t block_stride = row * block, head_array = block_stride * blocks;
-  HugePageBuffer pool(2 * n_kv_heads * head_array);
+size_t kv_row_size(KvElement element, int head_dim) {
+  return element == KvElement::kF32 ? 4 * head_dim
+         : element == KvElement::kF16 ? 2 * head_dim : kv_q8_row_bytes(head_dim);
+}
+
+// Every row of the pool from one of 64 random N(0,1) rows.
+void fill_rows(HugePageBuffer& pool, KvElement element, int head_dim, size_t row) {
   const auto values = random_floats(static_cast<size_t>(head_dim) * 64, 4);
-  for (size_t r = 0; r < pool.size() / row; ++r) {  // every row from a random N(0,1) row
+  for (size_t r = 0; r < pool.size() / row; ++r) {
     const float* x = &values[(r % 64) * head_dim];
     uint8_t* dst = pool.data() + r * row;
     if (element == KvElement::kF32) {
@@ -164,6 +165,18 @@ double bench_decode(int ctx, KvElement element, const char* element_name, int he
       quantize_kv_q8_row(x, head_dim, dst);
     }
   }
+}
+
+// Decode: one query token, 8 KV heads × group 4 (the 1B shape's GQA), over ctx
+// cached positions in blocks of 16, heads and context split over the threads.
+double bench_decode(int ctx, KvElement element, const char* element_name, int head_dim, int reps,
+                    bool scattered) {
+  const int n_kv_heads = 8, group = 4, block = 16, blocks = (ctx + block - 1) / block;
+  const size_t row = kv_row_size(element, head_dim);
+  // The cache's layout: one array per (K/V, head) over all blocks.
+  const size_t block_stride = row * block, head_array = block_stride * blocks;
+  HugePageBuffer pool(2 * n_kv_heads * head_array);
+  fill_rows(pool, element, head_dim, row);
   std::vector<int> table(blocks);
   for (int b = 0; b < blocks; ++b) table[b] = scattered ? (b * 7919) % blocks : b;
   const auto q = random_floats(static_cast<size_t>(n_kv_heads) * group * head_dim, 5);
@@ -210,14 +223,64 @@ double bench_decode(int ctx, KvElement element, const char* element_name, int he
   return bytes / best / 1e9;
 }
 
+// Batched decode as the engine steps it: `seqs` sequences of ctx cached
+// positions each, one query token per sequence, one flash_attention call per
+// (sequence, KV head) spread over the threads. Returns ns per cached key and
+// query row, per thread (so with one thread, the kernel's cost per key).
+struct BatchShape {
+  int seqs = 64, ctx = 200, kv_heads = 12, group = 1, head_dim = 64;
+};
+
+double bench_batch(const BatchShape& b, KvElement element, int reps) {
+  const int block = 16, seq_blocks = (b.ctx + block - 1) / block, blocks = b.seqs * seq_blocks;
+  const size_t row = kv_row_size(element, b.head_dim);
+  const size_t block_stride = row * block, head_array = block_stride * blocks;
+  HugePageBuffer pool(2 * b.kv_heads * head_array);
+  fill_rows(pool, element, b.head_dim, row);
+  std::vector<int> table(blocks);  // sequence s owns blocks [s * seq_blocks, (s + 1) * seq_blocks)
+  for (int i = 0; i < blocks; ++i) table[i] = i;
+  const int q_row = b.kv_heads * b.group * b.head_dim;
+  const auto q = random_floats(static_cast<size_t>(b.seqs) * q_row, 5);
+  std::vector<float> out(q.size());
+  const float scale = 1.0f / std::sqrt(static_cast<float>(b.head_dim));
+  auto step = [&] {
+#pragma omp parallel for schedule(dynamic, 4)
+    for (int w = 0; w < b.seqs * b.kv_heads; ++w) {
+      const int s = w / b.kv_heads, h = w % b.kv_heads;
+      const KvBlocks kv{table.data() + s * seq_blocks, pool.data() + h * head_array,
+                        pool.data() + (b.kv_heads + h) * head_array, block_stride, block, b.ctx, element};
+      const size_t at = static_cast<size_t>(s) * q_row + h * b.group * b.head_dim;
+      flash_attention({q.data() + at, q_row, out.data() + at, q_row, 1, b.group, b.ctx - 1}, kv, b.head_dim,
+                      scale);
+    }
+  };
+  step();
+  double best = 1e9;
+  for (int rep = 0; rep < reps; ++rep) {
+    Timer t;
+    step();
+    best = std::min(best, t.seconds());
+  }
+  const double key_rows = static_cast<double>(b.seqs) * b.kv_heads * b.group * b.ctx;
+  return best * 1e9 * omp_get_max_threads() / key_rows;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int prefill_max = 32768, decode_ctx = 16384, threads = 0, decode_reps = 10;
-  bool prefill = true, decode = true, scattered = false;
+  bool prefill = true, decode = true, batch = true, scattered = false;
+  BatchShape shape;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&] { return i + 1 < argc ? std::stoi(argv[++i]) : 0; };
+    if (a == "--help") {
+      fmt::print("bench_attention [--prefill-max 32768] [--decode-ctx 16384] [--threads N] [--decode-reps N]\n"
+                 "                [--scattered] [--skip-prefill] [--skip-decode] [--skip-batch]\n"
+                 "                [--batch-seqs 64] [--batch-ctx 200] [--batch-kv-heads 12] [--batch-group 1]\n"
+                 "                [--batch-head-dim 64]\n");
+      return 0;
+    }
     if (a == "--prefill-max") prefill_max = next();
     else if (a == "--decode-ctx") decode_ctx = next();
     else if (a == "--threads") threads = next();
@@ -225,6 +288,12 @@ int main(int argc, char** argv) {
     else if (a == "--skip-prefill") prefill = false;
     else if (a == "--skip-decode") decode = false;
     else if (a == "--scattered") scattered = true;
+    else if (a == "--skip-batch") batch = false;
+    else if (a == "--batch-seqs") shape.seqs = next();
+    else if (a == "--batch-ctx") shape.ctx = next();
+    else if (a == "--batch-kv-heads") shape.kv_heads = next();
+    else if (a == "--batch-group") shape.group = next();
+    else if (a == "--batch-head-dim") shape.head_dim = next();
     else { fmt::print(stderr, "unknown argument {}\n", a); return 2; }
   }
   if (threads > 0) omp_set_num_threads(threads);
@@ -242,6 +311,13 @@ int main(int argc, char** argv) {
         const double gbs = bench_decode(decode_ctx, e, name, hd, decode_reps, scattered);
         fmt::print(" {:.0f}% |\n", 100 * gbs / triad);
       }
+  }
+  if (batch) {
+    fmt::print("\n## Batched decode, {} sequences x {} KV heads x group {}, context {}, head dim {}, "
+               "threads {}\n\n| KV type | ns per key and row (x threads) |\n|---|---:|\n",
+               shape.seqs, shape.kv_heads, shape.group, shape.ctx, shape.head_dim, omp_get_max_threads());
+    for (auto [e, name] : {std::pair{KvElement::kF16, "f16"}, {KvElement::kQ8_0, "q8_0"}, {KvElement::kF32, "f32"}})
+      fmt::print("| {} | {:.2f} |\n", name, bench_batch(shape, e, std::max(decode_reps, 20)));
   }
   return 0;
 }

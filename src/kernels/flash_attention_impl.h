@@ -7,6 +7,13 @@
 
 #include "kernels/vec_math.h"
 
+#if defined(__AVX512F__)
+// GCC 12's AVX-512 headers trip -Wmaybe-uninitialized on their own
+// _mm512_undefined_* placeholders (a known false positive).
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
 namespace flash {
 
 constexpr int kTile = 32;  // keys per tile: K and V tiles of 128-dim heads fit L1
@@ -269,7 +276,7 @@ inline __m512 load_chunk(const unsigned char* row, skiff::KvElement element, int
 
 // exp of 16 values (x <= 0, or -inf for 0), as fast_exp: x = n·ln2 + r, a
 // polynomial for exp(r), and 2^n applied by vscalefps.
-inline __m512 exp16(__m512 x) {
+__attribute__((always_inline)) inline __m512 exp16(__m512 x) {
   x = _mm512_max_ps(x, _mm512_set1_ps(-87.0f));
   const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
@@ -285,79 +292,216 @@ inline __m512 exp16(__m512 x) {
   return _mm512_scalef_ps(p, n);
 }
 
-// One tile of n <= 16 keys at positions [start, start + n), within one block,
-// for `rows` query rows (a template argument, so per-row values live in
-// registers rather than in an indexed array in memory).
-template <int rows>
-inline void tile_rows(const skiff::AttentionQueries& qs, const skiff::KvBlocks& kv, int start, int n,
-                      int head_dim, const float* q_scaled, float* max, float* sum, float* acc) {
-  const int chunks = head_dim / 16;
-  const unsigned long rb = row_bytes(kv.element, head_dim);
+// `count` chunks [first, first + count) of a cached row: one switch on the
+// element type per row rather than per chunk.
+template <int count>
+inline void load_chunks(const unsigned char* row, skiff::KvElement element, int first, __m512* out) {
+  switch (element) {
+    case skiff::KvElement::kF16:
+#pragma GCC unroll 8
+      for (int i = 0; i < count; ++i)
+        out[i] = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row) + first + i));
+      return;
+    case skiff::KvElement::kQ8_0:
+#pragma GCC unroll 8
+      for (int i = 0; i < count; ++i) out[i] = load_chunk(row, element, first + i);
+      return;
+    case skiff::KvElement::kF32:
+      break;
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < count; ++i) out[i] = _mm512_loadu_ps(reinterpret_cast<const float*>(row) + 16 * (first + i));
+}
+
+// Lane j of the result = the sum of the 16 lanes of part[j]: 16 horizontal
+// sums at once by a tree of 15 shuffle-and-add steps (each pair of vectors
+// halves the lanes left per key) instead of a long shuffle chain per key.
+__attribute__((always_inline)) inline __m512 sum16(const __m512* part) {
+  __m512 x[8], w[4], u[2];
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; ++i)  // keys 2i, 2i+1: per 128-bit lane {a0+a2, b0+b2, a1+a3, b1+b3}
+    x[i] = _mm512_add_ps(_mm512_unpacklo_ps(part[2 * i], part[2 * i + 1]),
+                         _mm512_unpackhi_ps(part[2 * i], part[2 * i + 1]));
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; ++i) {  // keys 4i..4i+3, one per float of each 128-bit lane
+    const __m512d a = _mm512_castps_pd(x[2 * i]), b = _mm512_castps_pd(x[2 * i + 1]);
+    w[i] = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(a, b)), _mm512_castpd_ps(_mm512_unpackhi_pd(a, b)));
+  }
+#pragma GCC unroll 2
+  for (int i = 0; i < 2; ++i)  // lanes {w[2i] lanes 0+2, 1+3, w[2i+1] lanes 0+2, 1+3}
+    u[i] = _mm512_add_ps(_mm512_shuffle_f32x4(w[2 * i], w[2 * i + 1], 0x44),
+                         _mm512_shuffle_f32x4(w[2 * i], w[2 * i + 1], 0xEE));
+  return _mm512_add_ps(_mm512_shuffle_f32x4(u[0], u[1], 0x88), _mm512_shuffle_f32x4(u[0], u[1], 0xDD));
+}
+
+// The max of the 16 lanes, in every lane: stays in a vector, where the
+// softmax update uses it, instead of a round trip through a scalar.
+__attribute__((always_inline)) inline __m512 max16(__m512 x) {
+  x = _mm512_max_ps(x, _mm512_shuffle_f32x4(x, x, 0x4E));  // swap 256-bit halves
+  x = _mm512_max_ps(x, _mm512_shuffle_f32x4(x, x, 0xB1));  // swap 128-bit lanes in pairs
+  x = _mm512_max_ps(x, _mm512_permute_ps(x, 0x4E));        // swap float pairs in each lane
+  return _mm512_max_ps(x, _mm512_permute_ps(x, 0xB1));     // swap neighbours
+}
+
+// P·V register plan. An FMA waits ~4 cycles for the previous one into the
+// same register, so with few rows × chunks the keys are dealt round-robin to
+// `sets` accumulator sets (summed at the end) until about 8 chains run at
+// once; chunks go in blocks of `block` so rows × block × sets registers fit.
+constexpr int pv_sets(int rows, int chunks) { return rows * chunks >= 8 ? 1 : rows * chunks >= 4 ? 2 : 4; }
+constexpr int pv_block(int rows, int chunks) {
+  for (int b = chunks; b > 1; --b)
+    if (chunks % b == 0 && rows * b * pv_sets(rows, chunks) <= 16) return b;
+  return 1;
+}
+
+// A tile: n <= 16 keys at positions [start, start + n), within one block.
+struct TileAt {
+  int start, n;
+  const unsigned char* keys;
+  const unsigned char* values;
+};
+
+inline TileAt tile_at(const skiff::KvBlocks& kv, int start, int end, unsigned long rb) {
+  int n = kv.block_size - start % kv.block_size;
+  n = n < 16 ? n : 16;
+  n = n < end - start ? n : end - start;
   const unsigned long offset = static_cast<unsigned long>(kv.blocks[start / kv.block_size]) * kv.block_stride +
                                (start % kv.block_size) * rb;
-  const unsigned char* keys = kv.k_base + offset;
-  const unsigned char* values = kv.v_base + offset;
-  alignas(64) float scores[rows][16];
-  for (int j = 0; j < n; ++j) {
-    __m512 k[kMaxChunks];
-    k[0] = load_chunk(keys + j * rb, kv.element, 0);  // chunks >= 1: applies() checked
-#pragma GCC unroll 8
-    for (int c = 1; c < chunks; ++c) k[c] = load_chunk(keys + j * rb, kv.element, c);
+  return {start, n, kv.k_base + offset, kv.v_base + offset};
+}
+
+// Scores of a tile: per row and key, a vector of partial dot products (lane i
+// sums dims i, i + 16, ...), to be reduced for all 16 keys together by sum16.
+template <int rows, int chunks>
+__attribute__((always_inline)) inline void tile_scores(const TileAt& t, skiff::KvElement element,
+                                                      unsigned long rb, const float* q_scaled,
+                                                      __m512 (*part)[16]) {
+  for (int j = 0; j < t.n; ++j) {
+    __m512 k[chunks];
+    load_chunks<chunks>(t.keys + j * rb, element, 0, k);
 #pragma GCC unroll 8
     for (int r = 0; r < rows; ++r) {
-      const float* q = q_scaled + r * head_dim;
-      __m512 t = _mm512_mul_ps(_mm512_loadu_ps(q), k[0]);
-      for (int c = 1; c < chunks; ++c) t = _mm512_fmadd_ps(_mm512_loadu_ps(q + 16 * c), k[c], t);
-      scores[r][j] = _mm512_reduce_add_ps(t);
+      const float* q = q_scaled + r * 16 * chunks;
+      __m512 d = _mm512_mul_ps(_mm512_loadu_ps(q), k[0]);
+#pragma GCC unroll 8
+      for (int c = 1; c < chunks; ++c) d = _mm512_fmadd_ps(_mm512_loadu_ps(q + 16 * c), k[c], d);
+      part[r][j] = d;
     }
   }
-  alignas(64) float probs[rows][16];
-  float correction[rows];
+  for (int j = t.n; j < 16; ++j)  // keys past the tile (masked later)
+#pragma GCC unroll 8
+    for (int r = 0; r < rows; ++r) part[r][j] = _mm512_setzero_ps();
+}
+
+// Online-softmax update of each row with its tile of scores: probabilities
+// into probs, the factor for the old accumulator into correction.
+template <int rows>
+__attribute__((always_inline)) inline void tile_softmax(const skiff::AttentionQueries& qs, const TileAt& t,
+                                                       const __m512 (*part)[16], float* max, float* sum,
+                                                       float (*probs)[16], __m512* correction) {
+#pragma GCC unroll 8
   for (int r = 0; r < rows; ++r) {
-    int visible = qs.first_pos + r / qs.group - start + 1;
-    visible = visible < 0 ? 0 : (visible > n ? n : visible);
+    int visible = qs.first_pos + r / qs.group - t.start + 1;
+    visible = visible < 0 ? 0 : (visible > t.n ? t.n : visible);
     const __mmask16 live = static_cast<__mmask16>((1u << visible) - 1);
-    const __m512 s = _mm512_mask_loadu_ps(_mm512_set1_ps(kNegInf), live, scores[r]);
-    const float tile_max = visible ? _mm512_mask_reduce_max_ps(live, s) : kNegInf;
-    const float new_max = tile_max > max[r] ? tile_max : max[r];
-    if (new_max == kNegInf) {  // nothing visible yet
-      correction[r] = 1.0f;
+    const __m512 s = _mm512_mask_mov_ps(_mm512_set1_ps(kNegInf), live, sum16(part[r]));
+    const __m512 old_max = _mm512_set1_ps(max[r]);
+    const __m512 new_max = _mm512_max_ps(max16(s), old_max);
+    max[r] = _mm512_cvtss_f32(new_max);
+    if (max[r] == kNegInf) {  // nothing visible yet
+      correction[r] = _mm512_set1_ps(1.0f);
       _mm512_store_ps(probs[r], _mm512_setzero_ps());
       continue;
     }
-    correction[r] = fast_exp(max[r] - new_max);
-    const __m512 p = _mm512_maskz_mov_ps(live, exp16(_mm512_sub_ps(s, _mm512_set1_ps(new_max))));
-    sum[r] = sum[r] * correction[r] + _mm512_reduce_add_ps(p);
-    max[r] = new_max;
+    // From -inf (no key seen before) the correction is ~1e-38, applied to zeros.
+    correction[r] = exp16(_mm512_sub_ps(old_max, new_max));
+    const __m512 p = _mm512_maskz_mov_ps(live, exp16(_mm512_sub_ps(s, new_max)));
+    sum[r] = sum[r] * _mm512_cvtss_f32(correction[r]) + _mm512_reduce_add_ps(p);
     _mm512_store_ps(probs[r], p);
-  }
-  for (int c = 0; c < chunks; ++c) {
-    __m512 a[rows];
-#pragma GCC unroll 8
-    for (int r = 0; r < rows; ++r)
-      a[r] = _mm512_mul_ps(_mm512_loadu_ps(acc + r * head_dim + 16 * c), _mm512_set1_ps(correction[r]));
-    for (int j = 0; j < n; ++j) {
-      const __m512 v = load_chunk(values + j * rb, kv.element, c);
-  #pragma GCC unroll 8
-    for (int r = 0; r < rows; ++r) a[r] = _mm512_fmadd_ps(_mm512_set1_ps(probs[r][j]), v, a[r]);
-    }
-#pragma GCC unroll 8
-    for (int r = 0; r < rows; ++r) _mm512_storeu_ps(acc + r * head_dim + 16 * c, a[r]);
   }
 }
 
-inline void tile(const skiff::AttentionQueries& qs, int rows, const skiff::KvBlocks& kv, int start,
-                 int n, int head_dim, const float* q_scaled, float* max, float* sum, float* acc) {
-  switch (rows) {
-    case 1: return tile_rows<1>(qs, kv, start, n, head_dim, q_scaled, max, sum, acc);
-    case 2: return tile_rows<2>(qs, kv, start, n, head_dim, q_scaled, max, sum, acc);
-    case 3: return tile_rows<3>(qs, kv, start, n, head_dim, q_scaled, max, sum, acc);
-    case 4: return tile_rows<4>(qs, kv, start, n, head_dim, q_scaled, max, sum, acc);
-    case 5: return tile_rows<5>(qs, kv, start, n, head_dim, q_scaled, max, sum, acc);
-    case 6: return tile_rows<6>(qs, kv, start, n, head_dim, q_scaled, max, sum, acc);
-    case 7: return tile_rows<7>(qs, kv, start, n, head_dim, q_scaled, max, sum, acc);
-    default: return tile_rows<8>(qs, kv, start, n, head_dim, q_scaled, max, sum, acc);
+// acc = acc·correction + P·V, keys dealt to accumulator sets. n is padded to
+// a multiple of sets with the last key's values (finite) at probability 0.
+template <int rows, int chunks>
+__attribute__((always_inline)) inline void tile_pv(const TileAt& t, skiff::KvElement element, unsigned long rb,
+                                                  const float (*probs)[16], const __m512* correction,
+                                                  float* acc) {
+  constexpr int head_dim = 16 * chunks, sets = pv_sets(rows, chunks), block = pv_block(rows, chunks);
+  const int padded = (t.n + sets - 1) / sets * sets;
+  for (int c0 = 0; c0 < chunks; c0 += block) {
+    __m512 a[sets][rows][block];
+#pragma GCC unroll 8
+    for (int r = 0; r < rows; ++r)
+#pragma GCC unroll 8
+      for (int i = 0; i < block; ++i) {
+        a[0][r][i] = _mm512_mul_ps(_mm512_loadu_ps(acc + r * head_dim + 16 * (c0 + i)), correction[r]);
+#pragma GCC unroll 4
+        for (int s = 1; s < sets; ++s) a[s][r][i] = _mm512_setzero_ps();
+      }
+    for (int j = 0; j < padded; j += sets) {
+#pragma GCC unroll 4
+      for (int s = 0; s < sets; ++s) {
+        __m512 v[block];
+        load_chunks<block>(t.values + (j + s < t.n ? j + s : t.n - 1) * rb, element, c0, v);
+#pragma GCC unroll 8
+        for (int r = 0; r < rows; ++r)
+#pragma GCC unroll 8
+          for (int i = 0; i < block; ++i)
+            a[s][r][i] = _mm512_fmadd_ps(_mm512_set1_ps(probs[r][j + s]), v[i], a[s][r][i]);
+      }
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < rows; ++r)
+#pragma GCC unroll 8
+      for (int i = 0; i < block; ++i) {
+#pragma GCC unroll 4
+        for (int s = 1; s < sets; ++s) a[0][r][i] = _mm512_add_ps(a[0][r][i], a[s][r][i]);
+        _mm512_storeu_ps(acc + r * head_dim + 16 * (c0 + i), a[0][r][i]);
+      }
   }
+}
+
+// Positions [begin, end) for `rows` query rows of head_dim = 16 × chunks
+// (template arguments, so per-row and per-chunk values live in registers).
+// Software-pipelined: the next tile's scores are computed between this
+// tile's softmax (a long dependency chain) and its P·V, so they fill the
+// wait rather than queue behind it.
+template <int rows, int chunks>
+void attend(const skiff::AttentionQueries& qs, const skiff::KvBlocks& kv, int begin, int end,
+            const float* q_scaled, float* max, float* sum, float* acc) {
+  constexpr int head_dim = 16 * chunks;
+  const unsigned long rb = row_bytes(kv.element, head_dim);
+  __m512 part[rows][16];
+  alignas(64) float probs[rows][16];
+  __m512 correction[rows];  // exp(old max - new max), in every lane
+  TileAt t = tile_at(kv, begin, end, rb);
+  tile_scores<rows, chunks>(t, kv.element, rb, q_scaled, part);
+  for (;;) {
+    prefetch_tile(kv, t.start + kPrefetchTiles * t.n, end, head_dim);
+    tile_softmax<rows>(qs, t, part, max, sum, probs, correction);
+    const int next = t.start + t.n;
+    TileAt u{};
+    if (next < end) {
+      u = tile_at(kv, next, end, rb);
+      tile_scores<rows, chunks>(u, kv.element, rb, q_scaled, part);
+    }
+    tile_pv<rows, chunks>(t, kv.element, rb, probs, correction, acc);
+    if (next >= end) return;
+    t = u;
+  }
+}
+
+using AttendFn = void (*)(const skiff::AttentionQueries&, const skiff::KvBlocks&, int, int, const float*,
+                          float*, float*, float*);
+
+// attend for rows in [1, kMaxRows] and chunks in [1, kMaxChunks].
+template <int rows = 1, int chunks = 1>
+AttendFn pick_attend(int r, int c) {
+  if (r == rows && c == chunks) return &attend<rows, chunks>;
+  if constexpr (chunks < kMaxChunks) return pick_attend<rows, chunks + 1>(r, c);
+  else if constexpr (rows < kMaxRows) return pick_attend<rows + 1, 1>(r, c);
+  else return nullptr;
 }
 
 }  // namespace decode512
@@ -385,14 +529,8 @@ inline void partial(const skiff::AttentionQueries& qs, const skiff::KvBlocks& kv
     float* q_scaled = kt;  // the queries times the score scale, [rows][head_dim]
     for (int r = 0; r < rows; ++r)
       for (int d = 0; d < head_dim; ++d) q_scaled[r * head_dim + d] = query_row(qs, r, head_dim)[d] * scale;
-    for (int start = pos_begin; start < end;) {
-      int n = kv.block_size - start % kv.block_size;
-      n = n < 16 ? n : 16;
-      n = n < end - start ? n : end - start;
-      prefetch_tile(kv, start + kPrefetchTiles * n, end, head_dim);
-      decode512::tile(qs, rows, kv, start, n, head_dim, q_scaled, out.max, out.sum, out.acc);
-      start += n;
-    }
+    if (pos_begin < end)
+      decode512::pick_attend(rows, head_dim / 16)(qs, kv, pos_begin, end, q_scaled, out.max, out.sum, out.acc);
     return;
   }
 #endif

@@ -169,6 +169,24 @@ TEST(FlashAttention, MatchesFloat64Reference) {
   for (const Case& c : cases) check(c, rng);
 }
 
+// Decode shapes (1-8 query rows, the AVX-512 register-tile path): every row
+// count, head dims of 1 to 8 vectors, contexts not a multiple of the tile,
+// tiles cut short by small blocks, causal masking inside a tile (n_q > 1).
+TEST(FlashAttention, DecodeRowsMatchFloat64Reference) {
+  std::mt19937 rng(11);
+  const KvElement elements[] = {KvElement::kF32, KvElement::kF16, KvElement::kQ8_0};
+  int i = 0;
+  for (const KvElement e : elements) {
+    for (const int head_dim : {64, 128})
+      for (const int group : {1, 2, 3, 4, 5, 6, 7, 8})
+        check({i % 2 ? 201 : 37 + group, 1, group, head_dim, i % 3 ? 16 : 48, e}, rng), ++i;
+    for (const int head_dim : {16, 32, 96, 112}) check({130, 1, 1, head_dim, 16, e}, rng);
+    check({57, 2, 3, 64, 16, e}, rng);   // 6 rows, two positions
+    check({20, 8, 1, 128, 5, e}, rng);   // blocks of 5: tiles of 1-5 keys
+    check({0, 1, 1, 64, 16, e}, rng);    // a single key
+  }
+}
+
 TEST(FlashAttention, RejectsTooManyRowsOrHeadDim) {
   std::vector<float> buf(64 * 64);
   const int table[] = {0, 1, 2};

@@ -394,10 +394,11 @@ __attribute__((always_inline)) inline void tile_scores(const TileAt& t, skiff::K
 }
 
 // Online-softmax update of each row with its tile of scores: probabilities
-// into probs, the factor for the old accumulator into correction.
+// into probs, the factor for the old accumulator into correction, the sum of
+// probabilities kept as a vector (reduced once, at the end).
 template <int rows>
 __attribute__((always_inline)) inline void tile_softmax(const skiff::AttentionQueries& qs, const TileAt& t,
-                                                       const __m512 (*part)[16], float* max, float* sum,
+                                                       const __m512 (*part)[16], float* max, __m512* sum,
                                                        float (*probs)[16], __m512* correction) {
 #pragma GCC unroll 8
   for (int r = 0; r < rows; ++r) {
@@ -405,18 +406,22 @@ __attribute__((always_inline)) inline void tile_softmax(const skiff::AttentionQu
     visible = visible < 0 ? 0 : (visible > t.n ? t.n : visible);
     const __mmask16 live = static_cast<__mmask16>((1u << visible) - 1);
     const __m512 s = _mm512_mask_mov_ps(_mm512_set1_ps(kNegInf), live, sum16(part[r]));
-    const __m512 old_max = _mm512_set1_ps(max[r]);
-    const __m512 new_max = _mm512_max_ps(max16(s), old_max);
-    max[r] = _mm512_cvtss_f32(new_max);
+    __m512 m = _mm512_set1_ps(max[r]);
+    correction[r] = _mm512_set1_ps(1.0f);
+    // Past the first tiles the running max seldom moves: find the new max
+    // and rescale only when some score exceeds it.
+    if (_mm512_cmp_ps_mask(s, m, _CMP_GT_OQ)) {
+      const __m512 new_max = _mm512_max_ps(max16(s), m);
+      correction[r] = exp16(_mm512_sub_ps(m, new_max));  // ~1e-38 from -inf, applied to zeros
+      m = new_max;
+      max[r] = _mm512_cvtss_f32(m);
+    }
     if (max[r] == kNegInf) {  // nothing visible yet
-      correction[r] = _mm512_set1_ps(1.0f);
       _mm512_store_ps(probs[r], _mm512_setzero_ps());
       continue;
     }
-    // From -inf (no key seen before) the correction is ~1e-38, applied to zeros.
-    correction[r] = exp16(_mm512_sub_ps(old_max, new_max));
-    const __m512 p = _mm512_maskz_mov_ps(live, exp16(_mm512_sub_ps(s, new_max)));
-    sum[r] = sum[r] * _mm512_cvtss_f32(correction[r]) + _mm512_reduce_add_ps(p);
+    const __m512 p = _mm512_maskz_mov_ps(live, exp16(_mm512_sub_ps(s, m)));
+    sum[r] = _mm512_fmadd_ps(sum[r], correction[r], p);
     _mm512_store_ps(probs[r], p);
   }
 }
@@ -475,11 +480,14 @@ void attend(const skiff::AttentionQueries& qs, const skiff::KvBlocks& kv, int be
   __m512 part[rows][16];
   alignas(64) float probs[rows][16];
   __m512 correction[rows];  // exp(old max - new max), in every lane
+  __m512 sum_v[rows];
+#pragma GCC unroll 8
+  for (int r = 0; r < rows; ++r) sum_v[r] = _mm512_zextps128_ps512(_mm_set_ss(sum[r]));
   TileAt t = tile_at(kv, begin, end, rb);
   tile_scores<rows, chunks>(t, kv.element, rb, q_scaled, part);
   for (;;) {
     prefetch_tile(kv, t.start + kPrefetchTiles * t.n, end, head_dim);
-    tile_softmax<rows>(qs, t, part, max, sum, probs, correction);
+    tile_softmax<rows>(qs, t, part, max, sum_v, probs, correction);
     const int next = t.start + t.n;
     TileAt u{};
     if (next < end) {
@@ -487,9 +495,11 @@ void attend(const skiff::AttentionQueries& qs, const skiff::KvBlocks& kv, int be
       tile_scores<rows, chunks>(u, kv.element, rb, q_scaled, part);
     }
     tile_pv<rows, chunks>(t, kv.element, rb, probs, correction, acc);
-    if (next >= end) return;
+    if (next >= end) break;
     t = u;
   }
+#pragma GCC unroll 8
+  for (int r = 0; r < rows; ++r) sum[r] = _mm512_reduce_add_ps(sum_v[r]);
 }
 
 using AttendFn = void (*)(const skiff::AttentionQueries&, const skiff::KvBlocks&, int, int, const float*,

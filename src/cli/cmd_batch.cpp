@@ -26,6 +26,7 @@
 #include "base/timer.h"
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
+#include "cli/sampling_flags.h"
 #include "engine/llm.h"
 
 namespace skiff::cli {
@@ -36,11 +37,7 @@ using ojson = nlohmann::ordered_json;
 
 // skiff run's (llama.cpp's) sampling defaults, for the fields a line omits.
 SamplingParams default_sampling() {
-  SamplingParams p;
-  p.temperature = 0.8f;
-  p.top_k = 40;
-  p.top_p = 0.95f;
-  p.min_p = 0.05f;
+  SamplingParams p = llama_cpp_sampling();
   p.max_tokens = 256;
   return p;
 }
@@ -368,13 +365,7 @@ void add_batch_command(CLI::App& app) {
   SamplingParams& s = args->sampling;
   cmd->add_option("-n,--max-tokens", s.max_tokens, "default max_tokens: output tokens per completion at most")
       ->capture_default_str()->check(CLI::Range(1, 1 << 24));
-  cmd->add_option("--temp", s.temperature, "default temperature (0: greedy)")->capture_default_str()->check(CLI::Range(0.0, 100.0));
-  cmd->add_option("--top-k", s.top_k, "default top_k (0: off)")->capture_default_str()->check(CLI::Range(0, 1 << 24));
-  cmd->add_option("--top-p", s.top_p, "default top_p (1: off)")->capture_default_str()->check(CLI::Range(0.0, 1.0));
-  cmd->add_option("--min-p", s.min_p, "default min_p (0: off)")->capture_default_str()->check(CLI::Range(0.0, 1.0));
-  cmd->add_option("--repeat-penalty", s.repetition_penalty, "default repetition_penalty (1: off)")->capture_default_str();
-  cmd->add_option("--frequency-penalty", s.frequency_penalty, "default frequency_penalty (0: off)")->capture_default_str();
-  cmd->add_option("--presence-penalty", s.presence_penalty, "default presence_penalty (0: off)")->capture_default_str();
+  add_sampling_flags(cmd, s, "default ");
   cmd->add_option("-s,--seed", args->seed,
                   "seeds every request without its own seed, from this and its index (-1: random)")
       ->capture_default_str()->check(CLI::Range(int64_t{-1}, std::numeric_limits<int64_t>::max()));

@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "base/timer.h"
 #include "cli/commands.h"
+#include "cli/sampling_flags.h"
 #include "engine/generator.h"
 #include "model/loader.h"
 #include "tokenizer/tokenizer.h"
@@ -17,23 +18,13 @@
 namespace skiff::cli {
 namespace {
 
-// llama.cpp's sampling defaults.
-SamplingParams default_sampling() {
-  SamplingParams p;
-  p.temperature = 0.8f;
-  p.top_k = 40;
-  p.top_p = 0.95f;
-  p.min_p = 0.05f;
-  return p;
-}
-
 struct RunArgs {
   std::string model;
   std::string prompt;
   int n_predict = 256;
   int ctx_size = 0;  // 0: prompt + n_predict, capped at the model's context
   int threads = 0;   // 0: every core
-  SamplingParams sampling = default_sampling();  // the flags write straight into it
+  SamplingParams sampling = llama_cpp_sampling();  // the flags write straight into it
   int64_t seed = -1;  // -1: random
   bool mmap = false;  // weights used from the file mapping instead of read into memory
   std::string kv_type = "f16";
@@ -126,13 +117,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("-c,--ctx-size", args->ctx_size, "context size (default: prompt + n, at most the model's)")
       ->check(CLI::Range(0, 1 << 24));
   cmd->add_option("-t,--threads", args->threads, "threads (default: all cores)")->check(CLI::Range(0, 1024));
-  cmd->add_option("--temp", args->sampling.temperature, "temperature (0: greedy)")->capture_default_str()->check(CLI::Range(0.0, 100.0));
-  cmd->add_option("--top-k", args->sampling.top_k, "top-k (0: off)")->capture_default_str()->check(CLI::Range(0, 1 << 24));
-  cmd->add_option("--top-p", args->sampling.top_p, "top-p (1: off)")->capture_default_str()->check(CLI::Range(0.0, 1.0));
-  cmd->add_option("--min-p", args->sampling.min_p, "min-p (0: off)")->capture_default_str()->check(CLI::Range(0.0, 1.0));
-  cmd->add_option("--repeat-penalty", args->sampling.repetition_penalty, "repetition penalty (1: off)")->capture_default_str();
-  cmd->add_option("--frequency-penalty", args->sampling.frequency_penalty, "frequency penalty (0: off)")->capture_default_str();
-  cmd->add_option("--presence-penalty", args->sampling.presence_penalty, "presence penalty (0: off)")->capture_default_str();
+  add_sampling_flags(cmd, args->sampling, "");
   cmd->add_option("-s,--seed", args->seed, "random seed (-1: random)")->capture_default_str();
   cmd->add_option("--kv-type", args->kv_type, "KV cache element type: f16, f32, q8_0")->capture_default_str();
   cmd->add_option("--kv-mem", args->kv_mem, "KV pool size: bytes, 512M, 2G or a % of available memory (default: the context)");

@@ -91,17 +91,13 @@ RequestId Engine::add_request(std::vector<int32_t> prompt, const SamplingParams&
   request->id = next_id_++;
   for (auto& c : request->completions) c->seq.request_id = request->id;
   pending_requests_.push_back(std::move(request));
+  ++n_unfinished_;
   return pending_requests_.back()->id;
 }
 
 void Engine::cancel(RequestId id) {
   std::lock_guard lock(pending_mutex_);
   pending_cancels_.push_back(id);
-}
-
-bool Engine::has_unfinished() const {
-  std::lock_guard lock(pending_mutex_);
-  return !requests_.empty() || !pending_requests_.empty();
 }
 
 std::vector<RequestOutput> Engine::step() {
@@ -275,6 +271,7 @@ void Engine::finish(Request& request, Completion& c, FinishReason reason, Stream
   metrics_.requests_cancelled += reason == FinishReason::kCancelled;
   finished.push_back(std::move(out));
   requests_.erase(request.id);  // destroys request and c
+  --n_unfinished_;
 }
 
 void Engine::cancel_now(RequestId id, std::vector<RequestOutput>& finished) {

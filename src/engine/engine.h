@@ -7,6 +7,7 @@
 #pragma once
 #include <cstddef>
 #include <memory>
+#include <atomic>
 #include <mutex>
 #include <span>
 #include <unordered_map>
@@ -59,8 +60,10 @@ class Engine {
   std::vector<RequestOutput> step();
   // Steps until every queued request has finished.
   std::vector<RequestOutput> run_to_completion();
-  bool has_unfinished() const;
+  // Queued or running requests remain. Safe to call from any thread.
+  bool has_unfinished() const { return n_unfinished_.load() > 0; }
 
+  // A snapshot, taken on the thread that runs step().
   EngineMetrics metrics() const;
   const PagedKvCache& kv_cache() const { return kv_; }
   int max_model_len() const { return max_model_len_; }
@@ -119,6 +122,7 @@ class Engine {
 
   // Requests and cancellations from other threads, taken at each step's start.
   mutable std::mutex pending_mutex_;
+  std::atomic<int> n_unfinished_ = 0;  // requests added and not yet finished
   RequestId next_id_ = 1;
   std::vector<std::unique_ptr<Request>> pending_requests_;
   std::vector<RequestId> pending_cancels_;

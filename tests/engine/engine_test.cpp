@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <atomic>
 #include <map>
+#include <thread>
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
@@ -253,6 +255,35 @@ TEST_F(EngineTest, CancellingAQueuedRequestFreesEverything) {
   ASSERT_EQ(outs.size(), 1u);
   EXPECT_EQ(outs[0].outputs[0].finish_reason, FinishReason::kCancelled);
   EXPECT_TRUE(outs[0].outputs[0].token_ids.empty());
+  EXPECT_EQ(engine.kv_cache().pool().n_used(), 0);
+}
+
+TEST_F(EngineTest, RequestsAndCancelsFromAnotherThreadWhileStepping) {
+  Engine engine = make_engine();
+  std::atomic<bool> done_adding = false;
+  std::thread producer([&] {
+    for (int i = 0; i < 12; ++i) {
+      SamplingParams params = greedy(i % 3 == 0 ? 100 : 8);
+      params.ignore_eos = true;
+      const RequestId id = engine.add_request(encode(i % 2 ? "The cat" : "Once upon a time"), params);
+      if (i % 3 == 0) engine.cancel(id);
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    done_adding = true;
+  });
+  std::vector<RequestOutput> outs;
+  while (!done_adding || engine.has_unfinished())
+    for (RequestOutput& out : engine.step()) outs.push_back(std::move(out));
+  producer.join();
+  ASSERT_EQ(outs.size(), 12u);
+  for (const RequestOutput& out : outs) {
+    const FinishReason reason = *out.outputs[0].finish_reason;
+    EXPECT_TRUE(reason == FinishReason::kLength || reason == FinishReason::kCancelled);
+    if (reason == FinishReason::kLength) {
+      EXPECT_EQ(out.outputs[0].token_ids.size(), 8u);
+    }
+  }
+  EXPECT_EQ(engine.metrics().requests_cancelled, 4);
   EXPECT_EQ(engine.kv_cache().pool().n_used(), 0);
 }
 

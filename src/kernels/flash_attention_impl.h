@@ -252,8 +252,8 @@ namespace decode512 {
 constexpr int kMaxRows = 8;
 constexpr int kMaxChunks = 8;  // head_dim up to 128
 
-inline bool applies(const skiff::KvBlocks& kv, int rows, int head_dim) {
-  if (rows > kMaxRows || head_dim % 16 != 0 || head_dim > 16 * kMaxChunks) return false;
+inline bool applies(const skiff::KvBlocks& kv, int head_dim) {
+  if (head_dim % 16 != 0 || head_dim > 16 * kMaxChunks) return false;
   return kv.element != skiff::KvElement::kQ8_0 || head_dim % 32 == 0;  // int8 groups of 32
 }
 
@@ -395,14 +395,15 @@ __attribute__((always_inline)) inline void tile_scores(const TileAt& t, skiff::K
 
 // Online-softmax update of each row with its tile of scores: probabilities
 // into probs, the factor for the old accumulator into correction, the sum of
-// probabilities kept as a vector (reduced once, at the end).
+// probabilities kept as a vector (reduced once, at the end). The rows are
+// rows [row0, row0 + rows) of qs.
 template <int rows>
-__attribute__((always_inline)) inline void tile_softmax(const skiff::AttentionQueries& qs, const TileAt& t,
-                                                       const __m512 (*part)[16], float* max, __m512* sum,
-                                                       float (*probs)[16], __m512* correction) {
+__attribute__((always_inline)) inline void tile_softmax(const skiff::AttentionQueries& qs, int row0,
+                                                       const TileAt& t, const __m512 (*part)[16], float* max,
+                                                       __m512* sum, float (*probs)[16], __m512* correction) {
 #pragma GCC unroll 8
   for (int r = 0; r < rows; ++r) {
-    int visible = qs.first_pos + r / qs.group - t.start + 1;
+    int visible = qs.first_pos + (row0 + r) / qs.group - t.start + 1;
     visible = visible < 0 ? 0 : (visible > t.n ? t.n : visible);
     const __mmask16 live = static_cast<__mmask16>((1u << visible) - 1);
     const __m512 s = _mm512_mask_mov_ps(_mm512_set1_ps(kNegInf), live, sum16(part[r]));
@@ -467,13 +468,14 @@ __attribute__((always_inline)) inline void tile_pv(const TileAt& t, skiff::KvEle
   }
 }
 
-// Positions [begin, end) for `rows` query rows of head_dim = 16 × chunks
-// (template arguments, so per-row and per-chunk values live in registers).
+// Positions [begin, end) for query rows [row0, row0 + rows) of head_dim =
+// 16 × chunks (template arguments, so per-row and per-chunk values live in
+// registers); q_scaled, max, sum and acc point at row row0.
 // Software-pipelined: the next tile's scores are computed between this
 // tile's softmax (a long dependency chain) and its P·V, so they fill the
 // wait rather than queue behind it.
 template <int rows, int chunks>
-void attend(const skiff::AttentionQueries& qs, const skiff::KvBlocks& kv, int begin, int end,
+void attend(const skiff::AttentionQueries& qs, int row0, const skiff::KvBlocks& kv, int begin, int end,
             const float* q_scaled, float* max, float* sum, float* acc) {
   constexpr int head_dim = 16 * chunks;
   const unsigned long rb = row_bytes(kv.element, head_dim);
@@ -487,7 +489,7 @@ void attend(const skiff::AttentionQueries& qs, const skiff::KvBlocks& kv, int be
   tile_scores<rows, chunks>(t, kv.element, rb, q_scaled, part);
   for (;;) {
     prefetch_tile(kv, t.start + kPrefetchTiles * t.n, end, head_dim);
-    tile_softmax<rows>(qs, t, part, max, sum_v, probs, correction);
+    tile_softmax<rows>(qs, row0, t, part, max, sum_v, probs, correction);
     const int next = t.start + t.n;
     TileAt u{};
     if (next < end) {
@@ -502,7 +504,7 @@ void attend(const skiff::AttentionQueries& qs, const skiff::KvBlocks& kv, int be
   for (int r = 0; r < rows; ++r) sum[r] = _mm512_reduce_add_ps(sum_v[r]);
 }
 
-using AttendFn = void (*)(const skiff::AttentionQueries&, const skiff::KvBlocks&, int, int, const float*,
+using AttendFn = void (*)(const skiff::AttentionQueries&, int, const skiff::KvBlocks&, int, int, const float*,
                           float*, float*, float*);
 
 // attend for rows in [1, kMaxRows] and chunks in [1, kMaxChunks].
@@ -535,12 +537,23 @@ inline void partial(const skiff::AttentionQueries& qs, const skiff::KvBlocks& kv
   end = end < last_visible ? end : last_visible;
   const bool transpose_k = rows > kFewRows;
 #if defined(__AVX512F__)
-  if (decode512::applies(kv, rows, head_dim)) {
+  if (decode512::applies(kv, head_dim)) {
     float* q_scaled = kt;  // the queries times the score scale, [rows][head_dim]
     for (int r = 0; r < rows; ++r)
       for (int d = 0; d < head_dim; ++d) q_scaled[r * head_dim + d] = query_row(qs, r, head_dim)[d] * scale;
-    if (pos_begin < end)
-      decode512::pick_attend(rows, head_dim / 16)(qs, kv, pos_begin, end, q_scaled, out.max, out.sum, out.acc);
+    // More rows than registers hold (prefill) go in blocks of equal size;
+    // each block stops at its own last row's position, so a causal chunk
+    // skips the keys none of its rows sees.
+    const int blocks = (rows + decode512::kMaxRows - 1) / decode512::kMaxRows;
+    const int block_rows = (rows + blocks - 1) / blocks;
+    for (int r0 = 0; r0 < rows; r0 += block_rows) {
+      const int n = rows - r0 < block_rows ? rows - r0 : block_rows;
+      const int last = qs.first_pos + (r0 + n - 1) / qs.group + 1;
+      const int block_end = end < last ? end : last;
+      if (pos_begin < block_end)
+        decode512::pick_attend(n, head_dim / 16)(qs, r0, kv, pos_begin, block_end, q_scaled + r0 * head_dim,
+                                                 out.max + r0, out.sum + r0, out.acc + r0 * head_dim);
+    }
     return;
   }
 #endif

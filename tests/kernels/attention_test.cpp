@@ -187,6 +187,23 @@ TEST(FlashAttention, DecodeRowsMatchFloat64Reference) {
   }
 }
 
+// Prefill shapes (9-32 query rows: the AVX-512 path in blocks of up to 8
+// rows): blocks splitting a token's group heads, causal masking inside a
+// tile, chunks starting mid-block, whole and partial blocks of keys.
+TEST(FlashAttention, PrefillRowsMatchFloat64Reference) {
+  std::mt19937 rng(13);
+  const KvElement elements[] = {KvElement::kF32, KvElement::kF16, KvElement::kQ8_0};
+  struct Shape { int n_q, group; };
+  const Shape shapes[] = {{9, 1}, {12, 1}, {32, 1}, {8, 4}, {5, 3}, {16, 2}, {3, 8}, {2, 16}, {11, 2}};
+  int i = 0;
+  for (const KvElement e : elements)
+    for (const int head_dim : {64, 128})
+      for (const Shape s : shapes) {
+        check({(i % 3) * 37, s.n_q, s.group, head_dim, i % 4 ? 16 : 5, e}, rng), ++i;
+      }
+  for (const KvElement e : elements) check({300, 32, 1, 32, 16, e}, rng);  // long context, head dim 32
+}
+
 TEST(FlashAttention, RejectsTooManyRowsOrHeadDim) {
   std::vector<float> buf(64 * 64);
   const int table[] = {0, 1, 2};

@@ -246,7 +246,9 @@ inline void tile_update(float* sr, const float* vt, int n, int head_dim, float& 
 // Decode (few query rows) with explicit vectors: a tile of up to 16 keys has
 // its 16 scores per row in one register, so the softmax update is a handful
 // of vector ops, and P·V keeps every row's accumulator chunk in a register
-// while each V chunk is loaded (and converted) once for all rows.
+// while each V chunk is loaded (and converted) once for all rows. Prefill
+// (more rows) runs in blocks of up to kMaxRows rows: K/V are converted again
+// per block, cheap next to the `rows` FMAs each converted vector feeds.
 namespace decode512 {
 
 constexpr int kMaxRows = 8;

@@ -1,6 +1,6 @@
-// The matmul dispatcher: picks the kernel for the weight type and the active
-// ISA, quantizes the activations once if the kernel reads them as integers,
-// and splits the output rows across threads.
+// The matmul dispatcher: picks the kernel for each weight type and the active
+// ISA, quantizes the activations once per format the kernels read, and splits
+// the output rows of all products across threads.
 #include "kernels/matmul.h"
 
 #include <omp.h>
@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "base/error.h"
 #include "kernels/matmul_kernels.h"
 #include "kernels/quant.h"
 
@@ -38,40 +39,91 @@ KernelEntry find_kernel(Isa isa, DType type) {
 
 namespace {
 
-// Scratch for quantized activations, reused across calls on this thread.
-std::vector<uint8_t>& activation_buffer() {
-  thread_local std::vector<uint8_t> buffer;
-  return buffer;
+constexpr int kNumFormats = 3;  // the values of ActivationFormat
+
+// Scratch for quantized activations, one per format, reused across calls on this thread.
+std::vector<uint8_t>& activation_buffer(ActivationFormat format) {
+  thread_local std::vector<uint8_t> buffers[kNumFormats];
+  return buffers[static_cast<int>(format)];
+}
+
+// The input quantized in one format, for all the products whose kernels read it.
+struct QuantizedInput {
+  uint8_t* data = nullptr;
+  size_t row_bytes = 0;
+};
+
+// One product as the parallel region sees it: its kernel, its activations, and
+// its place among the concatenated row units (of row_granularity rows) of all products.
+struct Job {
+  const Matrix* w;
+  float* y;
+  KernelEntry k;
+  Activations act;
+  int64_t first_unit, n_units;
+};
+
+// Runs the rows of units [u0, u1) of the concatenation, product by product.
+void run_units(const std::vector<Job>& jobs, int64_t u0, int64_t u1) {
+  for (const Job& j : jobs) {
+    const int64_t a = std::max(u0, j.first_unit) - j.first_unit;
+    const int64_t b = std::min(u1, j.first_unit + j.n_units) - j.first_unit;
+    const int64_t g = j.k.row_granularity, rows = j.w->rows;
+    if (a < b) j.k.fn(*j.w, j.act, j.y, rows, std::min(rows, a * g), std::min(rows, b * g));
+  }
 }
 
 }  // namespace
 
-void matmul(const Matrix& w, const float* x, int n_tokens, float* y) {
-  const KernelEntry k = find_kernel(active_isa(), w.type);
-  Activations act{x, nullptr, 0, n_tokens, w.cols};
-  if (k.activations != ActivationFormat::kF32) {
-    act.quant_row_bytes = activation_row_bytes(k.activations, w.cols);
-    std::vector<uint8_t>& buf = activation_buffer();
-    if (buf.size() < act.quant_row_bytes * n_tokens) buf.resize(act.quant_row_bytes * n_tokens);
-#pragma omp parallel for schedule(static) if (n_tokens > 1)
-    for (int t = 0; t < n_tokens; ++t)
-      quantize_activation_row(k.activations, x + static_cast<int64_t>(t) * w.cols,
-                              buf.data() + act.quant_row_bytes * t, w.cols);
-    act.quant = buf.data();
+void matmul_many(std::span<const MatmulProduct> products, const float* x, int n_tokens) {
+  if (products.empty()) return;
+  const int64_t cols = products[0].w->cols;
+  std::vector<Job> jobs;
+  int64_t n_units = 0, work = 0;
+  for (const MatmulProduct& p : products) {
+    if (p.w->cols != cols) fail("matmul_many: a {}-column matrix with {}-column ones", p.w->cols, cols);
+    const KernelEntry k = find_kernel(active_isa(), p.w->type);
+    const int64_t units = (p.w->rows + k.row_granularity - 1) / k.row_granularity;
+    jobs.push_back({p.w, p.y, k, Activations{x, nullptr, 0, n_tokens, cols}, n_units, units});
+    n_units += units;
+    work += p.w->rows * cols * n_tokens;
   }
-  // Contiguous row ranges, one per thread, in multiples of the kernel's granularity.
-  // Threads only pay off once a product has real work; tiny models run serially.
-  const int64_t work = w.rows * w.cols * n_tokens;
+  // Each activation format the kernels read is quantized once, shared by its products.
+  QuantizedInput quantized[kNumFormats];
+  for (Job& j : jobs) {
+    if (j.k.activations == ActivationFormat::kF32) continue;
+    QuantizedInput& q = quantized[static_cast<int>(j.k.activations)];
+    if (!q.data) {
+      q.row_bytes = activation_row_bytes(j.k.activations, cols);
+      std::vector<uint8_t>& buf = activation_buffer(j.k.activations);
+      if (buf.size() < q.row_bytes * n_tokens) buf.resize(q.row_bytes * n_tokens);
+      q.data = buf.data();
+    }
+    j.act.quant = q.data;
+    j.act.quant_row_bytes = q.row_bytes;
+  }
+
+  // One parallel region: quantize, then contiguous unit ranges, one per thread.
+  // Threads only pay off once the products have real work; tiny models run serially.
   const int n_threads = work >= (int64_t{1} << 16) ? omp_get_max_threads() : 1;
-  const int64_t g = k.row_granularity;
-  const int64_t units = (w.rows + g - 1) / g;
 #pragma omp parallel num_threads(n_threads)
   {
+#pragma omp for schedule(static)
+    for (int t = 0; t < n_tokens; ++t)
+      for (int f = 0; f < kNumFormats; ++f) {
+        const QuantizedInput& q = quantized[f];
+        if (q.data)
+          quantize_activation_row(static_cast<ActivationFormat>(f), x + t * cols,
+                                  q.data + q.row_bytes * t, cols);
+      }
     const int nt = omp_get_num_threads(), id = omp_get_thread_num();
-    const int64_t r0 = std::min(w.rows, units * id / nt * g);
-    const int64_t r1 = std::min(w.rows, units * (id + 1) / nt * g);
-    if (r0 < r1) k.fn(w, act, y, w.rows, r0, r1);
+    run_units(jobs, n_units * id / nt, n_units * (id + 1) / nt);
   }
+}
+
+void matmul(const Matrix& w, const float* x, int n_tokens, float* y) {
+  const MatmulProduct product{&w, y};
+  matmul_many({&product, 1}, x, n_tokens);
 }
 
 }  // namespace skiff

@@ -1,6 +1,7 @@
 // Matrix products of typed (possibly quantized) weights with float activations.
 #pragma once
 #include <cstdint>
+#include <span>
 
 #include "kernels/dtype.h"
 
@@ -21,6 +22,19 @@ struct Matrix {
 // Each weight row is read (and dequantized) once for all tokens, so a batch of
 // tokens costs one pass over the weights. Parallel over rows with OpenMP.
 void matmul(const Matrix& w, const float* x, int n_tokens, float* y);
+
+// One product of matmul_many: y = W · x, y [n_tokens, w->rows].
+struct MatmulProduct {
+  const Matrix* w;
+  float* y;
+};
+
+// matmul() of several matrices with the same input (q/k/v, gate/up): the
+// activations are quantized once per format the kernels read, and the rows of
+// all the matrices are split across the threads of one parallel region. Each
+// output is bit-identical to a separate matmul() call (same kernel, same rows).
+// Every matrix must have the same number of columns.
+void matmul_many(std::span<const MatmulProduct> products, const float* x, int n_tokens);
 
 // Dequantizes row r of w into out[cols].
 void matrix_row(const Matrix& w, int64_t r, float* out);

@@ -8,6 +8,7 @@
 #include "base/error.h"
 #include "kernels/attention.h"
 #include "kernels/ops.h"
+#include "model/parallel_tokens.h"
 
 namespace skiff {
 
@@ -84,13 +85,13 @@ void LlamaModel::forward(const Batch& batch, PagedKvCache& kv, float* logits) {
     for (int j = 0; j < batch.seqs[i].n_new; ++j, ++t) {
       s_.token_seq[t] = i;
       s_.token_pos[t] = batch.seqs[i].first_pos + j;
-      const size_t pairs = c.rope_dim / 2;
-      rope_angles(rope_freq_.data(), c.rope_dim, s_.token_pos[t], &s_.rope_cos[t * pairs],
-                  &s_.rope_sin[t * pairs]);
     }
-
-  for (int t = 0; t < n_tokens; ++t)
+  for_each_token(n_tokens, c.dim, [&](int t) {
+    const size_t pairs = c.rope_dim / 2;
+    rope_angles(rope_freq_.data(), c.rope_dim, s_.token_pos[t], &s_.rope_cos[t * pairs],
+                &s_.rope_sin[t * pairs]);
     matrix_row(weights_.token_embedding, batch.tokens[t], s_.x.data() + static_cast<size_t>(t) * c.dim);
+  });
 
   plan_attention(batch, kv);
   for (int l = 0; l < c.n_layers; ++l) {
@@ -104,25 +105,41 @@ void LlamaModel::forward(const Batch& batch, PagedKvCache& kv, float* logits) {
 void LlamaModel::ffn_layer(int l, int n_tokens) {
   const ModelConfig& c = config_;
   const LayerWeights& L = weights_.layers[l];
-  for (int t = 0; t < n_tokens; ++t)
-    rmsnorm(&s_.x[t * c.dim], L.ffn_norm.data(), c.dim, c.norm_eps, &s_.xb[t * c.dim]);
-  matmul(L.w_gate, s_.xb.data(), n_tokens, s_.gate.data());
-  matmul(L.w_up, s_.xb.data(), n_tokens, s_.up.data());
-  silu_mul(s_.gate.data(), s_.up.data(), int64_t{n_tokens} * c.ffn_dim);
+  norm_tokens(L.ffn_norm, n_tokens);
+  const MatmulProduct gate_up[] = {{&L.w_gate, s_.gate.data()}, {&L.w_up, s_.up.data()}};
+  matmul_many(gate_up, s_.xb.data(), n_tokens);
+  const int64_t f = c.ffn_dim;
+  for_each_token(n_tokens, f, [&](int t) { silu_mul(&s_.gate[t * f], &s_.up[t * f], f); });
   matmul(L.w_down, s_.gate.data(), n_tokens, s_.proj.data());
-  add(s_.x.data(), s_.proj.data(), int64_t{n_tokens} * c.dim);
+  add_residual(n_tokens);
+}
+
+void LlamaModel::norm_tokens(const std::vector<float>& weight, int n_tokens) {
+  const int d = config_.dim;
+  for_each_token(n_tokens, d, [&](int t) {
+    rmsnorm(&s_.x[t * d], weight.data(), d, config_.norm_eps, &s_.xb[t * d]);
+  });
+}
+
+void LlamaModel::add_residual(int n_tokens) {
+  const int d = config_.dim;
+  for_each_token(n_tokens, d, [&](int t) { add(&s_.x[t * d], &s_.proj[t * d], d); });
 }
 
 void LlamaModel::output_head(const Batch& batch, float* logits) {
   const ModelConfig& c = config_;
   // Gather the rows that need logits, norm them, and run the head on just those.
-  int n_out = 0, t0 = 0;
+  s_.logit_tokens.clear();
+  int t0 = 0;
   for (const BatchSeq& s : batch.seqs) {
-    for (int j = s.n_new - s.n_logits; j < s.n_new; ++j)
-      rmsnorm(&s_.x[(t0 + j) * c.dim], weights_.output_norm.data(), c.dim, c.norm_eps,
-              &s_.xb[n_out++ * c.dim]);
+    for (int j = s.n_new - s.n_logits; j < s.n_new; ++j) s_.logit_tokens.push_back(t0 + j);
     t0 += s.n_new;
   }
+  const int n_out = static_cast<int>(s_.logit_tokens.size());
+  for_each_token(n_out, c.dim, [&](int i) {
+    rmsnorm(&s_.x[s_.logit_tokens[i] * c.dim], weights_.output_norm.data(), c.dim, c.norm_eps,
+            &s_.xb[i * c.dim]);
+  });
   matmul(weights_.output, s_.xb.data(), n_out, logits);
 }
 

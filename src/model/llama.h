@@ -40,6 +40,10 @@ class LlamaModel {
   void attention_layer(const Batch& batch, PagedKvCache& kv, int layer);
   void attend(const Batch& batch, const PagedKvCache& kv, int layer);
   void ffn_layer(int layer, int n_tokens);
+  // xb = rmsnorm(x) · weight for each token.
+  void norm_tokens(const std::vector<float>& weight, int n_tokens);
+  // x += proj: the residual connection.
+  void add_residual(int n_tokens);
   void output_head(const Batch& batch, float* logits);
   void reserve(int n_tokens);
 
@@ -74,6 +78,7 @@ class LlamaModel {
     std::vector<float> up;      // [n_tokens, ffn_dim]
     std::vector<int> token_seq; // which batch sequence each token belongs to [n_tokens]
     std::vector<int> token_pos; // each token's position in its sequence [n_tokens]
+    std::vector<int> logit_tokens;  // the tokens that need logits, in output order
     std::vector<float> rope_cos;  // RoPE angles of each token, shared by all layers [n_tokens, rope_dim/2]
     std::vector<float> rope_sin;
     std::vector<AttentionItem> attention_items;    // planned once per forward pass

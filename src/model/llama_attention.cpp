@@ -10,6 +10,7 @@
 #include "kernels/attention.h"
 #include "kernels/ops.h"
 #include "model/llama.h"
+#include "model/parallel_tokens.h"
 
 namespace skiff {
 namespace {
@@ -65,24 +66,24 @@ void LlamaModel::attention_layer(const Batch& batch, PagedKvCache& kv, int l) {
   const ModelConfig& c = config_;
   const LayerWeights& L = weights_.layers[l];
   const int n_tokens = static_cast<int>(batch.tokens.size());
-  for (int t = 0; t < n_tokens; ++t)
-    rmsnorm(&s_.x[t * c.dim], L.attn_norm.data(), c.dim, c.norm_eps, &s_.xb[t * c.dim]);
-  matmul(L.wq, s_.xb.data(), n_tokens, s_.q.data());
-  matmul(L.wk, s_.xb.data(), n_tokens, s_.k.data());
-  matmul(L.wv, s_.xb.data(), n_tokens, s_.v.data());
+  norm_tokens(L.attn_norm, n_tokens);
+  const MatmulProduct qkv[] = {{&L.wq, s_.q.data()}, {&L.wk, s_.k.data()}, {&L.wv, s_.v.data()}};
+  matmul_many(qkv, s_.xb.data(), n_tokens);
 
-  // Rotate q and k, then append k and v to each sequence's cache.
-  for (int t = 0; t < n_tokens; ++t) {
+  // Rotate q and k, then append k and v to each sequence's cache. Tokens run in
+  // parallel: each writes its own cache position, and write() only reads the
+  // shared block tables (copy-on-write happened in forward's reserve()).
+  for_each_token(n_tokens, c.q_dim() + 2 * c.kv_dim(), [&](int t) {
     const int seq = batch.seqs[s_.token_seq[t]].seq_id, pos = s_.token_pos[t];
     const float* cos = &s_.rope_cos[t * (c.rope_dim / 2)];
     const float* sin = &s_.rope_sin[t * (c.rope_dim / 2)];
     rope(&s_.q[t * c.q_dim()], c.n_heads, c.head_dim, c.rope_dim, cos, sin, c.rope_style);
     rope(&s_.k[t * c.kv_dim()], c.n_kv_heads, c.head_dim, c.rope_dim, cos, sin, c.rope_style);
     kv.write(l, seq, pos, &s_.k[t * c.kv_dim()], &s_.v[t * c.kv_dim()]);
-  }
+  });
   attend(batch, kv, l);
   matmul(L.wo, s_.att.data(), n_tokens, s_.proj.data());
-  add(s_.x.data(), s_.proj.data(), int64_t{n_tokens} * c.dim);
+  add_residual(n_tokens);
 }
 
 void LlamaModel::attend(const Batch& batch, const PagedKvCache& kv, int l) {

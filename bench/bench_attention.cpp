@@ -34,6 +34,19 @@ using namespace skiff;
 
 namespace {
 
+// The fastest of reps timed runs of fn, after one untimed warm-up run.
+template <class F>
+double best_seconds(int reps, F&& fn) {
+  fn();
+  double best = 1e9;
+  for (int rep = 0; rep < reps; ++rep) {
+    Timer t;
+    fn();
+    best = std::min(best, t.seconds());
+  }
+  return best;
+}
+
 constexpr int kHeadDim = 128;
 
 std::vector<float> random_floats(size_t n, uint32_t seed) {
@@ -210,13 +223,7 @@ double bench_decode(int ctx, KvElement element, const char* element_name, int he
                                 head_dim, 1, group, ctx - 1}, p, splits, head_dim);
     }
   };
-  step();
-  double best = 1e9;
-  for (int rep = 0; rep < reps; ++rep) {
-    Timer t;
-    step();
-    best = std::min(best, t.seconds());
-  }
+  const double best = best_seconds(reps, step);
   const double bytes = 2.0 * n_kv_heads * head_array;
   fmt::print("| {} | {} | {} | {:.2f} | {:.3f} | {:.1f} |", ctx, element_name, head_dim,
              bytes / 1048576, best * 1e3, bytes / best / 1e9);
@@ -254,13 +261,7 @@ double bench_batch(const BatchShape& b, KvElement element, int reps) {
                       scale);
     }
   };
-  step();
-  double best = 1e9;
-  for (int rep = 0; rep < reps; ++rep) {
-    Timer t;
-    step();
-    best = std::min(best, t.seconds());
-  }
+  const double best = best_seconds(reps, step);
   const double key_rows = static_cast<double>(b.seqs) * b.kv_heads * b.group * b.ctx;
   return best * 1e9 * omp_get_max_threads() / key_rows;
 }

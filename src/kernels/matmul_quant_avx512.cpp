@@ -324,8 +324,9 @@ struct alignas(64) PackedUnit {
 
 // z[i] holds rows (i, i+4) for i < 4 and (i+4, i+8) for i >= 4, 8 dwords each;
 // out[g] gets dword g of rows 0..15 in order.
-void transpose_16x8(const __m512i z[8], uint8_t out[8][64]) {
+[[gnu::always_inline]] inline void transpose_16x8(const __m512i z[8], uint8_t out[8][64]) {
   __m512i u[8];
+#pragma GCC unroll 2
   for (int h = 0; h < 8; h += 4) {
     const __m512i t0 = _mm512_unpacklo_epi32(z[h], z[h + 1]), t1 = _mm512_unpackhi_epi32(z[h], z[h + 1]);
     const __m512i t2 = _mm512_unpacklo_epi32(z[h + 2], z[h + 3]), t3 = _mm512_unpackhi_epi32(z[h + 2], z[h + 3]);
@@ -334,6 +335,7 @@ void transpose_16x8(const __m512i z[8], uint8_t out[8][64]) {
     u[h + 2] = _mm512_unpacklo_epi64(t1, t3);  // dword 2
     u[h + 3] = _mm512_unpackhi_epi64(t1, t3);  // dword 3
   }
+#pragma GCC unroll 4
   for (int a = 0; a < 4; ++a) {
     _mm512_store_si512(out[a], _mm512_shuffle_i32x4(u[a], u[a + 4], 0x88));
     _mm512_store_si512(out[a + 4], _mm512_shuffle_i32x4(u[a], u[a + 4], 0xdd));
@@ -343,15 +345,32 @@ void transpose_16x8(const __m512i z[8], uint8_t out[8][64]) {
 // Packs rows[0..16) (pointers; padding rows repeat a real one) into units.
 template <class W>
 void pack_panel(const uint8_t* const rows[kPanelRows], int64_t units, PackedUnit* out) {
+  // The 16 row streams outrun the hardware prefetcher: fetch 8 units ahead by
+  // hand (measured on Zen 4: 16 and 32 units ahead were slower than none).
+  // Everything below is unrolled and transpose_16x8 inlined, so z stays in
+  // registers (out of line, it went through the stack and a vzeroupper).
+  constexpr int64_t kUnitBytes = std::is_base_of_v<Q8_0Units, W>   ? sizeof(BlockQ8_0)
+                                 : std::is_base_of_v<Q4_0Units, W> ? sizeof(BlockQ4_0)
+                                                                   : sizeof(BlockQ4_K) / 8;
+  constexpr int64_t kAhead = 8 * kUnitBytes;
   for (int64_t u = 0; u < units; ++u) {
+#pragma GCC unroll 16
+    for (int i = 0; i < kPanelRows; ++i)
+      _mm_prefetch(reinterpret_cast<const char*>(rows[i] + kUnitBytes * u + kAhead), _MM_HINT_T0);
     __m512i z[8];
+#pragma GCC unroll 8
     for (int i = 0; i < 8; ++i) {
       const int a = i < 4 ? i : i + 4;
       z[i] = _mm512_inserti64x4(_mm512_castsi256_si512(W::bytes(rows[a], u)), W::bytes(rows[a + 4], u), 1);
       if constexpr (W::kSignedBytes) z[i] = _mm512_xor_si512(z[i], _mm512_set1_epi8(static_cast<char>(0x80)));
     }
     transpose_16x8(z, out[u].w);
-    for (int i = 0; i < kPanelRows; ++i) W::scale_min(rows[i], u, out[u].scale[i], out[u].min[i]);
+    if constexpr (W::kAct == ActivationFormat::kQ8_0) {  // _0 blocks: one fp16 load each
+#pragma GCC unroll 16
+      for (int i = 0; i < kPanelRows; ++i) W::scale_min(rows[i], u, out[u].scale[i], out[u].min[i]);
+    } else {  // Q4_K: unrolled, the 16 scale/min unpackings measured ~30% slower
+      for (int i = 0; i < kPanelRows; ++i) W::scale_min(rows[i], u, out[u].scale[i], out[u].min[i]);
+    }
   }
 }
 

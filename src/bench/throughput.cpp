@@ -181,6 +181,19 @@ ModeResult serve(LlamaModel& model, const Tokenizer& tokenizer, const EngineOpti
   return result;
 }
 
+void warm_up(LlamaModel& model, const Tokenizer& tokenizer, const EngineOptions& options,
+             const Workload& workload) {
+  constexpr int kWarmUpOutput = 4;
+  Workload head;
+  const size_t n = std::min(workload.requests.size(), static_cast<size_t>(options.scheduler.max_seqs));
+  for (size_t i = 0; i < n; ++i) {
+    ThroughputRequest r = workload.requests[i];
+    r.output_len = std::min(r.output_len, kWarmUpOutput);
+    head.requests.push_back(std::move(r));
+  }
+  serve(model, tokenizer, options, head, ServeMode::kContinuous);
+}
+
 double forward_flops(const LlamaModel& model, const EngineMetrics& metrics, int64_t sampled_rows) {
   const ModelConfig& c = model.config();
   double layer_params = 0;

@@ -74,6 +74,12 @@ using ProgressCallback = std::function<void(int done, int total)>;
 ModeResult serve(LlamaModel& model, const Tokenizer& tokenizer, const EngineOptions& options,
                  const Workload& workload, ServeMode mode, const ProgressCallback& on_progress = {});
 
+// An untimed continuous run of the workload's first max_seqs requests, cut to
+// a few output tokens, so that no timed mode pays the model's one-time costs
+// (scratch growing to the largest batch, first touches of its pages).
+void warm_up(LlamaModel& model, const Tokenizer& tokenizer, const EngineOptions& options,
+             const Workload& workload);
+
 // Floating-point operations of the forward passes an engine ran:
 //   2 · (layer matrix parameters) · step_tokens              projections and FFN
 // + 2 · vocab · dim · sampled rows                           the output head, only rows that sample

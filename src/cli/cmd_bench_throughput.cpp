@@ -159,6 +159,7 @@ void bench_throughput(const ThroughputArgs& a) {
     out(machine_line + workload_line + "\n" + markdown_header());
   }
 
+  bench::warm_up(*model, *tokenizer, options, workload);
   std::vector<bench::ModeResult> results;
   for (const bench::ServeMode mode :
        {bench::ServeMode::kContinuous, bench::ServeMode::kOneAtATime, bench::ServeMode::kStatic}) {

@@ -1,11 +1,11 @@
 #include "engine/engine.h"
 
 #include <algorithm>
-#include <exception>
 
 #include "base/byte_size.h"
 #include "base/error.h"
 #include "engine/logprobs.h"
+#include "model/parallel_tokens.h"
 
 namespace skiff {
 namespace {
@@ -31,9 +31,9 @@ size_t default_kv_bytes(const EngineOptions& o, size_t bytes_per_token, int max_
 PagedKvCache make_kv(const LlamaModel& model, const EngineOptions& o, int max_model_len) {
   const ModelConfig& c = model.config();
   const KvShape shape{c.n_layers, c.n_kv_heads, c.head_dim};
-  const PagedKvCache probe(shape, o.kv_type, o.block_size, 1, max_model_len);
-  const size_t bytes = o.kv_mem_bytes ? o.kv_mem_bytes
-                                      : default_kv_bytes(o, probe.bytes_per_token(), max_model_len);
+  const size_t bytes =
+      o.kv_mem_bytes ? o.kv_mem_bytes
+                     : default_kv_bytes(o, PagedKvCache::bytes_per_token(shape, o.kv_type), max_model_len);
   PagedKvCache kv = PagedKvCache::with_memory(shape, o.kv_type, o.block_size, bytes, max_model_len,
                                               o.scheduler.prefix_caching ? PrefixCaching::kOn : PrefixCaching::kOff);
   if (kv.capacity_tokens() < max_model_len)
@@ -189,23 +189,16 @@ std::vector<Engine::SampleJob> Engine::plan_sampling(const ScheduledStep& step) 
 }
 
 void Engine::sample(std::span<SampleJob> jobs) {
-  std::exception_ptr error;
   const int32_t vocab = model_.config().vocab_size;
-#pragma omp parallel for schedule(dynamic)
-  for (size_t i = 0; i < jobs.size(); ++i) {
-    try {
-      SampleJob& job = jobs[i];
-      Completion& c = *job.completion;
-      const std::span<const float> logits(job.logits, vocab);
-      job.token = c.sampler.sample(logits, c.seq.prompt(), c.seq.output());
-      const std::optional<int32_t>& top_n = c.sampler.params().logprobs;
-      if (top_n) job.logprob = token_logprob(logits, job.token, *top_n);
-    } catch (...) {
-#pragma omp critical
-      error = std::current_exception();
-    }
-  }
-  if (error) std::rethrow_exception(error);
+  // Each job has its own sampler, so the rows sample in parallel, one per "token".
+  for_each_token(static_cast<int>(jobs.size()), vocab, [&](int i) {
+    SampleJob& job = jobs[i];
+    Completion& c = *job.completion;
+    const std::span<const float> logits(job.logits, vocab);
+    job.token = c.sampler.sample(logits, c.seq.prompt(), c.seq.output());
+    const std::optional<int32_t>& top_n = c.sampler.params().logprobs;
+    if (top_n) job.logprob = token_logprob(logits, job.token, *top_n);
+  });
 }
 
 void Engine::apply(SampleJob& job, std::vector<RequestOutput>& finished) {

@@ -177,8 +177,7 @@ void PagedKvCache::set_length(int seq, int n) {
     fail("KV cache: length {} for sequence {} is outside its reserved positions [0, {}]", n, seq,
          n_reserved);
   s.length = n;
-  // Blocks no longer full within the length may be rewritten: not in the chain.
-  s.block_hashes.resize(std::min(s.block_hashes.size(), static_cast<size_t>(n / block_size_)));
+  trim_hash_chain(s);
 }
 
 void PagedKvCache::truncate(int seq, int n) {
@@ -187,7 +186,7 @@ void PagedKvCache::truncate(int seq, int n) {
     fail("KV cache: cannot truncate sequence {} of length {} to {}", seq, s.length, n);
   release_blocks(s, ceil_div(n, block_size_));  // never more than held: n <= length
   s.length = n;
-  s.block_hashes.resize(std::min(s.block_hashes.size(), static_cast<size_t>(n / block_size_)));
+  trim_hash_chain(s);
 }
 
 int PagedKvCache::attach_cached_prefix(int seq, std::span<const int32_t> tokens, int max_tokens) {
@@ -277,8 +276,8 @@ const uint8_t* PagedKvCache::value_block(int block, int layer, int kv_head) cons
 
 size_t PagedKvCache::row_bytes() const { return kv_row_bytes(type_, shape_.head_dim); }
 
-size_t PagedKvCache::bytes_per_token() const {
-  return 2 * static_cast<size_t>(shape_.n_layers) * shape_.n_kv_heads * row_bytes();
+size_t PagedKvCache::bytes_per_token(KvShape shape, KvType type) {
+  return 2 * static_cast<size_t>(shape.n_layers) * shape.n_kv_heads * kv_row_bytes(type, shape.head_dim);
 }
 
 size_t PagedKvCache::bytes() const { return storage_.size(); }
@@ -307,6 +306,11 @@ std::optional<int> PagedKvCache::find_cached_block(uint64_t hash, uint64_t paren
   const auto stored = cached_tokens_.begin() + static_cast<size_t>(*block) * block_size_;
   if (!std::equal(tokens.begin(), tokens.end(), stored)) return std::nullopt;
   return block;
+}
+
+void PagedKvCache::trim_hash_chain(Sequence& s) const {
+  // Blocks no longer full within the length may be rewritten: not in the chain.
+  s.block_hashes.resize(std::min(s.block_hashes.size(), static_cast<size_t>(s.length / block_size_)));
 }
 
 void PagedKvCache::release_blocks(Sequence& s, size_t n_kept) {

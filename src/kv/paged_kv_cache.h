@@ -100,7 +100,9 @@ class PagedKvCache {
   int max_seq_len() const { return max_seq_len_; }
   const BlockPool& pool() const { return pool_; }  // pool().stats() for metrics
   size_t row_bytes() const;         // one head's K (or V) for one position
-  size_t bytes_per_token() const;   // 2 × layers × KV heads × row_bytes
+  size_t bytes_per_token() const { return bytes_per_token(shape_, type_); }
+  // 2 × layers × KV heads × one row's bytes, for any cache of this shape and type.
+  static size_t bytes_per_token(KvShape shape, KvType type);
   size_t bytes() const;             // the whole pool
   int capacity_tokens() const { return pool_.n_blocks() * block_size_; }
 
@@ -122,6 +124,7 @@ class PagedKvCache {
   // The registered block with this hash, parent and tokens, if any.
   std::optional<int> find_cached_block(uint64_t hash, uint64_t parent,
                                        std::span<const int32_t> tokens) const;
+  void trim_hash_chain(Sequence& s) const;  // to the blocks full within s.length
   void release_blocks(Sequence& s, size_t n_kept);  // releases all but the first n_kept
   Sequence& sequence(int seq);
   const Sequence& sequence(int seq) const;

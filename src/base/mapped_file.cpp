@@ -52,6 +52,17 @@ void MappedFile::read_into_anonymous_memory(int fd) {
   data_ = dst;
 }
 
+uint8_t* MappedFile::private_copy() {
+  if (!copy_.data()) return nullptr;
+  if (::mprotect(copy_.data(), size_, PROT_READ | PROT_WRITE) != 0)
+    fail("cannot make {} writable: {}", path_, std::strerror(errno));
+  return copy_.data();
+}
+
+void MappedFile::seal() {
+  if (copy_.data()) ::mprotect(copy_.data(), size_, PROT_READ);
+}
+
 MappedFile::~MappedFile() {
   if (mapping_) ::munmap(mapping_, size_);
 }

@@ -24,6 +24,11 @@ class MappedFile {
   MappedFile& operator=(const MappedFile&) = delete;
 
   const uint8_t* data() const { return data_; }
+  // The bytes when read into memory (FileLoad::kCopy), made writable until
+  // seal(): the owner's private copy, which the model loader may rewrite into
+  // kernel layouts. Null for a mapping of the file.
+  uint8_t* private_copy();
+  void seal();  // read-only again, as after loading
   size_t size() const { return size_; }
   const std::string& path() const { return path_; }
 

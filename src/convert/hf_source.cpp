@@ -91,6 +91,7 @@ void add_tokenizer_metadata(const Vocab& v, Metadata& m) {
 }
 
 SourceTensor matrix_tensor(std::string name, const Matrix& w, int interleave_heads = 0) {
+  if (w.layout != MatrixLayout::kRows) fail("{}: weights in a kernel layout cannot be written out", name);
   return {std::move(name), w.type, {w.cols, w.rows}, w.data, interleave_heads};
 }
 

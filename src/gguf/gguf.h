@@ -76,6 +76,10 @@ class GgufFile {
   std::vector<int64_t> get_int_array(const std::string& key) const;
 
   const std::vector<TensorInfo>& tensors() const { return tensors_; }
+  // Where tensor bytes at `data` (inside this file) may be rewritten, until
+  // seal(): in the file's private copy (FileLoad::kCopy); null when mapped.
+  uint8_t* writable(const void* data);
+  void seal() { file_->seal(); }
   const TensorInfo* find_tensor(const std::string& name) const;
 
  private:

@@ -199,6 +199,13 @@ const TensorInfo* GgufFile::find_tensor(const std::string& name) const {
   return it == tensor_index_.end() ? nullptr : &tensors_[it->second];
 }
 
+uint8_t* GgufFile::writable(const void* data) {
+  uint8_t* copy = file_->private_copy();
+  const auto* p = static_cast<const uint8_t*>(data);
+  if (!copy || p < file_->data() || p >= file_->data() + file_->size()) return nullptr;
+  return copy + (p - file_->data());
+}
+
 int64_t TensorInfo::n_elements() const {
   int64_t n = 1;
   for (int64_t d : ne) n *= d;

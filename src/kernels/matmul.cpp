@@ -11,6 +11,7 @@
 #include "base/error.h"
 #include "kernels/matmul_kernels.h"
 #include "kernels/quant.h"
+#include "kernels/repack.h"
 
 namespace skiff {
 
@@ -19,7 +20,14 @@ const uint8_t* Matrix::row(int64_t r) const {
 }
 
 void matrix_row(const Matrix& w, int64_t r, float* out) {
+  if (w.layout == MatrixLayout::kQ8_0Panels) return q8_0_panel_row(w, r, out);
   dequantize_row(w.type, w.row(r), out, w.cols);
+}
+
+KernelEntry find_kernel(Isa isa, const Matrix& w) {
+  if (w.layout == MatrixLayout::kQ8_0Panels)  // the scalar kernel reads any layout through matrix_row
+    return isa == Isa::kAvx512 ? q8_0_panel_kernel_avx512() : scalar_kernel(w.type);
+  return find_kernel(isa, w.type);
 }
 
 KernelEntry find_kernel(Isa isa, DType type) {
@@ -82,7 +90,7 @@ void matmul_many(std::span<const MatmulProduct> products, const float* x, int n_
   int64_t n_units = 0, work = 0;
   for (const MatmulProduct& p : products) {
     if (p.w->cols != cols) fail("matmul_many: a {}-column matrix with {}-column ones", p.w->cols, cols);
-    const KernelEntry k = find_kernel(active_isa(), p.w->type);
+    const KernelEntry k = find_kernel(active_isa(), *p.w);
     const int64_t units = (p.w->rows + k.row_granularity - 1) / k.row_granularity;
     jobs.push_back({p.w, p.y, k, Activations{x, nullptr, 0, n_tokens, cols}, n_units, units});
     n_units += units;

@@ -7,15 +7,22 @@
 
 namespace skiff {
 
-// A weight matrix of `rows` output features × `cols` input features, row-major,
-// each row `row_bytes(type, cols)` bytes (GGUF ne = {cols, rows}).
+// How a matrix's bytes are arranged.
+enum class MatrixLayout {
+  kRows,        // row-major, each row row_bytes(type, cols) bytes, as GGUF stores it
+  kQ8_0Panels,  // Q8_0 repacked in panels of 16 rows for the AVX-512 kernels (kernels/repack.h)
+};
+
+// A weight matrix of `rows` output features × `cols` input features
+// (GGUF ne = {cols, rows}).
 struct Matrix {
   DType type = DType::F32;
   int64_t rows = 0;
   int64_t cols = 0;
   const void* data = nullptr;
+  MatrixLayout layout = MatrixLayout::kRows;
 
-  const uint8_t* row(int64_t r) const;
+  const uint8_t* row(int64_t r) const;  // kRows only
 };
 
 // y[t, :] = W · x[t, :] for t < n_tokens; x is [n_tokens, cols], y [n_tokens, rows].

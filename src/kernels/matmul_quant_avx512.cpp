@@ -17,9 +17,16 @@
 // vpdpbusd then adds 4 products into each row's lane, against the same 4
 // activation bytes broadcast. A tile of 2 panels × 4 tokens keeps 8 int32 and
 // 8 float accumulators in registers; each panel is packed once and reused by
-// every token.
+// every token. The tokens' activations are interleaved per unit first
+// (QuadUnit), so one pointer reaches all of a tile's.
+//
+// Q8_0 matrices the loader repacked into such panels (kernels/repack.h) skip
+// the packing and use the same tiles for every token count, decode included:
+// one panel at a time for 1-3 tokens (one memory stream; two measured slower),
+// with no per-row reductions.
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstring>
 #include <type_traits>
 
@@ -31,6 +38,7 @@
 #include "kernels/matmul_kernels.h"
 #include "kernels/quant_activation_layout.h"
 #include "kernels/quant_blocks_simd.h"
+#include "kernels/repack.h"
 #include "kernels/scratch.h"
 
 namespace skiff {
@@ -312,6 +320,7 @@ void decode_q4_0(const Matrix& w, const Activations& x, float* y, int64_t ldy, i
 // ---- prefill ----------------------------------------------------------------
 
 constexpr int kPanelRows = 16;
+static_assert(kPanelRows == kQ8PanelRows, "the load-time panels are the kernels' panels");
 constexpr int kTileTokens = 4;
 
 // One unit (32 columns) of a 16-row panel: w[g] holds columns 4g..4g+3 of
@@ -374,16 +383,68 @@ void pack_panel(const uint8_t* const rows[kPanelRows], int64_t units, PackedUnit
   }
 }
 
+// The activations of up to kTileTokens tokens, interleaved per unit so one
+// pointer with constant offsets reaches all of them (four row pointers, their
+// scales and sums did not fit the general registers next to the panels').
+// Lanes past the tile's tokens are zero.
+struct alignas(64) QuadUnit {
+  int32_t q[8][kTileTokens];   // group g: bytes 4g..4g+3 of the unit, per token
+  float d[kTileTokens];        // the token's scale for this unit
+  int32_t start[kTileTokens];  // kQ8_0: the int32 start, -(Σx << kOffsetShift)
+  float dsum[kTileTokens];     // kQ8_K: d · Σx of the unit (the min term)
+  int32_t pad[4];
+};
+static_assert(sizeof(QuadUnit) == 192, "three cache lines per unit");
+
+// Interleaves tokens [t0, t0 + n) of x into units[0, units).
+template <class W>
+void pack_quad(const Activations& x, const ActLayout& l, int t0, int n, int64_t units, QuadUnit* out) {
+  std::memset(static_cast<void*>(out), 0, units * sizeof(QuadUnit));
+  for (int t = 0; t < n; ++t) {
+    const ActRow a = act_row(x, l, t0 + t);
+    for (int64_t u = 0; u < units; ++u) {
+      QuadUnit& o = out[u];
+      for (int g = 0; g < 8; ++g) o.q[g][t] = load_i32(a.q + 32 * u + 4 * g);
+      if constexpr (W::kAct == ActivationFormat::kQ8_0) {
+        o.d[t] = a.d[u];
+        if constexpr (W::kOffsetShift >= 0)
+          o.start[t] = -(static_cast<const int32_t*>(a.sums)[u] << W::kOffsetShift);
+      } else {
+        o.d[t] = a.d[u / 8];
+        o.dsum[t] = static_cast<const float*>(a.sums)[u];
+      }
+    }
+  }
+}
+
+// Where a tile reads a panel: packed per call (PackedUnit), or repacked at load
+// (kernels/repack.h, Q8_0 only: fp16 scales, no mins).
+struct CallPanel {
+  const PackedUnit* units;
+  [[gnu::always_inline]] const uint8_t* w(int64_t u, int g) const { return units[u].w[g]; }
+  [[gnu::always_inline]] __m512 scale(int64_t u) const { return _mm512_load_ps(units[u].scale); }
+  [[gnu::always_inline]] __m512 min(int64_t u) const { return _mm512_load_ps(units[u].min); }
+};
+struct LoadPanel {
+  const uint8_t* units;
+  [[gnu::always_inline]] const uint8_t* w(int64_t u, int g) const { return units + kQ8PanelUnitBytes * u + 64 * g; }
+  [[gnu::always_inline]] __m512 scale(int64_t u) const {
+    return _mm512_cvtph_ps(
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(units + kQ8PanelUnitBytes * u + kQ8PanelWeightBytes)));
+  }
+  __m512 min(int64_t) const { return _mm512_setzero_ps(); }
+};
+
 // facc[p][t] += panel p · token t over all units, for R panels and T tokens.
-template <class W, int R, int T>
-[[gnu::always_inline]] inline void tile(const PackedUnit* const panels[R], int64_t units, const ActRow act[T], __m512 facc[R][T]) {
+template <class W, int R, int T, class Panel>
+[[gnu::always_inline]] inline void tile(const Panel panels[R], int64_t units, const QuadUnit* act,
+                                        __m512 facc[R][T]) {
   for (int64_t u = 0; u < units; ++u) {
+    const QuadUnit& a = act[u];
     __m512i iacc[R][T];
 #pragma GCC unroll 8
     for (int t = 0; t < T; ++t) {
-      __m512i init = _mm512_setzero_si512();
-      if constexpr (W::kOffsetShift >= 0)
-        init = _mm512_set1_epi32(-(static_cast<const int32_t*>(act[t].sums)[u] << W::kOffsetShift));
+      const __m512i init = W::kOffsetShift >= 0 ? _mm512_set1_epi32(a.start[t]) : _mm512_setzero_si512();
 #pragma GCC unroll 4
       for (int p = 0; p < R; ++p) iacc[p][t] = init;
     }
@@ -391,40 +452,36 @@ template <class W, int R, int T>
     for (int g = 0; g < 8; ++g) {
       __m512i wv[R];
 #pragma GCC unroll 4
-      for (int p = 0; p < R; ++p) wv[p] = _mm512_load_si512(panels[p][u].w[g]);
+      for (int p = 0; p < R; ++p) wv[p] = _mm512_loadu_si512(panels[p].w(u, g));
 #pragma GCC unroll 8
       for (int t = 0; t < T; ++t) {
-        const __m512i xb = _mm512_set1_epi32(load_i32(act[t].q + 32 * u + 4 * g));
+        const __m512i xb = _mm512_set1_epi32(a.q[g][t]);
 #pragma GCC unroll 4
         for (int p = 0; p < R; ++p) iacc[p][t] = _mm512_dpbusd_epi32(iacc[p][t], wv[p], xb);
       }
     }
-#pragma GCC unroll 8
-    for (int t = 0; t < T; ++t) {
-      const bool per_block = W::kAct == ActivationFormat::kQ8_0;
-      const __m512 dx = _mm512_set1_ps(act[t].d[per_block ? u : u / 8]);
 #pragma GCC unroll 4
-      for (int p = 0; p < R; ++p) {
-        const __m512 s = _mm512_mul_ps(_mm512_load_ps(panels[p][u].scale), dx);
+    for (int p = 0; p < R; ++p) {
+      const __m512 scale = panels[p].scale(u);
+#pragma GCC unroll 8
+      for (int t = 0; t < T; ++t) {
+        const __m512 s = _mm512_mul_ps(scale, _mm512_set1_ps(a.d[t]));
         facc[p][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(iacc[p][t]), s, facc[p][t]);
         if constexpr (W::kAct == ActivationFormat::kQ8_K)
-          facc[p][t] = _mm512_fnmadd_ps(_mm512_load_ps(panels[p][u].min),
-                                        _mm512_set1_ps(static_cast<const float*>(act[t].sums)[u]), facc[p][t]);
+          facc[p][t] = _mm512_fnmadd_ps(panels[p].min(u), _mm512_set1_ps(a.dsum[t]), facc[p][t]);
       }
     }
   }
 }
 
-// Runs tile<W, R, T> for tokens [t0, t0 + T) and stores rows [r, r + rows).
-template <class W, int R, int T>
-void tile_store(const PackedUnit* const panels[R], int64_t units, const Activations& x, const ActLayout& l,
-                int t0, float* y, int64_t ldy, int64_t r, int64_t rows) {
-  ActRow act[T];
-  for (int t = 0; t < T; ++t) act[t] = act_row(x, l, t0 + t);
+// Runs tile<W, R, T> for the quad's T tokens from t0 and stores rows [r, r + rows).
+template <class W, int R, int T, class Panel>
+void tile_store(const Panel panels[R], int64_t units, const QuadUnit* act, int t0, float* y,
+                int64_t ldy, int64_t r, int64_t rows) {
   __m512 facc[R][T];
   for (int p = 0; p < R; ++p)
     for (int t = 0; t < T; ++t) facc[p][t] = _mm512_setzero_ps();
-  tile<W, R, T>(panels, units, act, facc);
+  tile<W, R, T, Panel>(panels, units, act, facc);
   for (int p = 0; p < R; ++p) {
     const int64_t left = rows - kPanelRows * p;
     const auto mask = static_cast<__mmask16>(left >= kPanelRows ? 0xffff : (1u << left) - 1);
@@ -433,27 +490,45 @@ void tile_store(const PackedUnit* const panels[R], int64_t units, const Activati
   }
 }
 
-template <class W, int R>
-void tokens_tiles(const PackedUnit* const panels[R], int64_t units, const Activations& x, const ActLayout& l,
-                  float* y, int64_t ldy, int64_t r, int64_t rows) {
-  int t0 = 0;
-  for (; t0 + kTileTokens <= x.n_tokens; t0 += kTileTokens)
-    tile_store<W, R, kTileTokens>(panels, units, x, l, t0, y, ldy, r, rows);
-  switch (x.n_tokens - t0) {
-    case 1: tile_store<W, R, 1>(panels, units, x, l, t0, y, ldy, r, rows); break;
-    case 2: tile_store<W, R, 2>(panels, units, x, l, t0, y, ldy, r, rows); break;
-    case 3: tile_store<W, R, 3>(panels, units, x, l, t0, y, ldy, r, rows); break;
-    default: break;
+// quads: the activations packed by pack_quad, kTileTokens tokens per quad.
+template <class W, int R, class Panel>
+void tokens_tiles(const Panel panels[R], int64_t units, const QuadUnit* quads, int n_tokens, float* y,
+                  int64_t ldy, int64_t r, int64_t rows) {
+  for (int t0 = 0; t0 < n_tokens; t0 += kTileTokens) {
+    const QuadUnit* act = quads + t0 / kTileTokens * units;
+    switch (n_tokens - t0 < kTileTokens ? n_tokens - t0 : kTileTokens) {
+      case 1: tile_store<W, R, 1, Panel>(panels, units, act, t0, y, ldy, r, rows); break;
+      case 2: tile_store<W, R, 2, Panel>(panels, units, act, t0, y, ldy, r, rows); break;
+      case 3: tile_store<W, R, 3, Panel>(panels, units, act, t0, y, ldy, r, rows); break;
+      default: tile_store<W, R, kTileTokens, Panel>(panels, units, act, t0, y, ldy, r, rows); break;
+    }
   }
-  static_assert(kTileTokens == 4, "the switch covers remainders 1..kTileTokens-1");
+  static_assert(kTileTokens == 4, "the switch covers 1..kTileTokens");
 }
 
+// The activations of x as pack_quad interleaves them, in this thread's scratch
+// after `reserved` bytes (the caller's part).
+template <class W>
+const QuadUnit* quads_of(const Activations& x, int64_t units, size_t reserved, void** scratch) {
+  const ActLayout l = act_layout(W::kAct, x.cols);
+  const int64_t n_quads = (x.n_tokens + kTileTokens - 1) / kTileTokens;
+  *scratch = kernel_scratch(reserved + n_quads * units * sizeof(QuadUnit));
+  auto* quads = reinterpret_cast<QuadUnit*>(static_cast<uint8_t*>(*scratch) + reserved);
+  for (int64_t q = 0; q < n_quads; ++q) {
+    const int t0 = static_cast<int>(q * kTileTokens);
+    pack_quad<W>(x, l, t0, std::min(kTileTokens, x.n_tokens - t0), units, quads + q * units);
+  }
+  return quads;
+}
+
+// Rows [r0, r1) for all tokens, packing 2 panels of rows at a time.
 template <class W>
 void gemm(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
-  const ActLayout l = act_layout(W::kAct, w.cols);
   const int64_t units = w.cols / 32;
-  auto* buf = static_cast<PackedUnit*>(kernel_scratch(2 * units * sizeof(PackedUnit)));
-  const PackedUnit* const panels[2] = {buf, buf + units};
+  void* scratch = nullptr;
+  const QuadUnit* quads = quads_of<W>(x, units, 2 * units * sizeof(PackedUnit), &scratch);
+  auto* buf = static_cast<PackedUnit*>(scratch);
+  const CallPanel panels[2] = {{buf}, {buf + units}};
   for (int64_t r = r0; r < r1; r += 2 * kPanelRows) {
     const int64_t rows = r1 - r < 2 * kPanelRows ? r1 - r : 2 * kPanelRows;
     for (int p = 0; p * kPanelRows < rows; ++p) {
@@ -465,9 +540,29 @@ void gemm(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t 
       pack_panel<W>(row_ptrs, units, buf + p * units);
     }
     if (rows > kPanelRows)
-      tokens_tiles<W, 2>(panels, units, x, l, y, ldy, r, rows);
+      tokens_tiles<W, 2>(panels, units, quads, x.n_tokens, y, ldy, r, rows);
     else
-      tokens_tiles<W, 1>(panels, units, x, l, y, ldy, r, rows);
+      tokens_tiles<W, 1>(panels, units, quads, x.n_tokens, y, ldy, r, rows);
+  }
+}
+
+// Rows [r0, r1) (whole panels) of a matrix repacked at load, for any number
+// of tokens: the panels are read where they lie, one at a time for decode.
+void q8_0_panel_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
+  const int64_t units = w.cols / 32;
+  void* scratch = nullptr;
+  const QuadUnit* quads = quads_of<Q8_0>(x, units, 0, &scratch);
+  auto panel = [&](int64_t r) { return LoadPanel{q8_panel(w, r / kPanelRows)}; };
+  const int64_t step = x.n_tokens < kTileTokens ? kPanelRows : 2 * kPanelRows;
+  for (int64_t r = r0; r < r1; r += step) {
+    const int64_t rows = r1 - r < step ? r1 - r : step;
+    if (rows > kPanelRows) {
+      const LoadPanel panels[2] = {panel(r), panel(r + kPanelRows)};
+      tokens_tiles<Q8_0, 2>(panels, units, quads, x.n_tokens, y, ldy, r, rows);
+    } else {
+      const LoadPanel panels[1] = {panel(r)};
+      tokens_tiles<Q8_0, 1>(panels, units, quads, x.n_tokens, y, ldy, r, rows);
+    }
   }
 }
 
@@ -495,6 +590,8 @@ void quant_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, 
 }
 
 }  // namespace
+
+KernelEntry q8_0_panel_kernel_avx512() { return {q8_0_panel_matmul, Q8_0::kAct, kPanelRows}; }
 
 KernelEntry quant_kernel_avx512(DType type) {
   switch (type) {

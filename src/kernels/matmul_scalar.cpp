@@ -12,13 +12,11 @@ namespace {
 void scalar_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0,
                    int64_t r1) {
   const int cols = static_cast<int>(w.cols);
-  std::vector<float> row_buf(w.type == DType::F32 ? 0 : cols);
+  const bool direct = w.type == DType::F32 && w.layout == MatrixLayout::kRows;
+  std::vector<float> row_buf(direct ? 0 : cols);
   for (int64_t r = r0; r < r1; ++r) {
-    const float* row = reinterpret_cast<const float*>(w.row(r));
-    if (w.type != DType::F32) {
-      dequantize_row(w.type, w.row(r), row_buf.data(), cols);
-      row = row_buf.data();
-    }
+    const float* row = direct ? reinterpret_cast<const float*>(w.row(r)) : row_buf.data();
+    if (!direct) matrix_row(w, r, row_buf.data());
     for (int t = 0; t < x.n_tokens; ++t) y[t * ldy + r] = dot(row, x.f32 + t * x.cols, cols);
   }
 }

@@ -61,7 +61,7 @@ ModelConfig config_from_gguf(const gguf::GgufFile& f) {
   return c;
 }
 
-std::unique_ptr<LlamaModel> load_gguf_model(std::shared_ptr<const gguf::GgufFile> file) {
+std::unique_ptr<LlamaModel> load_gguf_model(std::shared_ptr<gguf::GgufFile> file) {
   ModelConfig config = config_from_gguf(*file);
   LlamaWeights weights;
   try {
@@ -69,6 +69,9 @@ std::unique_ptr<LlamaModel> load_gguf_model(std::shared_ptr<const gguf::GgufFile
   } catch (const Error& e) {
     fail("{}: {}", file->path(), e.what());
   }
+  // In the file's private copy only: a mapping stays as the file is.
+  repack_for_kernels(weights, [&](const void* data) { return file->writable(data); });
+  file->seal();
   weights.storage.push_back(file);
   return std::make_unique<LlamaModel>(std::move(config), std::move(weights));
 }
@@ -77,7 +80,7 @@ std::unique_ptr<LlamaModel> load_model(const std::string& path, const LoadOption
   namespace fs = std::filesystem;
   if (!fs::exists(path)) fail("model not found: {}", path);
   if (fs::is_directory(path)) return load_hf_model(path, options);
-  return load_gguf_model(std::make_shared<const gguf::GgufFile>(path, options.weights));
+  return load_gguf_model(std::make_shared<gguf::GgufFile>(path, options.weights));
 }
 
 }  // namespace skiff

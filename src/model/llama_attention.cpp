@@ -44,6 +44,7 @@ void LlamaModel::plan_attention(const Batch& batch, const PagedKvCache& kv) {
   const int want = 2 * omp_get_max_threads();
   int splits = n_groups >= want ? 1 : (want + n_groups - 1) / n_groups;
   splits = std::max(1, std::min({splits, longest / kMinPositionsPerSplit, kMaxSplits}));
+  s_.attention_split = splits > 1;
   for (int i = 0, t0 = 0; i < static_cast<int>(batch.seqs.size()); t0 += batch.seqs[i++].n_new) {
     const BatchSeq& s = batch.seqs[i];
     for (int j = 0; j < s.n_new; j += tile)
@@ -117,13 +118,20 @@ void LlamaModel::attend(const Batch& batch, const PagedKvCache& kv, int l) {
                             kv.block_size(), item.pos_end, kv_element(kv.type())};
       flash_attention_partial(queries_of(item), blocks, item.pos_begin, item.pos_end, c.head_dim,
                               scale, partial_of(w));
+      // Unsplit, each item is its whole group: finish it while its partial is in cache.
+      if (!s_.attention_split) {
+        const AttentionPartial part = partial_of(w);
+        merge_attention_partials(queries_of(item), &part, 1, c.head_dim);
+      }
     }
+    if (s_.attention_split) {  // the same on every thread
 #pragma omp for schedule(static)
-    for (int g = 0; g < n_groups; ++g) {
-      const auto [first, last] = s_.attention_groups[g];
-      AttentionPartial parts[kMaxSplits];
-      for (int i = first; i < last; ++i) parts[i - first] = partial_of(i);
-      merge_attention_partials(queries_of(s_.attention_items[first]), parts, last - first, c.head_dim);
+      for (int g = 0; g < n_groups; ++g) {
+        const auto [first, last] = s_.attention_groups[g];
+        AttentionPartial parts[kMaxSplits];
+        for (int i = first; i < last; ++i) parts[i - first] = partial_of(i);
+        merge_attention_partials(queries_of(s_.attention_items[first]), parts, last - first, c.head_dim);
+      }
     }
   }
 }

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "kernels/isa.h"
 #include "kernels/quant.h"
+#include "kernels/repack.h"
 
 namespace skiff {
 namespace {
@@ -55,6 +57,25 @@ LlamaWeights build_llama_weights(const ModelConfig& c, const TensorMap& tensors)
   w.output = c.tied_output ? w.token_embedding
                            : load_matrix(tensors, "output.weight", c.vocab_size, c.dim);
   return w;
+}
+
+int repack_for_kernels(LlamaWeights& w, const std::function<uint8_t*(const void*)>& writable) {
+  if (active_isa() != Isa::kAvx512) return 0;  // only those kernels read panels
+  const bool tied = w.output.data == w.token_embedding.data;
+  std::vector<Matrix*> matrices = {&w.token_embedding};
+  if (!tied) matrices.push_back(&w.output);
+  for (LayerWeights& L : w.layers)
+    for (Matrix* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) matrices.push_back(m);
+  int repacked = 0;
+  for (Matrix* m : matrices) {
+    if (!can_repack_q8_0(*m)) continue;
+    if (uint8_t* data = writable(m->data)) {
+      repack_q8_0(*m, data);
+      ++repacked;
+    }
+  }
+  if (tied) w.output = w.token_embedding;
+  return repacked;
 }
 
 size_t LlamaWeights::decode_bytes_per_token() const {

@@ -1,6 +1,7 @@
 // Weights of a Llama-family model, as views into the mapped model files (or
 // into owned buffers where a conversion was needed). Names follow GGUF.
 #pragma once
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -48,5 +49,11 @@ struct LlamaWeights {
 // Builds the weights from tensors named as GGUF names them, checking every
 // shape against the config. Throws Error naming a missing or misshapen tensor.
 LlamaWeights build_llama_weights(const ModelConfig& config, const TensorMap& tensors);
+
+// Rewrites the matrices the active ISA's kernels read faster in another layout
+// (Q8_0 into panels on AVX-512: kernels/repack.h), where writable(data) gives
+// a writable pointer to a matrix's bytes (null: leave that matrix as it is).
+// A tied output head follows the embedding. Returns the matrices repacked.
+int repack_for_kernels(LlamaWeights& weights, const std::function<uint8_t*(const void*)>& writable);
 
 }  // namespace skiff

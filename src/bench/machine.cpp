@@ -18,7 +18,6 @@
 namespace skiff::bench {
 namespace {
 
-constexpr size_t kTriadBytesPerArray = size_t{256} << 20;  // 3 × 256 MiB, far past any L3
 constexpr int kTriadReps = 5;
 constexpr int kFmaReps = 3;
 constexpr double kFmaMinSeconds = 0.05;
@@ -55,30 +54,44 @@ double fma_team_flops(FmaLoop loop, int64_t iterations, int threads) {
 
 }  // namespace
 
-double measure_triad_gbs(size_t bytes_per_array, int threads, int reps) {
-  const size_t n = bytes_per_array / sizeof(double);
-  // Raw arrays on transparent huge pages, as the model's weights are (4 KiB
-  // pages cost this VM a third of its bandwidth, and vary run to run), touched
-  // first by the threads that use them, so pages land on their nodes.
-  HugePageBuffer a(n * sizeof(double)), b(n * sizeof(double)), c(n * sizeof(double));
-  double* pa = reinterpret_cast<double*>(a.data());
-  double* pb = reinterpret_cast<double*>(b.data());
-  double* pc = reinterpret_cast<double*>(c.data());
+// Raw arrays on transparent huge pages, as the model's weights are (4 KiB
+// pages cost this VM a third of its bandwidth, and vary run to run), touched
+// first by the threads that use them, so pages land on their nodes.
+TriadProbe::TriadProbe(size_t bytes_per_array, int threads)
+    : n_(bytes_per_array / sizeof(double)),
+      threads_(threads),
+      a_(n_ * sizeof(double)),
+      b_(n_ * sizeof(double)),
+      c_(n_ * sizeof(double)) {
+  double* pa = reinterpret_cast<double*>(a_.data());
+  double* pb = reinterpret_cast<double*>(b_.data());
+  double* pc = reinterpret_cast<double*>(c_.data());
 #pragma omp parallel for schedule(static) num_threads(threads)
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i = 0; i < n_; ++i) {
     pa[i] = 0.0;
     pb[i] = 1.0;
     pc[i] = 2.0;
   }
+}
+
+double TriadProbe::measure(int reps) {
+  double* pa = reinterpret_cast<double*>(a_.data());
+  const double* pb = reinterpret_cast<const double*>(b_.data());
+  const double* pc = reinterpret_cast<const double*>(c_.data());
+  const size_t n = n_;
   const double scalar = 3.0;
   double best = 0;
   for (int r = 0; r < reps; ++r) {
     Timer timer;
-#pragma omp parallel for schedule(static) num_threads(threads)
+#pragma omp parallel for schedule(static) num_threads(threads_)
     for (size_t i = 0; i < n; ++i) pa[i] = pb[i] + scalar * pc[i];
     best = std::max(best, 3.0 * sizeof(double) * static_cast<double>(n) / timer.seconds() / 1e9);
   }
   return best;
+}
+
+double measure_triad_gbs(size_t bytes_per_array, int threads, int reps) {
+  return TriadProbe(bytes_per_array, threads).measure(reps);
 }
 
 double measure_peak_gflops(int threads, int reps) {
@@ -117,11 +130,16 @@ MachineInfo describe_cpu() {
   return m;
 }
 
-MachineInfo measure_machine(int threads) {
+MachineInfo measure_machine(TriadProbe& triad, int threads) {
   MachineInfo m = describe_cpu();
-  m.triad_gbs = measure_triad_gbs(kTriadBytesPerArray, threads, kTriadReps);
+  m.triad_gbs = triad.measure(kTriadReps);
   m.peak_gflops = measure_peak_gflops(threads, kFmaReps);
   return m;
+}
+
+MachineInfo measure_machine(int threads) {
+  TriadProbe triad(kTriadBytesPerArray, threads);
+  return measure_machine(triad, threads);
 }
 
 std::string machine_line(const MachineInfo& m) {

@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <string>
 
+#include "base/huge_page_buffer.h"
+
 namespace skiff::bench {
 
 struct MachineInfo {
@@ -22,6 +24,23 @@ struct MachineInfo {
 // (write-allocate traffic on a is not counted).
 double measure_triad_gbs(size_t bytes_per_array, int threads, int reps);
 
+// The triad's arrays, kept to measure the bandwidth again and again: on a
+// shared VM it moves by up to 2x from one minute to the next, so `skiff bench`
+// compares each decode test with the bandwidth measured around its repetitions.
+class TriadProbe {
+ public:
+  TriadProbe(size_t bytes_per_array, int threads);  // allocates and touches the arrays
+  double measure(int reps);                         // GB/s, the best of reps passes
+
+ private:
+  size_t n_;  // doubles per array
+  int threads_;
+  HugePageBuffer a_, b_, c_;
+};
+
+// The arrays measure_machine's triad uses (3 × 256 MiB, far past any L3).
+constexpr size_t kTriadBytesPerArray = size_t{256} << 20;
+
 // Independent FMAs on the widest vectors of the active ISA, on `threads`
 // threads; the best of `reps` runs of at least about 50 ms each.
 double measure_peak_gflops(int threads, int reps);
@@ -29,8 +48,10 @@ double measure_peak_gflops(int threads, int reps);
 // CPU model and counts from /proc/cpuinfo (counts fall back to the thread count).
 MachineInfo describe_cpu();
 
-// describe_cpu() plus both measurements on `threads` threads.
+// describe_cpu() plus both measurements on `threads` threads (the triad's on
+// the probe's threads).
 MachineInfo measure_machine(int threads);
+MachineInfo measure_machine(TriadProbe& triad, int threads);
 
 // "AMD EPYC 9R14 (2 cores, 2 threads), ISA avx512, triad 61.2 GB/s, FMA peak 441.3 GFLOP/s"
 std::string machine_line(const MachineInfo& m);

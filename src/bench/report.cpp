@@ -19,12 +19,15 @@ std::string params_label(uint64_t n) {
 }
 
 constexpr const char* kRowFormat =
-    "| {:<30} | {:>10} | {:>10} | {:<5} | {:>7} | {:>13} | {:>20} | {:>10} | {:>12} |\n";
+    "| {:<30} | {:>10} | {:>10} | {:<5} | {:>7} | {:>13} | {:>20} | {:>10} | {:>12} | {:>10} |\n";
 
 }  // namespace
 
 double efficiency(const BenchRow& row, const LlamaModel& model, const MachineInfo& machine) {
-  if (row.n_gen > 0) return row.bytes_per_step() * row.result.avg_ts / (machine.triad_gbs * 1e9);
+  if (row.n_gen > 0) {
+    const double triad = row.triad_gbs > 0 ? row.triad_gbs : machine.triad_gbs;
+    return row.bytes_per_step() * row.result.avg_ts / (triad * 1e9);
+  }
   const double seconds_per_prompt = row.n_prompt / row.result.avg_ts;
   return prefill_flops(model, row.n_prompt, row.n_depth) / seconds_per_prompt /
          (machine.peak_gflops * 1e9);
@@ -32,9 +35,9 @@ double efficiency(const BenchRow& row, const LlamaModel& model, const MachineInf
 
 std::string markdown_header() {
   return fmt::format(fmt::runtime(kRowFormat), "model", "size", "params", "type", "threads", "test",
-                     "t/s", "efficiency", "read GB/s") +
+                     "t/s", "efficiency", "read GB/s", "triad GB/s") +
          "| ------------------------------ | ---------: | ---------: | ----- | ------: | ------------: "
-         "| -------------------: | ---------: | -----------: |\n";
+         "| -------------------: | ---------: | -----------: | ---------: |\n";
 }
 
 std::string markdown_row(const BenchRow& row) {
@@ -44,7 +47,8 @@ std::string markdown_row(const BenchRow& row) {
                      fmt::format("{:.2f} ± {:.2f}", row.result.avg_ts, row.result.stddev_ts),
                      fmt::format("{:.1f}%", row.efficiency * 100),
                      row.n_gen > 0 ? fmt::format("{:.1f}", row.bytes_per_step() * row.result.avg_ts / 1e9)
-                                   : std::string("-"));
+                                   : std::string("-"),
+                     row.triad_gbs > 0 ? fmt::format("{:.1f}", row.triad_gbs) : std::string("-"));
 }
 
 std::string json_line(const BenchRow& row, const MachineInfo& machine) {
@@ -75,6 +79,7 @@ std::string json_line(const BenchRow& row, const MachineInfo& machine) {
   if (row.n_gen > 0) {
     j["kv_bytes_per_step"] = row.result.kv_bytes_per_step;
     j["read_gbs"] = row.bytes_per_step() * row.result.avg_ts / 1e9;
+    if (row.triad_gbs > 0) j["triad_during_gbs"] = row.triad_gbs;
   }
   j[row.n_gen > 0 ? "decode_efficiency" : "prefill_efficiency"] = row.efficiency;
   return j.dump();

@@ -18,6 +18,9 @@ struct BenchRow {
   std::string kv_type = "f16";
   std::string test;  // "pp512", "tg128"
   TestResult result;
+  // tg: the mean of the triads measured before each timed repetition and
+  // after the last (0: not measured; the machine's triad stands in).
+  double triad_gbs = 0;
   // tg: (weight + K/V bytes per step) × tok/s ÷ triad bandwidth;
   // pp: prefill_flops ÷ time ÷ FMA peak.
   double efficiency = 0;

@@ -5,6 +5,7 @@
 #include <omp.h>
 
 #include <charconv>
+#include <numeric>
 #include <filesystem>
 #include <cstdio>
 #include <thread>
@@ -96,8 +97,11 @@ void print_result(const bench::BenchRow& row, const bench::MachineInfo& machine,
   std::fflush(stdout);
 }
 
+// Passes of the triad around each timed decode repetition (best of these).
+constexpr int kProbeReps = 2;
+
 void bench_model(const std::string& path, const Plan& plan, const BenchArgs& a,
-                 const bench::MachineInfo& machine) {
+                 const bench::MachineInfo& machine, bench::TriadProbe& triad) {
   fmt::print(stderr, "bench: loading {}\n", path);
   auto model = load_model(path, LoadOptions{a.mmap ? FileLoad::kMmap : FileLoad::kCopy});
   const bench::ModelFacts facts = bench::describe_model(path, *model);
@@ -106,10 +110,19 @@ void bench_model(const std::string& path, const Plan& plan, const BenchArgs& a,
     for (const bench::TestSpec& test : tests_of(plan, a.reps)) {
       bench::BenchRow row{facts, threads, 0, 0, test.n_depth, kv_type_name(test.kv_type), test.name(), {}, 0};
       (test.kind == bench::TestKind::kPrompt ? row.n_prompt : row.n_gen) = test.n_tokens;
+      // Decode is judged against the bandwidth measured around its own
+      // repetitions: before each, and after the last.
+      const bool decode = test.kind == bench::TestKind::kGeneration;
+      std::vector<double> triads;
       row.result = bench::run_test(*model, test, [&](int rep) {
+        if (decode && rep > 0) triads.push_back(triad.measure(kProbeReps));
         fmt::print(stderr, "bench: {} {} t={} {}\n", facts.filename, row.test, threads,
                    rep == 0 ? std::string("warm-up") : fmt::format("rep {}/{}", rep, test.reps));
       });
+      if (decode) {
+        triads.push_back(triad.measure(kProbeReps));
+        row.triad_gbs = std::accumulate(triads.begin(), triads.end(), 0.0) / triads.size();
+      }
       row.efficiency = bench::efficiency(row, *model, machine);
       print_result(row, machine, a.output == "json");
     }
@@ -121,13 +134,14 @@ void bench(const BenchArgs& a) {
   if (tests_of(plan, a.reps).empty()) fail("nothing to run: every -p and -n is 0");
   const int machine_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   fmt::print(stderr, "bench: measuring memory bandwidth and FMA peak on {} threads\n", machine_threads);
-  const bench::MachineInfo machine = bench::measure_machine(machine_threads);
+  bench::TriadProbe triad(bench::kTriadBytesPerArray, machine_threads);
+  const bench::MachineInfo machine = bench::measure_machine(triad, machine_threads);
   const std::string line = "machine: " + bench::machine_line(machine) + "\n";
   const bool json = a.output == "json";
   // In JSON mode stdout holds only JSON lines; the machine is in every object.
   std::fputs(line.c_str(), json ? stderr : stdout);
   if (!json) std::fputs(("\n" + bench::markdown_header()).c_str(), stdout);
-  for (const std::string& path : plan.models) bench_model(path, plan, a, machine);
+  for (const std::string& path : plan.models) bench_model(path, plan, a, machine, triad);
 }
 
 }  // namespace

@@ -59,6 +59,12 @@ TEST(CliBench, JsonHasLlamaBenchFieldsAndPositiveValues) {
   }
   EXPECT_GT(lines[0]["prefill_efficiency"].get<double>(), 0);
   EXPECT_GT(lines[1]["decode_efficiency"].get<double>(), 0);
+  // Decode is judged against the triad measured around its own repetitions.
+  EXPECT_FALSE(lines[0].contains("triad_during_gbs"));
+  const double during = lines[1]["triad_during_gbs"].get<double>();
+  EXPECT_GT(during, 0);
+  EXPECT_NEAR(lines[1]["decode_efficiency"].get<double>(), lines[1]["read_gbs"].get<double>() / during,
+              1e-9 * lines[1]["read_gbs"].get<double>() / during);
   EXPECT_NE(r.err.find("machine: "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("tg8 t=2 rep 2/2"), std::string::npos) << r.err;
 }

@@ -20,13 +20,13 @@ const uint8_t* Matrix::row(int64_t r) const {
 }
 
 void matrix_row(const Matrix& w, int64_t r, float* out) {
-  if (w.layout == MatrixLayout::kQ8_0Panels) return q8_0_panel_row(w, r, out);
+  if (w.layout == MatrixLayout::kPanels) return panel_row(w, r, out);
   dequantize_row(w.type, w.row(r), out, w.cols);
 }
 
 KernelEntry find_kernel(Isa isa, const Matrix& w) {
-  if (w.layout == MatrixLayout::kQ8_0Panels)  // the scalar kernel reads any layout through matrix_row
-    return isa == Isa::kAvx512 ? q8_0_panel_kernel_avx512() : scalar_kernel(w.type);
+  if (w.layout == MatrixLayout::kPanels)  // the scalar kernel reads any layout through matrix_row
+    return isa == Isa::kAvx512 ? panel_kernel_avx512(w.type) : scalar_kernel(w.type);
   return find_kernel(isa, w.type);
 }
 

@@ -20,10 +20,10 @@
 // every token. The tokens' activations are interleaved per unit first
 // (QuadUnit), so one pointer reaches all of a tile's.
 //
-// Q8_0 matrices the loader repacked into such panels (kernels/repack.h) skip
-// the packing and use the same tiles for every token count, decode included:
-// one panel at a time for 1-3 tokens (one memory stream; two measured slower),
-// with no per-row reductions.
+// Q8_0 and Q4_0 matrices the loader repacked into such panels (kernels/repack.h;
+// Q4_0 nibbles unpacked as the tile loads them) skip the packing and use the
+// same tiles for every token count, decode included: one panel at a time for
+// 1-3 tokens (one memory stream; two measured slower), no per-row reductions.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -320,7 +320,7 @@ void decode_q4_0(const Matrix& w, const Activations& x, float* y, int64_t ldy, i
 // ---- prefill ----------------------------------------------------------------
 
 constexpr int kPanelRows = 16;
-static_assert(kPanelRows == kQ8PanelRows, "the load-time panels are the kernels' panels");
+static_assert(kPanelRows == kPanelRowCount, "the load-time panels are the kernels' panels");
 constexpr int kTileTokens = 4;
 
 // One unit (32 columns) of a 16-row panel: w[g] holds columns 4g..4g+3 of
@@ -418,19 +418,28 @@ void pack_quad(const Activations& x, const ActLayout& l, int t0, int n, int64_t 
 }
 
 // Where a tile reads a panel: packed per call (PackedUnit), or repacked at load
-// (kernels/repack.h, Q8_0 only: fp16 scales, no mins).
+// (kernels/repack.h: fp16 scales, no mins; Q4_0 nibbles unpacked here, the
+// low ones of vector g as group g, the high ones as group g + 4).
 struct CallPanel {
   const PackedUnit* units;
-  [[gnu::always_inline]] const uint8_t* w(int64_t u, int g) const { return units[u].w[g]; }
+  [[gnu::always_inline]] __m512i w(int64_t u, int g) const { return _mm512_load_si512(units[u].w[g]); }
   [[gnu::always_inline]] __m512 scale(int64_t u) const { return _mm512_load_ps(units[u].scale); }
   [[gnu::always_inline]] __m512 min(int64_t u) const { return _mm512_load_ps(units[u].min); }
 };
+template <DType kType>
 struct LoadPanel {
+  static constexpr int64_t kUnitBytes = panel_unit_bytes(kType);
   const uint8_t* units;
-  [[gnu::always_inline]] const uint8_t* w(int64_t u, int g) const { return units + kQ8PanelUnitBytes * u + 64 * g; }
+  [[gnu::always_inline]] __m512i w(int64_t u, int g) const {
+    const uint8_t* unit = units + kUnitBytes * u;
+    if constexpr (kType == DType::Q8_0) return _mm512_loadu_si512(unit + 64 * g);
+    const __m512i v = _mm512_loadu_si512(unit + 64 * (g % 4));
+    const __m512i nibble = _mm512_set1_epi8(0x0F);
+    return _mm512_and_si512(g < 4 ? v : _mm512_srli_epi16(v, 4), nibble);
+  }
   [[gnu::always_inline]] __m512 scale(int64_t u) const {
     return _mm512_cvtph_ps(
-        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(units + kQ8PanelUnitBytes * u + kQ8PanelWeightBytes)));
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(units + kUnitBytes * u + panel_weight_bytes(kType))));
   }
   __m512 min(int64_t) const { return _mm512_setzero_ps(); }
 };
@@ -452,7 +461,7 @@ template <class W, int R, int T, class Panel>
     for (int g = 0; g < 8; ++g) {
       __m512i wv[R];
 #pragma GCC unroll 4
-      for (int p = 0; p < R; ++p) wv[p] = _mm512_loadu_si512(panels[p].w(u, g));
+      for (int p = 0; p < R; ++p) wv[p] = panels[p].w(u, g);
 #pragma GCC unroll 8
       for (int t = 0; t < T; ++t) {
         const __m512i xb = _mm512_set1_epi32(a.q[g][t]);
@@ -548,20 +557,22 @@ void gemm(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t 
 
 // Rows [r0, r1) (whole panels) of a matrix repacked at load, for any number
 // of tokens: the panels are read where they lie, one at a time for decode.
-void q8_0_panel_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
+template <class W, DType kType>
+void panel_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
+  using Panel = LoadPanel<kType>;
   const int64_t units = w.cols / 32;
   void* scratch = nullptr;
-  const QuadUnit* quads = quads_of<Q8_0>(x, units, 0, &scratch);
-  auto panel = [&](int64_t r) { return LoadPanel{q8_panel(w, r / kPanelRows)}; };
+  const QuadUnit* quads = quads_of<W>(x, units, 0, &scratch);
+  auto panel = [&](int64_t r) { return Panel{panel_start(w, r / kPanelRows)}; };
   const int64_t step = x.n_tokens < kTileTokens ? kPanelRows : 2 * kPanelRows;
   for (int64_t r = r0; r < r1; r += step) {
     const int64_t rows = r1 - r < step ? r1 - r : step;
     if (rows > kPanelRows) {
-      const LoadPanel panels[2] = {panel(r), panel(r + kPanelRows)};
-      tokens_tiles<Q8_0, 2>(panels, units, quads, x.n_tokens, y, ldy, r, rows);
+      const Panel panels[2] = {panel(r), panel(r + kPanelRows)};
+      tokens_tiles<W, 2>(panels, units, quads, x.n_tokens, y, ldy, r, rows);
     } else {
-      const LoadPanel panels[1] = {panel(r)};
-      tokens_tiles<Q8_0, 1>(panels, units, quads, x.n_tokens, y, ldy, r, rows);
+      const Panel panels[1] = {panel(r)};
+      tokens_tiles<W, 1>(panels, units, quads, x.n_tokens, y, ldy, r, rows);
     }
   }
 }
@@ -591,7 +602,13 @@ void quant_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, 
 
 }  // namespace
 
-KernelEntry q8_0_panel_kernel_avx512() { return {q8_0_panel_matmul, Q8_0::kAct, kPanelRows}; }
+KernelEntry panel_kernel_avx512(DType type) {
+  switch (type) {
+    case DType::Q8_0: return {panel_matmul<Q8_0, DType::Q8_0>, Q8_0::kAct, kPanelRows};
+    case DType::Q4_0: return {panel_matmul<Q4_0, DType::Q4_0>, Q4_0::kAct, kPanelRows};
+    default: return {};
+  }
+}
 
 KernelEntry quant_kernel_avx512(DType type) {
   switch (type) {

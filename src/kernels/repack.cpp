@@ -9,20 +9,27 @@
 namespace skiff {
 namespace {
 
-constexpr int64_t kQ8BlockBytes = 34;  // fp16 scale + 32 int8
+// GGUF block bytes: fp16 scale, then 32 int8 (Q8_0) or 16 nibble bytes (Q4_0).
+int64_t block_bytes(DType type) { return type == DType::Q4_0 ? 18 : 34; }
+
+// Where byte j of a block's quants (j < 32 for Q8_0, < 16 for Q4_0) of row i
+// goes in its unit.
+int64_t panel_offset(int j, int i) { return (j / 4) * 64 + 4 * i + j % 4; }
 
 }  // namespace
 
-bool can_repack_q8_0(const Matrix& m) {
-  return m.type == DType::Q8_0 && m.layout == MatrixLayout::kRows && m.rows % kQ8PanelRows == 0 &&
-         m.cols % 64 == 0 && m.rows > 0;
+bool can_repack(const Matrix& m) {
+  return (m.type == DType::Q8_0 || m.type == DType::Q4_0) && m.layout == MatrixLayout::kRows && m.rows > 0 &&
+         m.rows % kPanelRowCount == 0 && m.cols % 64 == 0;
 }
 
-void repack_q8_0(Matrix& m, uint8_t* data) {
-  if (!can_repack_q8_0(m) || data != m.data) fail("repack_q8_0: a {}x{} matrix cannot be repacked", m.rows, m.cols);
-  const int64_t units = m.cols / 32, row_bytes = units * kQ8BlockBytes;
-  const int64_t panel_bytes = kQ8PanelRows * row_bytes;
-  const int64_t n_panels = m.rows / kQ8PanelRows;
+void repack(Matrix& m, uint8_t* data) {
+  if (!can_repack(m) || data != m.data)
+    fail("repack: a {}x{} {} matrix cannot be repacked", m.rows, m.cols, dtype_info(m.type).name);
+  const bool q8 = m.type == DType::Q8_0;
+  const int64_t units = m.cols / 32, bb = block_bytes(m.type), row_bytes = units * bb;
+  const int64_t unit_bytes = panel_unit_bytes(m.type), weight_bytes = panel_weight_bytes(m.type);
+  const int64_t panel_bytes = kPanelRowCount * row_bytes, n_panels = m.rows / kPanelRowCount;
 #pragma omp parallel
   {
     std::vector<uint8_t> rows(panel_bytes);  // the panel's 16 rows, before they are overwritten
@@ -31,27 +38,36 @@ void repack_q8_0(Matrix& m, uint8_t* data) {
       uint8_t* panel = data + p * panel_bytes;
       std::memcpy(rows.data(), panel, panel_bytes);
       for (int64_t u = 0; u < units; ++u) {
-        uint8_t* unit = panel + u * kQ8PanelUnitBytes;
-        for (int i = 0; i < kQ8PanelRows; ++i) {
-          const uint8_t* block = rows.data() + i * row_bytes + u * kQ8BlockBytes;
-          std::memcpy(unit + kQ8PanelWeightBytes + 2 * i, block, 2);
-          for (int j = 0; j < 32; ++j)
-            unit[(j / 4) * 64 + 4 * i + j % 4] = static_cast<uint8_t>(block[2 + j] ^ 0x80);  // int8 + 128
+        uint8_t* unit = panel + u * unit_bytes;
+        for (int i = 0; i < kPanelRowCount; ++i) {
+          const uint8_t* block = rows.data() + i * row_bytes + u * bb;
+          std::memcpy(unit + weight_bytes + 2 * i, block, 2);
+          for (int j = 0; j < bb - 2; ++j)  // Q8_0: int8 + 128 as u8; Q4_0 nibbles as they are
+            unit[panel_offset(j, i)] = q8 ? static_cast<uint8_t>(block[2 + j] ^ 0x80) : block[2 + j];
         }
       }
     }
   }
-  m.layout = MatrixLayout::kQ8_0Panels;
+  m.layout = MatrixLayout::kPanels;
 }
 
-void q8_0_panel_row(const Matrix& m, int64_t r, float* out) {
-  const int64_t i = r % kQ8PanelRows, units = m.cols / 32;
+void panel_row(const Matrix& m, int64_t r, float* out) {
+  const int64_t i = r % kPanelRowCount, units = m.cols / 32;
+  const int64_t unit_bytes = panel_unit_bytes(m.type), weight_bytes = panel_weight_bytes(m.type);
   for (int64_t u = 0; u < units; ++u) {
-    const uint8_t* unit = q8_panel(m, r / kQ8PanelRows) + u * kQ8PanelUnitBytes;
+    const uint8_t* unit = panel_start(m, r / kPanelRowCount) + u * unit_bytes;
     uint16_t h;
-    std::memcpy(&h, unit + kQ8PanelWeightBytes + 2 * i, 2);
+    std::memcpy(&h, unit + weight_bytes + 2 * i, 2);
     const float d = fp16_to_f32(h);
-    for (int j = 0; j < 32; ++j) out[32 * u + j] = d * static_cast<int8_t>(unit[(j / 4) * 64 + 4 * i + j % 4] ^ 0x80);
+    if (m.type == DType::Q8_0) {
+      for (int j = 0; j < 32; ++j) out[32 * u + j] = d * static_cast<int8_t>(unit[panel_offset(j, i)] ^ 0x80);
+    } else {
+      for (int j = 0; j < 16; ++j) {
+        const uint8_t q = unit[panel_offset(j, i)];
+        out[32 * u + j] = d * ((q & 0x0F) - 8);
+        out[32 * u + 16 + j] = d * ((q >> 4) - 8);
+      }
+    }
   }
 }
 

@@ -68,9 +68,9 @@ int repack_for_kernels(LlamaWeights& w, const std::function<uint8_t*(const void*
     for (Matrix* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) matrices.push_back(m);
   int repacked = 0;
   for (Matrix* m : matrices) {
-    if (!can_repack_q8_0(*m)) continue;
+    if (!can_repack(*m)) continue;
     if (uint8_t* data = writable(m->data)) {
-      repack_q8_0(*m, data);
+      repack(*m, data);
       ++repacked;
     }
   }

@@ -147,19 +147,15 @@ INSTANTIATE_TEST_SUITE_P(
                       TypeCase{DType::Q4_0, 5, 0.6}, TypeCase{DType::Q4_K, 37, 6e-2}),
     [](const auto& info) { return std::string(dtype_info(info.param.type).name); });
 
-// Read into memory on AVX-512, Q8_0 matrices are repacked into panels
-// (kernels/repack.h); mapped, they stay rows. On AVX-512 both go through the
-// integer kernels (8-bit activations) and agree to float rounding; on the
-// scalar ISA the panels are read back exactly and give the dequantized logits.
-TEST(QuantizeStories, RepackedQ8_0MatchesTheRows) {
-  if (!isa_supported(Isa::kAvx512)) GTEST_SKIP() << "no AVX-512 on this CPU";
-  const std::string out = temp_path("q8_0_repacked");
-  quantize_model(kStoriesF32, out, DType::Q8_0);
+// See QuantizeStories.RepackedMatchesTheRows.
+void check_repacked_against_rows(DType type) {
+  const std::string out = temp_path(std::string(dtype_info(type).name) + "_repacked");
+  quantize_model(kStoriesF32, out, type);
   const testing::IsaGuard restore_isa;
   set_active_isa(Isa::kAvx512);
   auto packed = load_model(out, LoadOptions{FileLoad::kCopy});
   auto rows = load_model(out, LoadOptions{FileLoad::kMmap});
-  EXPECT_EQ(packed->weights().layers[0].wq.layout, MatrixLayout::kQ8_0Panels);
+  EXPECT_EQ(packed->weights().layers[0].wq.layout, MatrixLayout::kPanels);
   EXPECT_EQ(rows->weights().layers[0].wq.layout, MatrixLayout::kRows);
   const std::vector<float> from_rows = prompt_logits(*rows);
   const std::vector<float> from_panels = prompt_logits(*packed);
@@ -170,6 +166,19 @@ TEST(QuantizeStories, RepackedQ8_0MatchesTheRows) {
   const std::vector<float> reference = prompt_logits(*dequantized_model(out));
   EXPECT_LE(max_abs_diff(prompt_logits(*packed), reference), 1e-5 * max_abs(reference));
   std::remove(out.c_str());
+}
+
+// Read into memory on AVX-512, Q8_0 and Q4_0 matrices are repacked into
+// panels (kernels/repack.h); mapped, they stay rows. On AVX-512 both go
+// through the integer kernels (8-bit activations) and agree to float rounding;
+// on the scalar ISA the panels are read back exactly and give the dequantized
+// model's logits.
+TEST(QuantizeStories, RepackedMatchesTheRows) {
+  if (!isa_supported(Isa::kAvx512)) GTEST_SKIP() << "no AVX-512 on this CPU";
+  for (DType type : {DType::Q8_0, DType::Q4_0}) {
+    SCOPED_TRACE(dtype_info(type).name);
+    check_repacked_against_rows(type);
+  }
 }
 
 TEST(QuantizeRandom, Q4KWithRowsOf256) {

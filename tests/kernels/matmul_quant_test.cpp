@@ -129,12 +129,12 @@ Problem make_problem(DType type, int64_t rows, int64_t cols, int n_tokens, uint3
   return p;
 }
 
-// With repacked, the weights go through repack_q8_0 first (same bounds: the
+// With repacked, the weights go through repack() first (same bounds: the
 // panel kernels make the same exact int32 sums and float products).
 void check(const Problem& p, bool repacked = false) {
   std::vector<uint8_t> bytes = p.weights;
   Matrix w{p.type, p.rows, p.cols, bytes.data()};
-  if (repacked) repack_q8_0(w, bytes.data());
+  if (repacked) repack(w, bytes.data());
   std::vector<float> y(p.n_tokens * p.rows, std::numeric_limits<float>::quiet_NaN());
   matmul(w, p.x.data(), p.n_tokens, y.data());
   const bool integer = find_kernel(active_isa(), w).activations != ActivationFormat::kF32;
@@ -180,42 +180,47 @@ TEST(MatmulQuant, ManyRows) {
     }
 }
 
-// Q8_0 repacked into 16-row panels at load: one panel, an odd number of
-// panels (a pair and a single), wide rows; every token remainder of the tiles.
-TEST(MatmulQuant, RepackedQ8_0EveryIsa) {
+// Q8_0 and Q4_0 repacked into 16-row panels at load: one panel, an odd
+// number of panels (a pair and a single), wide rows; every token remainder.
+TEST(MatmulQuant, RepackedEveryIsa) {
   uint32_t seed = 500;
-  for (int64_t rows : {16, 48, 160})
-    for (int64_t cols : {64, 192, 768})
-      for (int n_tokens : {1, 2, 3, 4, 5, 13, 64}) {
-        if (rows * cols * n_tokens > 2'000'000) continue;
-        check_all_isas(make_problem(DType::Q8_0, rows, cols, n_tokens, seed++), true);
-        if (HasFatalFailure()) return;
-      }
-  check_all_isas(make_problem(DType::Q8_0, 2048, 2048, 1, seed++), true);
+  for (DType type : {DType::Q8_0, DType::Q4_0}) {
+    for (int64_t rows : {16, 48, 160})
+      for (int64_t cols : {64, 192, 768})
+        for (int n_tokens : {1, 2, 3, 4, 5, 13, 64}) {
+          if (rows * cols * n_tokens > 2'000'000) continue;
+          check_all_isas(make_problem(type, rows, cols, n_tokens, seed++), true);
+          if (HasFatalFailure()) return;
+        }
+    check_all_isas(make_problem(type, 2048, 2048, 1, seed++), true);
+  }
 }
 
-// A repacked row reads back exactly as the Q8_0 row decodes; what cannot be
+// A repacked row reads back exactly as the GGUF row decodes; what cannot be
 // repacked is refused.
 TEST(MatmulQuant, RepackedRowsReadBackExactly) {
-  const Problem p = make_problem(DType::Q8_0, 48, 192, 1, 3);
-  std::vector<uint8_t> bytes = p.weights;
-  Matrix w{DType::Q8_0, 48, 192, bytes.data()};
-  ASSERT_TRUE(can_repack_q8_0(w));
-  repack_q8_0(w, bytes.data());
-  EXPECT_EQ(w.layout, MatrixLayout::kQ8_0Panels);
-  EXPECT_NE(bytes, p.weights);
-  std::vector<float> got(192), want(192);
-  for (int64_t r = 0; r < 48; ++r) {
-    matrix_row(w, r, got.data());
-    dequantize_row(DType::Q8_0, p.weights.data() + r * row_bytes(DType::Q8_0, 192), want.data(), 192);
-    ASSERT_EQ(got, want) << "row " << r;
+  for (DType type : {DType::Q8_0, DType::Q4_0}) {
+    const Problem p = make_problem(type, 48, 192, 1, 3);
+    std::vector<uint8_t> bytes = p.weights;
+    Matrix w{type, 48, 192, bytes.data()};
+    ASSERT_TRUE(can_repack(w));
+    repack(w, bytes.data());
+    EXPECT_EQ(w.layout, MatrixLayout::kPanels);
+    EXPECT_NE(bytes, p.weights);
+    std::vector<float> got(192), want(192);
+    for (int64_t r = 0; r < 48; ++r) {
+      matrix_row(w, r, got.data());
+      dequantize_row(type, p.weights.data() + r * row_bytes(type, 192), want.data(), 192);
+      ASSERT_EQ(got, want) << dtype_info(type).name << " row " << r;
+    }
+    EXPECT_FALSE(can_repack(w));  // already panels
   }
-  EXPECT_FALSE(can_repack_q8_0(w));  // already panels
-  for (const Matrix& m : {Matrix{DType::Q8_0, 40, 192, bytes.data()}, Matrix{DType::Q8_0, 48, 96, bytes.data()},
-                          Matrix{DType::Q4_0, 48, 192, bytes.data()}}) {
-    EXPECT_FALSE(can_repack_q8_0(m));
+  std::vector<uint8_t> bytes(48 * row_bytes(DType::Q4_K, 256));
+  for (const Matrix& m : {Matrix{DType::Q8_0, 40, 192, bytes.data()}, Matrix{DType::Q4_0, 48, 96, bytes.data()},
+                          Matrix{DType::Q4_K, 48, 256, bytes.data()}}) {
+    EXPECT_FALSE(can_repack(m));
     Matrix copy = m;
-    EXPECT_THROW(repack_q8_0(copy, bytes.data()), Error);
+    EXPECT_THROW(repack(copy, bytes.data()), Error);
   }
 }
 

@@ -22,10 +22,18 @@ size_t activation_row_bytes(ActivationFormat format, int64_t cols);
 // Quantizes one activation row for the integer kernels.
 void quantize_activation_row(ActivationFormat format, const float* x, void* out, int64_t cols);
 
+// Bytes of the quads (QuadUnit, quant_activation_layout.h) of n_tokens rows.
+size_t activation_quads_bytes(int64_t cols, int n_tokens);
+// Interleaves quads [q0, q1) of n_tokens quantized rows (row_bytes apart) into
+// `quads` (the whole array, activation_quads_bytes long).
+void pack_activation_quads(ActivationFormat format, const uint8_t* rows, size_t row_bytes, int n_tokens,
+                           int64_t cols, int64_t q0, int64_t q1, void* quads);
+
 struct Activations {
   const float* f32 = nullptr;      // [n_tokens, cols]
   const uint8_t* quant = nullptr;  // [n_tokens] rows of activation_row_bytes, or null for kF32
   size_t quant_row_bytes = 0;
+  const void* quads = nullptr;     // the rows as quads, when the kernel reads them (quads_from_tokens)
   int n_tokens = 0;
   int64_t cols = 0;
 };
@@ -39,6 +47,7 @@ struct KernelEntry {
   MatmulKernel fn = nullptr;  // null: no kernel for this type on this ISA
   ActivationFormat activations = ActivationFormat::kF32;
   int64_t row_granularity = 1;  // row ranges handed to fn are multiples of this (but the last)
+  int quads_from_tokens = 0;    // fn reads Activations::quads from this many tokens on (0: never)
 };
 
 // Kernel tables, one function per ISA and family, each in its own file.

@@ -321,7 +321,7 @@ void decode_q4_0(const Matrix& w, const Activations& x, float* y, int64_t ldy, i
 
 constexpr int kPanelRows = 16;
 static_assert(kPanelRows == kPanelRowCount, "the load-time panels are the kernels' panels");
-constexpr int kTileTokens = 4;
+constexpr int kTileTokens = kQuadTokens;
 
 // One unit (32 columns) of a 16-row panel: w[g] holds columns 4g..4g+3 of
 // every row (row i in bytes 4i..4i+3), then each row's scale and min.
@@ -383,40 +383,6 @@ void pack_panel(const uint8_t* const rows[kPanelRows], int64_t units, PackedUnit
   }
 }
 
-// The activations of up to kTileTokens tokens, interleaved per unit so one
-// pointer with constant offsets reaches all of them (four row pointers, their
-// scales and sums did not fit the general registers next to the panels').
-// Lanes past the tile's tokens are zero.
-struct alignas(64) QuadUnit {
-  int32_t q[8][kTileTokens];   // group g: bytes 4g..4g+3 of the unit, per token
-  float d[kTileTokens];        // the token's scale for this unit
-  int32_t start[kTileTokens];  // kQ8_0: the int32 start, -(Σx << kOffsetShift)
-  float dsum[kTileTokens];     // kQ8_K: d · Σx of the unit (the min term)
-  int32_t pad[4];
-};
-static_assert(sizeof(QuadUnit) == 192, "three cache lines per unit");
-
-// Interleaves tokens [t0, t0 + n) of x into units[0, units).
-template <class W>
-void pack_quad(const Activations& x, const ActLayout& l, int t0, int n, int64_t units, QuadUnit* out) {
-  std::memset(static_cast<void*>(out), 0, units * sizeof(QuadUnit));
-  for (int t = 0; t < n; ++t) {
-    const ActRow a = act_row(x, l, t0 + t);
-    for (int64_t u = 0; u < units; ++u) {
-      QuadUnit& o = out[u];
-      for (int g = 0; g < 8; ++g) o.q[g][t] = load_i32(a.q + 32 * u + 4 * g);
-      if constexpr (W::kAct == ActivationFormat::kQ8_0) {
-        o.d[t] = a.d[u];
-        if constexpr (W::kOffsetShift >= 0)
-          o.start[t] = -(static_cast<const int32_t*>(a.sums)[u] << W::kOffsetShift);
-      } else {
-        o.d[t] = a.d[u / 8];
-        o.dsum[t] = static_cast<const float*>(a.sums)[u];
-      }
-    }
-  }
-}
-
 // Where a tile reads a panel: packed per call (PackedUnit), or repacked at load
 // (kernels/repack.h: fp16 scales, no mins; Q4_0 nibbles unpacked here, the
 // low ones of vector g as group g, the high ones as group g + 4).
@@ -453,7 +419,8 @@ template <class W, int R, int T, class Panel>
     __m512i iacc[R][T];
 #pragma GCC unroll 8
     for (int t = 0; t < T; ++t) {
-      const __m512i init = W::kOffsetShift >= 0 ? _mm512_set1_epi32(a.start[t]) : _mm512_setzero_si512();
+      const __m512i init =
+          W::kOffsetShift >= 0 ? _mm512_set1_epi32(-(a.sum[t] << W::kOffsetShift)) : _mm512_setzero_si512();
 #pragma GCC unroll 4
       for (int p = 0; p < R; ++p) iacc[p][t] = init;
     }
@@ -499,7 +466,7 @@ void tile_store(const Panel panels[R], int64_t units, const QuadUnit* act, int t
   }
 }
 
-// quads: the activations packed by pack_quad, kTileTokens tokens per quad.
+// quads: the activations as QuadUnit (quant_activation_layout.h), kTileTokens tokens per quad.
 template <class W, int R, class Panel>
 void tokens_tiles(const Panel panels[R], int64_t units, const QuadUnit* quads, int n_tokens, float* y,
                   int64_t ldy, int64_t r, int64_t rows) {
@@ -515,28 +482,12 @@ void tokens_tiles(const Panel panels[R], int64_t units, const QuadUnit* quads, i
   static_assert(kTileTokens == 4, "the switch covers 1..kTileTokens");
 }
 
-// The activations of x as pack_quad interleaves them, in this thread's scratch
-// after `reserved` bytes (the caller's part).
-template <class W>
-const QuadUnit* quads_of(const Activations& x, int64_t units, size_t reserved, void** scratch) {
-  const ActLayout l = act_layout(W::kAct, x.cols);
-  const int64_t n_quads = (x.n_tokens + kTileTokens - 1) / kTileTokens;
-  *scratch = kernel_scratch(reserved + n_quads * units * sizeof(QuadUnit));
-  auto* quads = reinterpret_cast<QuadUnit*>(static_cast<uint8_t*>(*scratch) + reserved);
-  for (int64_t q = 0; q < n_quads; ++q) {
-    const int t0 = static_cast<int>(q * kTileTokens);
-    pack_quad<W>(x, l, t0, std::min(kTileTokens, x.n_tokens - t0), units, quads + q * units);
-  }
-  return quads;
-}
-
 // Rows [r0, r1) for all tokens, packing 2 panels of rows at a time.
 template <class W>
 void gemm(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
   const int64_t units = w.cols / 32;
-  void* scratch = nullptr;
-  const QuadUnit* quads = quads_of<W>(x, units, 2 * units * sizeof(PackedUnit), &scratch);
-  auto* buf = static_cast<PackedUnit*>(scratch);
+  const auto* quads = static_cast<const QuadUnit*>(x.quads);
+  auto* buf = static_cast<PackedUnit*>(kernel_scratch(2 * units * sizeof(PackedUnit)));
   const CallPanel panels[2] = {{buf}, {buf + units}};
   for (int64_t r = r0; r < r1; r += 2 * kPanelRows) {
     const int64_t rows = r1 - r < 2 * kPanelRows ? r1 - r : 2 * kPanelRows;
@@ -561,8 +512,7 @@ template <class W, DType kType>
 void panel_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
   using Panel = LoadPanel<kType>;
   const int64_t units = w.cols / 32;
-  void* scratch = nullptr;
-  const QuadUnit* quads = quads_of<W>(x, units, 0, &scratch);
+  const auto* quads = static_cast<const QuadUnit*>(x.quads);
   auto panel = [&](int64_t r) { return Panel{panel_start(w, r / kPanelRows)}; };
   const int64_t step = x.n_tokens < kTileTokens ? kPanelRows : 2 * kPanelRows;
   for (int64_t r = r0; r < r1; r += step) {
@@ -604,17 +554,17 @@ void quant_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, 
 
 KernelEntry panel_kernel_avx512(DType type) {
   switch (type) {
-    case DType::Q8_0: return {panel_matmul<Q8_0, DType::Q8_0>, Q8_0::kAct, kPanelRows};
-    case DType::Q4_0: return {panel_matmul<Q4_0, DType::Q4_0>, Q4_0::kAct, kPanelRows};
+    case DType::Q8_0: return {panel_matmul<Q8_0, DType::Q8_0>, Q8_0::kAct, kPanelRows, 1};
+    case DType::Q4_0: return {panel_matmul<Q4_0, DType::Q4_0>, Q4_0::kAct, kPanelRows, 1};
     default: return {};
   }
 }
 
 KernelEntry quant_kernel_avx512(DType type) {
   switch (type) {
-    case DType::Q8_0: return {quant_matmul<Q8_0>, Q8_0::kAct, kPanelRows};
-    case DType::Q4_0: return {quant_matmul<Q4_0>, Q4_0::kAct, kPanelRows};
-    case DType::Q4_K: return {quant_matmul<Q4_K>, Q4_K::kAct, kPanelRows};
+    case DType::Q8_0: return {quant_matmul<Q8_0>, Q8_0::kAct, kPanelRows, kMaxDecodeTokens + 1};
+    case DType::Q4_0: return {quant_matmul<Q4_0>, Q4_0::kAct, kPanelRows, kMaxDecodeTokens + 1};
+    case DType::Q4_K: return {quant_matmul<Q4_K>, Q4_K::kAct, kPanelRows, kMaxDecodeTokens + 1};
     default: return {};
   }
 }

@@ -33,5 +33,20 @@ constexpr ActLayout act_layout(ActivationFormat format, int64_t cols) {
   return {scales, sums, sums + act_round_up(4 * (cols / 32))};
 }
 
+// The quantized activations of up to kQuadTokens tokens interleaved per unit
+// of 32 elements, for the AVX-512 integer tiles: one pointer with constant
+// offsets reaches a tile's tokens (four rows' pointers, scales and sums did not
+// fit the general registers next to the weights'). Quad k holds tokens
+// 4k..4k+3 as [cols/32] units; lanes past the last token are zero.
+constexpr int kQuadTokens = 4;
+struct alignas(64) QuadUnit {
+  int32_t q[8][kQuadTokens];  // group g: bytes 4g..4g+3 of the unit, per token
+  float d[kQuadTokens];       // the token's scale for this unit (kQ8_K: its super-block's)
+  int32_t sum[kQuadTokens];   // kQ8_0: Σq of the unit
+  float dsum[kQuadTokens];    // kQ8_K: d·Σq of the unit
+  int32_t pad[4];
+};
+static_assert(sizeof(QuadUnit) == 192, "three cache lines per unit");
+
 }  // namespace
 }  // namespace skiff

@@ -9,7 +9,7 @@
 //   bench_attention [--prefill-max 32768] [--decode-ctx 16384] [--threads N] [--decode-reps N]
 //                   [--scattered] [--skip-prefill] [--skip-decode]
 //                   [--batch-seqs 64] [--batch-ctx 200] [--batch-kv-heads 12] [--batch-group 1]
-//                   [--batch-head-dim 64] [--skip-batch]
+//                   [--batch-head-dim 64] [--batch-layers 12] [--skip-batch]
 #include <fmt/format.h>
 #include <omp.h>
 #include <sys/resource.h>
@@ -232,37 +232,46 @@ double bench_decode(int ctx, KvElement element, const char* element_name, int he
 
 // Batched decode as the engine steps it: `seqs` sequences of ctx cached
 // positions each, one query token per sequence, one flash_attention call per
-// (sequence, KV head) spread over the threads. Returns ns per cached key and
-// query row, per thread (so with one thread, the kernel's cost per key).
+// (sequence, KV head) spread over the threads, layer after layer (so the K/V
+// of all layers, far past L3, come from memory as in the engine). Scattered:
+// each sequence's blocks interleave with the others' in the pool, as when
+// sequences grow together. Returns ns per cached key and query row, per
+// thread (with one thread, the kernel's cost per key), and sets *gbs.
 struct BatchShape {
-  int seqs = 64, ctx = 200, kv_heads = 12, group = 1, head_dim = 64;
+  int seqs = 64, ctx = 200, kv_heads = 12, group = 1, head_dim = 64, layers = 12;
 };
 
-double bench_batch(const BatchShape& b, KvElement element, int reps) {
+double bench_batch(const BatchShape& b, KvElement element, int reps, bool scattered, double* gbs) {
   const int block = 16, seq_blocks = (b.ctx + block - 1) / block, blocks = b.seqs * seq_blocks;
   const size_t row = kv_row_size(element, b.head_dim);
   const size_t block_stride = row * block, head_array = block_stride * blocks;
-  HugePageBuffer pool(2 * b.kv_heads * head_array);
+  const size_t layer_bytes = 2 * b.kv_heads * head_array;
+  HugePageBuffer pool(b.layers * layer_bytes);
   fill_rows(pool, element, b.head_dim, row);
-  std::vector<int> table(blocks);  // sequence s owns blocks [s * seq_blocks, (s + 1) * seq_blocks)
-  for (int i = 0; i < blocks; ++i) table[i] = i;
+  std::vector<int> table(blocks);  // sequence s's blocks at [s * seq_blocks, (s + 1) * seq_blocks)
+  for (int s = 0; s < b.seqs; ++s)
+    for (int i = 0; i < seq_blocks; ++i) table[s * seq_blocks + i] = scattered ? i * b.seqs + s : s * seq_blocks + i;
   const int q_row = b.kv_heads * b.group * b.head_dim;
   const auto q = random_floats(static_cast<size_t>(b.seqs) * q_row, 5);
   std::vector<float> out(q.size());
   const float scale = 1.0f / std::sqrt(static_cast<float>(b.head_dim));
   auto step = [&] {
-#pragma omp parallel for schedule(dynamic, 4)
-    for (int w = 0; w < b.seqs * b.kv_heads; ++w) {
-      const int s = w / b.kv_heads, h = w % b.kv_heads;
-      const KvBlocks kv{table.data() + s * seq_blocks, pool.data() + h * head_array,
-                        pool.data() + (b.kv_heads + h) * head_array, block_stride, block, b.ctx, element};
-      const size_t at = static_cast<size_t>(s) * q_row + h * b.group * b.head_dim;
-      flash_attention({q.data() + at, q_row, out.data() + at, q_row, 1, b.group, b.ctx - 1}, kv, b.head_dim,
-                      scale);
+    for (int l = 0; l < b.layers; ++l) {
+      const uint8_t* layer = pool.data() + l * layer_bytes;
+#pragma omp parallel for schedule(dynamic, 1)
+      for (int w = 0; w < b.seqs * b.kv_heads; ++w) {
+        const int s = w / b.kv_heads, h = w % b.kv_heads;
+        const KvBlocks kv{table.data() + s * seq_blocks, layer + h * head_array,
+                          layer + (b.kv_heads + h) * head_array, block_stride, block, b.ctx, element};
+        const size_t at = static_cast<size_t>(s) * q_row + h * b.group * b.head_dim;
+        flash_attention({q.data() + at, q_row, out.data() + at, q_row, 1, b.group, b.ctx - 1}, kv, b.head_dim,
+                        scale);
+      }
     }
   };
   const double best = best_seconds(reps, step);
-  const double key_rows = static_cast<double>(b.seqs) * b.kv_heads * b.group * b.ctx;
+  const double key_rows = static_cast<double>(b.seqs) * b.kv_heads * b.group * b.ctx * b.layers;
+  *gbs = static_cast<double>(b.layers) * 2 * b.kv_heads * b.seqs * b.ctx * row / best / 1e9;
   return best * 1e9 * omp_get_max_threads() / key_rows;
 }
 
@@ -279,7 +288,7 @@ int main(int argc, char** argv) {
       fmt::print("bench_attention [--prefill-max 32768] [--decode-ctx 16384] [--threads N] [--decode-reps N]\n"
                  "                [--scattered] [--skip-prefill] [--skip-decode] [--skip-batch]\n"
                  "                [--batch-seqs 64] [--batch-ctx 200] [--batch-kv-heads 12] [--batch-group 1]\n"
-                 "                [--batch-head-dim 64]\n");
+                 "                [--batch-head-dim 64] [--batch-layers 12]\n");
       return 0;
     }
     if (a == "--prefill-max") prefill_max = next();
@@ -295,15 +304,16 @@ int main(int argc, char** argv) {
     else if (a == "--batch-kv-heads") shape.kv_heads = next();
     else if (a == "--batch-group") shape.group = next();
     else if (a == "--batch-head-dim") shape.head_dim = next();
+    else if (a == "--batch-layers") shape.layers = next();
     else { fmt::print(stderr, "unknown argument {}\n", a); return 2; }
   }
   if (threads > 0) omp_set_num_threads(threads);
   // Prefill runs in child processes, forked before this process starts
   // OpenMP's thread pool (libgomp does not survive a fork once running).
   if (prefill) bench_prefill(prefill_max);
+  const double triad = decode || batch ? bench::measure_triad_gbs(size_t{256} << 20, omp_get_max_threads(), 5) : 0;
+  if (decode || batch) fmt::print("\nthreads {}, triad {:.1f} GB/s\n", omp_get_max_threads(), triad);
   if (decode) {
-    const double triad = bench::measure_triad_gbs(size_t{256} << 20, omp_get_max_threads(), 5);
-    fmt::print("\nthreads {}, triad {:.1f} GB/s\n", omp_get_max_threads(), triad);
     fmt::print("\n## Decode attention, 8 KV heads x group 4, one token over the cached context, blocks {}\n\n",
                scattered ? "scattered in the pool" : "in pool order");
     fmt::print("| context | KV type | head dim | K+V MiB | ms | GB/s | of triad |\n|---:|---|---:|---:|---:|---:|---:|\n");
@@ -314,11 +324,16 @@ int main(int argc, char** argv) {
       }
   }
   if (batch) {
-    fmt::print("\n## Batched decode, {} sequences x {} KV heads x group {}, context {}, head dim {}, "
-               "threads {}\n\n| KV type | ns per key and row (x threads) |\n|---|---:|\n",
-               shape.seqs, shape.kv_heads, shape.group, shape.ctx, shape.head_dim, omp_get_max_threads());
-    for (auto [e, name] : {std::pair{KvElement::kF16, "f16"}, {KvElement::kQ8_0, "q8_0"}, {KvElement::kF32, "f32"}})
-      fmt::print("| {} | {:.2f} |\n", name, bench_batch(shape, e, std::max(decode_reps, 20)));
+    fmt::print("\n## Batched decode, {} sequences x {} KV heads x group {}, context {}, head dim {}, {} layers, "
+               "blocks {}, threads {}\n\n| KV type | ns per key and row (x threads) | GB/s | of triad |\n"
+               "|---|---:|---:|---:|\n",
+               shape.seqs, shape.kv_heads, shape.group, shape.ctx, shape.head_dim, shape.layers,
+               scattered ? "interleaved across sequences" : "in pool order", omp_get_max_threads());
+    for (auto [e, name] : {std::pair{KvElement::kF16, "f16"}, {KvElement::kQ8_0, "q8_0"}, {KvElement::kF32, "f32"}}) {
+      double gbs = 0;
+      const double ns = bench_batch(shape, e, std::max(decode_reps, 5), scattered, &gbs);
+      fmt::print("| {} | {:.2f} | {:.1f} | {:.0f}% |\n", name, ns, gbs, 100 * gbs / triad);
+    }
   }
   return 0;
 }

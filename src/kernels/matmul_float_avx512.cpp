@@ -19,6 +19,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 #include "kernels/matmul_kernels.h"
+#include "kernels/repack.h"
 #include "kernels/scratch.h"
 
 namespace skiff {
@@ -28,12 +29,14 @@ namespace {
 // Lanes outside `mask` read nothing and are zero, so tails need no copies.
 
 struct F32W {
+  static constexpr bool kPanels = false;
   static __m512 load16(const uint8_t* row, int64_t i, __mmask16 mask) {
     return _mm512_maskz_loadu_ps(mask, reinterpret_cast<const float*>(row) + i);
   }
 };
 
 struct F16W {
+  static constexpr bool kPanels = false;
   static __m512 load16(const uint8_t* row, int64_t i, __mmask16 mask) {
     return _mm512_cvtph_ps(
         _mm256_maskz_loadu_epi16(mask, reinterpret_cast<const uint16_t*>(row) + i));
@@ -42,9 +45,19 @@ struct F16W {
 
 // bfloat16 is the top half of an f32: widen to 32 bits and shift into place.
 struct BF16W {
+  static constexpr bool kPanels = false;
   static __m512 load16(const uint8_t* row, int64_t i, __mmask16 mask) {
     const __m256i h = _mm256_maskz_loadu_epi16(mask, reinterpret_cast<const uint16_t*>(row) + i);
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+  }
+};
+
+// F16 repacked into 16-row panels at load (kernels/repack.h): column k of the
+// panel's rows is one vector.
+struct F16Panels {
+  static constexpr bool kPanels = true;
+  static __m512 column(const uint8_t* panel, int64_t k) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + 32 * k)));
   }
 };
 
@@ -78,9 +91,32 @@ inline void decode_step(const uint8_t* const* rows, const float* x, int64_t cols
   }
 }
 
+// Panels: one stream of 16 rows, two accumulator chains per token (columns
+// alternate), no reductions across lanes: lane i is row i.
+template <int T>
+void decode_panels(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
+  const int64_t cols = w.cols;
+  for (int64_t r = r0; r < r1; r += kPanelRowCount) {
+    const uint8_t* panel = panel_start(w, r / kPanelRowCount);
+    __m512 acc[2][T];
+#pragma GCC unroll 8
+    for (int t = 0; t < T; ++t) acc[0][t] = acc[1][t] = _mm512_setzero_ps();
+    for (int64_t k = 0; k < cols; k += 2)
+#pragma GCC unroll 2
+      for (int h = 0; h < 2; ++h) {
+        const __m512 wv = F16Panels::column(panel, k + h);
+#pragma GCC unroll 4
+        for (int t = 0; t < T; ++t)
+          acc[h][t] = _mm512_fmadd_ps(wv, _mm512_set1_ps(x.f32[t * cols + k + h]), acc[h][t]);
+      }
+#pragma GCC unroll 4
+    for (int t = 0; t < T; ++t) _mm512_storeu_ps(y + t * ldy + r, _mm512_add_ps(acc[0][t], acc[1][t]));
+  }
+}
+
 template <class W, int T>
-void decode(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0,
-            int64_t r1) {
+void decode_rows(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0,
+                 int64_t r1) {
   constexpr int R = kDecodeRows<T>;
   const int64_t cols = w.cols, body = cols & ~int64_t{15};
   for (int64_t r = r0; r < r1; r += R) {
@@ -103,6 +139,12 @@ void decode(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_
   }
 }
 
+template <class W, int T>
+void decode(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
+  if constexpr (W::kPanels) decode_panels<T>(w, x, y, ldy, r0, r1);
+  else decode_rows<W, T>(w, x, y, ldy, r0, r1);
+}
+
 // ---- prefill: cache-blocked GEMM -------------------------------------------
 
 constexpr int kNR = 32;   // weight rows (outputs) per tile: two zmm per token
@@ -110,6 +152,20 @@ constexpr int kMR = 12;   // tokens per tile: 24 accumulators + 2 weights + 1 br
 constexpr int kKC = 512;  // depth of a packed block: a token micro-panel (24 KB) stays in L1
 constexpr int kNC = 128;  // weight rows per packed block: 256 KB of f32, in L2
 constexpr int kMC = 512;  // tokens per pass: each weight is converted once per pass
+
+// Panels hold each column's rows together already: packing is conversion.
+// Rows [j0, j0 + n) are whole panels (n a multiple of 16).
+void pack_panel_weights(const Matrix& w, int64_t j0, int64_t n, int64_t k0, int kc, float* wp) {
+  for (int64_t jb = 0; jb < round_up(n, kNR); jb += kPanelRowCount) {
+    float* out = wp + jb / kNR * kc * kNR + jb % kNR;
+    if (jb >= n) {
+      for (int k = 0; k < kc; ++k) _mm512_storeu_ps(out + k * kNR, _mm512_setzero_ps());
+      continue;
+    }
+    const uint8_t* panel = panel_start(w, (j0 + jb) / kPanelRowCount);
+    for (int k = 0; k < kc; ++k) _mm512_storeu_ps(out + k * kNR, F16Panels::column(panel, k0 + k));
+  }
+}
 
 // In-register transpose of a 16x16 block: v[r] lane c becomes v[c] lane r.
 __attribute__((always_inline)) inline void transpose16(__m512 (&v)[16]) {
@@ -141,7 +197,7 @@ __attribute__((always_inline)) inline void transpose16(__m512 (&v)[16]) {
 // Packs weight rows [j0, j0 + n) x columns [k0, k0 + kc) as f32 panels of kNR
 // rows, each laid out [kc][kNR]; rows past n (up to a multiple of kNR) are zero.
 template <class W>
-void pack_weights(const Matrix& w, int64_t j0, int64_t n, int64_t k0, int kc, float* wp) {
+void pack_row_weights(const Matrix& w, int64_t j0, int64_t n, int64_t k0, int kc, float* wp) {
   const size_t stride = row_bytes(w.type, w.cols);
   const uint8_t* base = w.row(j0);
   for (int64_t jb = 0; jb < round_up(n, kNR); jb += 16) {
@@ -157,6 +213,12 @@ void pack_weights(const Matrix& w, int64_t j0, int64_t n, int64_t k0, int kc, fl
       for (int q = 0; q < 16 && kk + q < kc; ++q) _mm512_storeu_ps(panel + (kk + q) * kNR, v[q]);
     }
   }
+}
+
+template <class W>
+void pack_weights(const Matrix& w, int64_t j0, int64_t n, int64_t k0, int kc, float* wp) {
+  if constexpr (W::kPanels) pack_panel_weights(w, j0, n, k0, kc, wp);
+  else pack_row_weights<W>(w, j0, n, k0, kc, wp);
 }
 
 // Packs columns [k0, k0 + kc) of tokens [t0, t0 + m) as micro-panels of kMR
@@ -243,5 +305,9 @@ void gemm(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t 
 }  // namespace
 
 KernelEntry float_kernel_avx512(DType type) { return float_kernel_for(type); }
+
+KernelEntry float_panel_kernel_avx512(DType type) {
+  return type == DType::F16 ? KernelEntry{float_matmul<F16Panels>, ActivationFormat::kF32, kNR} : KernelEntry{};
+}
 
 }  // namespace skiff

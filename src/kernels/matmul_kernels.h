@@ -56,7 +56,8 @@ KernelEntry float_kernel_avx2(DType type);    // matmul_float_avx2.cpp: F32, F16
 KernelEntry float_kernel_avx512(DType type);  // matmul_float_avx512.cpp
 KernelEntry quant_kernel_avx2(DType type);    // matmul_quant_avx2.cpp: Q8_0, Q4_0, Q4_K
 KernelEntry quant_kernel_avx512(DType type);  // matmul_quant_avx512.cpp
-KernelEntry panel_kernel_avx512(DType type);  // matmul_quant_avx512.cpp: kPanels
+KernelEntry quant_panel_kernel_avx512(DType type);  // matmul_quant_avx512.cpp: Q8_0, Q4_0 kPanels
+KernelEntry float_panel_kernel_avx512(DType type);  // matmul_float_avx512.cpp: F16 kPanels
 
 // The kernel matmul() uses for w on `isa`: by layout, then by type.
 KernelEntry find_kernel(Isa isa, const Matrix& w);

@@ -552,7 +552,7 @@ void quant_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, 
 
 }  // namespace
 
-KernelEntry panel_kernel_avx512(DType type) {
+KernelEntry quant_panel_kernel_avx512(DType type) {
   switch (type) {
     case DType::Q8_0: return {panel_matmul<Q8_0, DType::Q8_0>, Q8_0::kAct, kPanelRows, 1};
     case DType::Q4_0: return {panel_matmul<Q4_0, DType::Q4_0>, Q4_0::kAct, kPanelRows, 1};

@@ -19,17 +19,45 @@ int64_t panel_offset(int j, int i) { return (j / 4) * 64 + 4 * i + j % 4; }
 }  // namespace
 
 bool can_repack(const Matrix& m) {
-  return (m.type == DType::Q8_0 || m.type == DType::Q4_0) && m.layout == MatrixLayout::kRows && m.rows > 0 &&
-         m.rows % kPanelRowCount == 0 && m.cols % 64 == 0;
+  return (m.type == DType::Q8_0 || m.type == DType::Q4_0 || m.type == DType::F16) &&
+         m.layout == MatrixLayout::kRows && m.rows > 0 && m.rows % kPanelRowCount == 0 && m.cols % 64 == 0;
 }
+
+namespace {
+
+// Panel `panel` of F16 from its 16 rows.
+void repack_f16_panel(const uint8_t* rows, int64_t cols, uint8_t* panel) {
+  for (int i = 0; i < kPanelRowCount; ++i)
+    for (int64_t k = 0; k < cols; ++k) std::memcpy(panel + 2 * (k * kPanelRowCount + i), rows + 2 * (i * cols + k), 2);
+}
+
+// Panel `panel` of Q8_0 / Q4_0 from its 16 rows.
+void repack_blocks_panel(DType type, const uint8_t* rows, int64_t cols, uint8_t* panel) {
+  const bool q8 = type == DType::Q8_0;
+  const int64_t units = cols / 32, bb = block_bytes(type), row_bytes = units * bb;
+  const int64_t unit_bytes = panel_unit_bytes(type), weight_bytes = panel_weight_bytes(type);
+  for (int64_t u = 0; u < units; ++u) {
+    uint8_t* unit = panel + u * unit_bytes;
+    for (int i = 0; i < kPanelRowCount; ++i) {
+      const uint8_t* block = rows + i * row_bytes + u * bb;
+      std::memcpy(unit + weight_bytes + 2 * i, block, 2);
+      for (int j = 0; j < bb - 2; j += 4) {  // 4 bytes at a time: Q8_0 int8 + 128 as u8; Q4_0 as is
+        uint32_t four;
+        std::memcpy(&four, block + 2 + j, 4);
+        if (q8) four ^= 0x80808080u;
+        std::memcpy(unit + panel_offset(j, i), &four, 4);
+      }
+    }
+  }
+}
+
+}  // namespace
 
 void repack(Matrix& m, uint8_t* data) {
   if (!can_repack(m) || data != m.data)
     fail("repack: a {}x{} {} matrix cannot be repacked", m.rows, m.cols, dtype_info(m.type).name);
-  const bool q8 = m.type == DType::Q8_0;
-  const int64_t units = m.cols / 32, bb = block_bytes(m.type), row_bytes = units * bb;
-  const int64_t unit_bytes = panel_unit_bytes(m.type), weight_bytes = panel_weight_bytes(m.type);
-  const int64_t panel_bytes = kPanelRowCount * row_bytes, n_panels = m.rows / kPanelRowCount;
+  const int64_t panel_bytes = kPanelRowCount * static_cast<int64_t>(row_bytes(m.type, m.cols));
+  const int64_t n_panels = m.rows / kPanelRowCount;
 #pragma omp parallel
   {
     std::vector<uint8_t> rows(panel_bytes);  // the panel's 16 rows, before they are overwritten
@@ -37,19 +65,8 @@ void repack(Matrix& m, uint8_t* data) {
     for (int64_t p = 0; p < n_panels; ++p) {
       uint8_t* panel = data + p * panel_bytes;
       std::memcpy(rows.data(), panel, panel_bytes);
-      for (int64_t u = 0; u < units; ++u) {
-        uint8_t* unit = panel + u * unit_bytes;
-        for (int i = 0; i < kPanelRowCount; ++i) {
-          const uint8_t* block = rows.data() + i * row_bytes + u * bb;
-          std::memcpy(unit + weight_bytes + 2 * i, block, 2);
-          for (int j = 0; j < bb - 2; j += 4) {  // 4 bytes at a time: Q8_0 int8 + 128 as u8; Q4_0 as is
-            uint32_t four;
-            std::memcpy(&four, block + 2 + j, 4);
-            if (q8) four ^= 0x80808080u;
-            std::memcpy(unit + panel_offset(j, i), &four, 4);
-          }
-        }
-      }
+      if (m.type == DType::F16) repack_f16_panel(rows.data(), m.cols, panel);
+      else repack_blocks_panel(m.type, rows.data(), m.cols, panel);
     }
   }
   m.layout = MatrixLayout::kPanels;
@@ -57,6 +74,15 @@ void repack(Matrix& m, uint8_t* data) {
 
 void panel_row(const Matrix& m, int64_t r, float* out) {
   const int64_t i = r % kPanelRowCount, units = m.cols / 32;
+  if (m.type == DType::F16) {
+    const uint8_t* panel = panel_start(m, r / kPanelRowCount);
+    for (int64_t k = 0; k < m.cols; ++k) {
+      uint16_t h;
+      std::memcpy(&h, panel + 2 * (k * kPanelRowCount + i), 2);
+      out[k] = fp16_to_f32(h);
+    }
+    return;
+  }
   const int64_t unit_bytes = panel_unit_bytes(m.type), weight_bytes = panel_weight_bytes(m.type);
   for (int64_t u = 0; u < units; ++u) {
     const uint8_t* unit = panel_start(m, r / kPanelRowCount) + u * unit_bytes;

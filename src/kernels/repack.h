@@ -1,11 +1,14 @@
-// Q8_0 and Q4_0 weights repacked, once at load, into the layout the AVX-512
-// integer kernels read (as llama.cpp's CPU backend repacks Q4_0 into
+// Q8_0, Q4_0 and F16 weights repacked, once at load, into the layouts the
+// AVX-512 kernels read (as llama.cpp's CPU backend repacks Q4_0 into
 // interleaved rows): no per-call packing in prefill, and decode streams 16
 // rows at once with no per-row reductions. Same bytes as the GGUF rows,
-// rewritten in place.
+// rewritten in place: panel p (rows 16p .. 16p+15) takes the place of its
+// 16 rows, at byte p · 16 · row_bytes(type, cols).
 //
-// Rows go in panels of 16, each a run of U = cols/32 units, unit u of panel p
-// at byte (p · U + u) · unit_bytes, unit_bytes = 16 rows × the block's bytes:
+// F16: [cols][16] halves: column k of the 16 rows together (one vector after
+// conversion, times the broadcast activation k).
+// Q8_0 and Q4_0: U = cols/32 units, unit u at byte u · unit_bytes within the
+// panel, unit_bytes = 16 rows × the block's bytes:
 //   Q8_0 (544 bytes): 8 vectors of 64 bytes, vector g holding columns
 //        32u+4g .. 32u+4g+3 of rows 0..15 (row i at bytes 4i..4i+3), each
 //        weight + 128 as an unsigned byte (the u8 operand of vpdpbusd);
@@ -18,6 +21,7 @@
 #pragma once
 #include <cstdint>
 
+#include "kernels/dtype.h"
 #include "kernels/matmul.h"
 
 namespace skiff {
@@ -28,16 +32,16 @@ constexpr int kPanelRowCount = 16;
 constexpr int64_t panel_weight_bytes(DType type) { return type == DType::Q4_0 ? 4 * 64 : 8 * 64; }
 constexpr int64_t panel_unit_bytes(DType type) { return panel_weight_bytes(type) + 2 * kPanelRowCount; }
 
-// Whether m can be repacked: Q8_0 or Q4_0 rows, rows a multiple of 16, cols of 64.
+// Whether m can be repacked: Q8_0, Q4_0 or F16 rows, rows a multiple of 16, cols of 64.
 bool can_repack(const Matrix& m);
 
 // Rewrites m's bytes (at `data`, the writable memory m.data points to) into
 // panels and sets m.layout. Parallel over panels.
 void repack(Matrix& m, uint8_t* data);
 
-// Start of panel p (its unit 0).
+// Start of panel p.
 inline const uint8_t* panel_start(const Matrix& m, int64_t p) {
-  return static_cast<const uint8_t*>(m.data) + p * (m.cols / 32) * panel_unit_bytes(m.type);
+  return static_cast<const uint8_t*>(m.data) + p * kPanelRowCount * row_bytes(m.type, m.cols);
 }
 
 // Row r of a repacked matrix as floats (bit-identical to dequantizing the row).

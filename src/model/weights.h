@@ -51,7 +51,7 @@ struct LlamaWeights {
 LlamaWeights build_llama_weights(const ModelConfig& config, const TensorMap& tensors);
 
 // Rewrites the matrices the active ISA's kernels read faster in another layout
-// (Q8_0 and Q4_0 into panels on AVX-512: kernels/repack.h), where writable(data) gives
+// (Q8_0, Q4_0 and F16 into panels on AVX-512: kernels/repack.h), where writable(data) gives
 // a writable pointer to a matrix's bytes (null: leave that matrix as it is).
 // A tied output head follows the embedding. Returns the matrices repacked.
 int repack_for_kernels(LlamaWeights& weights, const std::function<uint8_t*(const void*)>& writable);

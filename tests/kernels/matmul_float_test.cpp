@@ -17,6 +17,7 @@
 #include "kernels/matmul.h"
 #include "kernels/matmul_kernels.h"
 #include "kernels/quant.h"
+#include "kernels/repack.h"
 
 namespace skiff {
 namespace {
@@ -67,15 +68,19 @@ Problem make_problem(DType type, int64_t rows, int64_t cols, int n_tokens, uint3
 }
 
 // Runs matmul on the active ISA; fails with the first output out of bounds.
-void check(const Problem& p) {
-  const Matrix w{p.type, p.rows, p.cols, p.weights.data()};
+// With repacked, the weights go through repack() first (kernels/repack.h).
+void check(const Problem& p, bool repacked = false) {
+  std::vector<uint8_t> bytes = p.weights;
+  Matrix w{p.type, p.rows, p.cols, bytes.data()};
+  if (repacked) repack(w, bytes.data());
   // NaN-filled so an output the kernel never writes fails the comparison.
   std::vector<float> y(p.n_tokens * p.rows, std::numeric_limits<float>::quiet_NaN());
   matmul(w, p.x.data(), p.n_tokens, y.data());
   for (size_t i = 0; i < y.size(); ++i) {
     const double err = std::fabs(y[i] - p.want[i]);
     ASSERT_TRUE(err <= p.bound[i])
-        << isa_name(active_isa()) << " " << dtype_info(p.type).name << " rows " << p.rows
+        << isa_name(active_isa()) << " " << dtype_info(p.type).name << (repacked ? " repacked" : "")
+        << " rows " << p.rows
         << " cols " << p.cols << " tokens " << p.n_tokens << ": output [" << i / p.rows << "]["
         << i % p.rows << "] = " << y[i] << ", want " << p.want[i] << " (bound " << p.bound[i]
         << ")";
@@ -83,8 +88,35 @@ void check(const Problem& p) {
 }
 
 // Each problem is built once and run on every ISA the CPU supports.
-void check_all_isas(const Problem& p) {
-  testing::for_each_isa([&](Isa) { check(p); });
+void check_all_isas(const Problem& p, bool repacked = false) {
+  testing::for_each_isa([&](Isa) { check(p, repacked); });
+}
+
+// F16 repacked into 16-row panels at load: one panel, an odd number of panels
+// (a 32-row GEMM tile with its second half empty), several passes of 4 decode
+// tokens, the GEMM from 32 tokens; rows read back exactly.
+TEST(MatmulFloat, RepackedF16EveryIsa) {
+  uint32_t seed = 300;
+  for (int64_t rows : {16, 48, 160})
+    for (int64_t cols : {64, 192, 768})
+      for (int n_tokens : {1, 2, 3, 4, 5, 13, 32, 64}) {
+        if (rows * cols * n_tokens > 3'000'000) continue;
+        check_all_isas(make_problem(DType::F16, rows, cols, n_tokens, seed++), true);
+        if (HasFatalFailure()) return;
+      }
+  const Problem p = make_problem(DType::F16, 48, 192, 1, 7);
+  std::vector<uint8_t> bytes = p.weights;
+  Matrix w{DType::F16, 48, 192, bytes.data()};
+  ASSERT_TRUE(can_repack(w));
+  repack(w, bytes.data());
+  EXPECT_EQ(w.layout, MatrixLayout::kPanels);
+  std::vector<float> got(192), want(192);
+  for (int64_t r = 0; r < 48; ++r) {
+    matrix_row(w, r, got.data());
+    dequantize_row(DType::F16, p.weights.data() + r * row_bytes(DType::F16, 192), want.data(), 192);
+    ASSERT_EQ(got, want) << "row " << r;
+  }
+  EXPECT_FALSE(can_repack(Matrix{DType::BF16, 48, 192, bytes.data()}));
 }
 
 TEST(MatmulFloat, OddShapesEveryIsaAndType) {

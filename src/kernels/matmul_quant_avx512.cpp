@@ -410,17 +410,34 @@ struct LoadPanel {
   __m512 min(int64_t) const { return _mm512_setzero_ps(); }
 };
 
+// Where a tile reads its tokens' activations: interleaved quads, or for one
+// token its quantized row itself (decode: nothing to interleave, and a
+// sixth of the bytes to keep in L1 next to the weight stream).
+struct QuadAct {
+  const QuadUnit* units;
+  [[gnu::always_inline]] int32_t q(int64_t u, int g, int t) const { return units[u].q[g][t]; }
+  [[gnu::always_inline]] float d(int64_t u, int t) const { return units[u].d[t]; }
+  [[gnu::always_inline]] int32_t sum(int64_t u, int t) const { return units[u].sum[t]; }
+  [[gnu::always_inline]] float dsum(int64_t u, int t) const { return units[u].dsum[t]; }
+};
+template <ActivationFormat kFormat>
+struct RowAct {
+  ActRow row;
+  [[gnu::always_inline]] int32_t q(int64_t u, int g, int) const { return load_i32(row.q + 32 * u + 4 * g); }
+  [[gnu::always_inline]] float d(int64_t u, int) const { return row.d[kFormat == ActivationFormat::kQ8_K ? u / 8 : u]; }
+  [[gnu::always_inline]] int32_t sum(int64_t u, int) const { return static_cast<const int32_t*>(row.sums)[u]; }
+  [[gnu::always_inline]] float dsum(int64_t u, int) const { return static_cast<const float*>(row.sums)[u]; }
+};
+
 // facc[p][t] += panel p · token t over all units, for R panels and T tokens.
-template <class W, int R, int T, class Panel>
-[[gnu::always_inline]] inline void tile(const Panel panels[R], int64_t units, const QuadUnit* act,
-                                        __m512 facc[R][T]) {
+template <class W, int R, int T, class Panel, class Act>
+[[gnu::always_inline]] inline void tile(const Panel panels[R], int64_t units, const Act& a, __m512 facc[R][T]) {
   for (int64_t u = 0; u < units; ++u) {
-    const QuadUnit& a = act[u];
     __m512i iacc[R][T];
 #pragma GCC unroll 8
     for (int t = 0; t < T; ++t) {
       const __m512i init =
-          W::kOffsetShift >= 0 ? _mm512_set1_epi32(-(a.sum[t] << W::kOffsetShift)) : _mm512_setzero_si512();
+          W::kOffsetShift >= 0 ? _mm512_set1_epi32(-(a.sum(u, t) << W::kOffsetShift)) : _mm512_setzero_si512();
 #pragma GCC unroll 4
       for (int p = 0; p < R; ++p) iacc[p][t] = init;
     }
@@ -431,7 +448,7 @@ template <class W, int R, int T, class Panel>
       for (int p = 0; p < R; ++p) wv[p] = panels[p].w(u, g);
 #pragma GCC unroll 8
       for (int t = 0; t < T; ++t) {
-        const __m512i xb = _mm512_set1_epi32(a.q[g][t]);
+        const __m512i xb = _mm512_set1_epi32(a.q(u, g, t));
 #pragma GCC unroll 4
         for (int p = 0; p < R; ++p) iacc[p][t] = _mm512_dpbusd_epi32(iacc[p][t], wv[p], xb);
       }
@@ -441,23 +458,23 @@ template <class W, int R, int T, class Panel>
       const __m512 scale = panels[p].scale(u);
 #pragma GCC unroll 8
       for (int t = 0; t < T; ++t) {
-        const __m512 s = _mm512_mul_ps(scale, _mm512_set1_ps(a.d[t]));
+        const __m512 s = _mm512_mul_ps(scale, _mm512_set1_ps(a.d(u, t)));
         facc[p][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(iacc[p][t]), s, facc[p][t]);
         if constexpr (W::kAct == ActivationFormat::kQ8_K)
-          facc[p][t] = _mm512_fnmadd_ps(panels[p].min(u), _mm512_set1_ps(a.dsum[t]), facc[p][t]);
+          facc[p][t] = _mm512_fnmadd_ps(panels[p].min(u), _mm512_set1_ps(a.dsum(u, t)), facc[p][t]);
       }
     }
   }
 }
 
-// Runs tile<W, R, T> for the quad's T tokens from t0 and stores rows [r, r + rows).
-template <class W, int R, int T, class Panel>
-void tile_store(const Panel panels[R], int64_t units, const QuadUnit* act, int t0, float* y,
-                int64_t ldy, int64_t r, int64_t rows) {
+// Runs tile<W, R, T> for T tokens from t0 and stores rows [r, r + rows).
+template <class W, int R, int T, class Panel, class Act>
+void tile_store(const Panel panels[R], int64_t units, const Act& act, int t0, float* y, int64_t ldy, int64_t r,
+                int64_t rows) {
   __m512 facc[R][T];
   for (int p = 0; p < R; ++p)
     for (int t = 0; t < T; ++t) facc[p][t] = _mm512_setzero_ps();
-  tile<W, R, T, Panel>(panels, units, act, facc);
+  tile<W, R, T, Panel, Act>(panels, units, act, facc);
   for (int p = 0; p < R; ++p) {
     const int64_t left = rows - kPanelRows * p;
     const auto mask = static_cast<__mmask16>(left >= kPanelRows ? 0xffff : (1u << left) - 1);
@@ -471,12 +488,12 @@ template <class W, int R, class Panel>
 void tokens_tiles(const Panel panels[R], int64_t units, const QuadUnit* quads, int n_tokens, float* y,
                   int64_t ldy, int64_t r, int64_t rows) {
   for (int t0 = 0; t0 < n_tokens; t0 += kTileTokens) {
-    const QuadUnit* act = quads + t0 / kTileTokens * units;
+    const QuadAct act{quads + t0 / kTileTokens * units};
     switch (n_tokens - t0 < kTileTokens ? n_tokens - t0 : kTileTokens) {
-      case 1: tile_store<W, R, 1, Panel>(panels, units, act, t0, y, ldy, r, rows); break;
-      case 2: tile_store<W, R, 2, Panel>(panels, units, act, t0, y, ldy, r, rows); break;
-      case 3: tile_store<W, R, 3, Panel>(panels, units, act, t0, y, ldy, r, rows); break;
-      default: tile_store<W, R, kTileTokens, Panel>(panels, units, act, t0, y, ldy, r, rows); break;
+      case 1: tile_store<W, R, 1, Panel, QuadAct>(panels, units, act, t0, y, ldy, r, rows); break;
+      case 2: tile_store<W, R, 2, Panel, QuadAct>(panels, units, act, t0, y, ldy, r, rows); break;
+      case 3: tile_store<W, R, 3, Panel, QuadAct>(panels, units, act, t0, y, ldy, r, rows); break;
+      default: tile_store<W, R, kTileTokens, Panel, QuadAct>(panels, units, act, t0, y, ldy, r, rows); break;
     }
   }
   static_assert(kTileTokens == 4, "the switch covers 1..kTileTokens");
@@ -514,6 +531,14 @@ void panel_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, 
   const int64_t units = w.cols / 32;
   const auto* quads = static_cast<const QuadUnit*>(x.quads);
   auto panel = [&](int64_t r) { return Panel{panel_start(w, r / kPanelRows)}; };
+  if (x.n_tokens == 1) {  // decode: the row as quantized, one panel at a time
+    const RowAct<W::kAct> act{act_row(x, act_layout(W::kAct, x.cols), 0)};
+    for (int64_t r = r0; r < r1; r += kPanelRows) {
+      const Panel panels[1] = {panel(r)};
+      tile_store<W, 1, 1, Panel, RowAct<W::kAct>>(panels, units, act, 0, y, ldy, r, std::min(r1 - r, int64_t{kPanelRows}));
+    }
+    return;
+  }
   const int64_t step = x.n_tokens < kTileTokens ? kPanelRows : 2 * kPanelRows;
   for (int64_t r = r0; r < r1; r += step) {
     const int64_t rows = r1 - r < step ? r1 - r : step;
@@ -554,8 +579,8 @@ void quant_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, 
 
 KernelEntry quant_panel_kernel_avx512(DType type) {
   switch (type) {
-    case DType::Q8_0: return {panel_matmul<Q8_0, DType::Q8_0>, Q8_0::kAct, kPanelRows, 1};
-    case DType::Q4_0: return {panel_matmul<Q4_0, DType::Q4_0>, Q4_0::kAct, kPanelRows, 1};
+    case DType::Q8_0: return {panel_matmul<Q8_0, DType::Q8_0>, Q8_0::kAct, kPanelRows, 2};
+    case DType::Q4_0: return {panel_matmul<Q4_0, DType::Q4_0>, Q4_0::kAct, kPanelRows, 2};
     default: return {};
   }
 }

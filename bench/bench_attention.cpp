@@ -9,7 +9,7 @@
 //   bench_attention [--prefill-max 32768] [--decode-ctx 16384] [--threads N] [--decode-reps N]
 //                   [--scattered] [--skip-prefill] [--skip-decode]
 //                   [--batch-seqs 64] [--batch-ctx 200] [--batch-kv-heads 12] [--batch-group 1]
-//                   [--batch-head-dim 64] [--batch-layers 12] [--skip-batch]
+//                   [--batch-head-dim 64] [--batch-layers 12] [--batch-block 16] [--skip-batch]
 #include <fmt/format.h>
 #include <omp.h>
 #include <sys/resource.h>
@@ -238,11 +238,11 @@ double bench_decode(int ctx, KvElement element, const char* element_name, int he
 // sequences grow together. Returns ns per cached key and query row, per
 // thread (with one thread, the kernel's cost per key), and sets *gbs.
 struct BatchShape {
-  int seqs = 64, ctx = 200, kv_heads = 12, group = 1, head_dim = 64, layers = 12;
+  int seqs = 64, ctx = 200, kv_heads = 12, group = 1, head_dim = 64, layers = 12, block = 16;
 };
 
 double bench_batch(const BatchShape& b, KvElement element, int reps, bool scattered, double* gbs) {
-  const int block = 16, seq_blocks = (b.ctx + block - 1) / block, blocks = b.seqs * seq_blocks;
+  const int block = b.block, seq_blocks = (b.ctx + block - 1) / block, blocks = b.seqs * seq_blocks;
   const size_t row = kv_row_size(element, b.head_dim);
   const size_t block_stride = row * block, head_array = block_stride * blocks;
   const size_t layer_bytes = 2 * b.kv_heads * head_array;
@@ -288,7 +288,7 @@ int main(int argc, char** argv) {
       fmt::print("bench_attention [--prefill-max 32768] [--decode-ctx 16384] [--threads N] [--decode-reps N]\n"
                  "                [--scattered] [--skip-prefill] [--skip-decode] [--skip-batch]\n"
                  "                [--batch-seqs 64] [--batch-ctx 200] [--batch-kv-heads 12] [--batch-group 1]\n"
-                 "                [--batch-head-dim 64] [--batch-layers 12]\n");
+                 "                [--batch-head-dim 64] [--batch-layers 12] [--batch-block 16]\n");
       return 0;
     }
     if (a == "--prefill-max") prefill_max = next();
@@ -305,6 +305,7 @@ int main(int argc, char** argv) {
     else if (a == "--batch-group") shape.group = next();
     else if (a == "--batch-head-dim") shape.head_dim = next();
     else if (a == "--batch-layers") shape.layers = next();
+    else if (a == "--batch-block") shape.block = next();
     else { fmt::print(stderr, "unknown argument {}\n", a); return 2; }
   }
   if (threads > 0) omp_set_num_threads(threads);

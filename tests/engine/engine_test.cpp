@@ -137,7 +137,8 @@ TEST_F(EngineTest, PreemptionUnderATinyPoolChangesNoOutput) {
   }
   EngineOptions tiny;
   tiny.max_model_len = 128;
-  // Room for three sequences of ~80 tokens: eight must take turns.
+  tiny.block_size = 16;
+  // Room for three sequences of ~80 tokens (16 blocks of 16): eight must take turns.
   tiny.kv_mem_bytes = 16 * 16 * model_->config().n_layers * model_->config().n_kv_heads *
                       model_->config().head_dim * 2 * sizeof(float);
   Engine engine = make_engine(tiny);
@@ -310,7 +311,9 @@ TEST_F(EngineTest, ImpossibleRequestsAreRejectedUpFront) {
 }
 
 TEST_F(EngineTest, RepeatedPromptHitsThePrefixCache) {
-  Engine engine = make_engine();
+  EngineOptions options;
+  options.block_size = 16;  // whole blocks of this short prompt are cached
+  Engine engine = make_engine(options);
   const std::vector<int32_t> prompt =
       encode("Once upon a time, there was a little girl named Lily. She loved to play outside "
              "with her dog in the big green park near her house.");

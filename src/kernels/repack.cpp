@@ -16,22 +16,13 @@ int64_t block_bytes(DType type) { return type == DType::Q4_0 ? 18 : 34; }
 // goes in its unit.
 int64_t panel_offset(int j, int i) { return (j / 4) * 64 + 4 * i + j % 4; }
 
-}  // namespace
-
-bool can_repack(const Matrix& m) {
-  return (m.type == DType::Q8_0 || m.type == DType::Q4_0 || m.type == DType::F16) &&
-         m.layout == MatrixLayout::kRows && m.rows > 0 && m.rows % kPanelRowCount == 0 && m.cols % 64 == 0;
-}
-
-namespace {
-
-// Panel `panel` of F16 from its 16 rows.
+// An F16 panel from its 16 rows: column k of every row together.
 void repack_f16_panel(const uint8_t* rows, int64_t cols, uint8_t* panel) {
   for (int i = 0; i < kPanelRowCount; ++i)
     for (int64_t k = 0; k < cols; ++k) std::memcpy(panel + 2 * (k * kPanelRowCount + i), rows + 2 * (i * cols + k), 2);
 }
 
-// Panel `panel` of Q8_0 / Q4_0 from its 16 rows.
+// A Q8_0 / Q4_0 panel from its 16 rows (the unit layout in repack.h).
 void repack_blocks_panel(DType type, const uint8_t* rows, int64_t cols, uint8_t* panel) {
   const bool q8 = type == DType::Q8_0;
   const int64_t units = cols / 32, bb = block_bytes(type), row_bytes = units * bb;
@@ -52,6 +43,11 @@ void repack_blocks_panel(DType type, const uint8_t* rows, int64_t cols, uint8_t*
 }
 
 }  // namespace
+
+bool can_repack(const Matrix& m) {
+  return (m.type == DType::Q8_0 || m.type == DType::Q4_0 || m.type == DType::F16) &&
+         m.layout == MatrixLayout::kRows && m.rows > 0 && m.rows % kPanelRowCount == 0 && m.cols % 64 == 0;
+}
 
 void repack(Matrix& m, uint8_t* data) {
   if (!can_repack(m) || data != m.data)

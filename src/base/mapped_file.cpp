@@ -52,15 +52,18 @@ void MappedFile::read_into_anonymous_memory(int fd) {
   data_ = dst;
 }
 
-uint8_t* MappedFile::private_copy() {
+uint8_t* MappedFile::unseal() {
   if (!copy_.data()) return nullptr;
   if (::mprotect(copy_.data(), size_, PROT_READ | PROT_WRITE) != 0)
     fail("cannot make {} writable: {}", path_, std::strerror(errno));
+  unsealed_ = true;
   return copy_.data();
 }
 
 void MappedFile::seal() {
-  if (copy_.data()) ::mprotect(copy_.data(), size_, PROT_READ);
+  // A failure leaves the copy writable: only the guard against stray writes is lost.
+  if (unsealed_) ::mprotect(copy_.data(), size_, PROT_READ);
+  unsealed_ = false;
 }
 
 MappedFile::~MappedFile() {

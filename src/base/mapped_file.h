@@ -24,11 +24,13 @@ class MappedFile {
   MappedFile& operator=(const MappedFile&) = delete;
 
   const uint8_t* data() const { return data_; }
-  // The bytes when read into memory (FileLoad::kCopy), made writable until
-  // seal(): the owner's private copy, which the model loader may rewrite into
-  // kernel layouts. Null for a mapping of the file.
-  uint8_t* private_copy();
-  void seal();  // read-only again, as after loading
+  // Read into memory (FileLoad::kCopy), the bytes are read-only until
+  // unseal() makes them writable and returns them (null for a mapping), so the
+  // model loader can rewrite its private copy into kernel layouts; seal()
+  // makes them read-only again.
+  uint8_t* unseal();
+  void seal();
+  bool unsealed() const { return unsealed_; }
   size_t size() const { return size_; }
   const std::string& path() const { return path_; }
 
@@ -40,6 +42,7 @@ class MappedFile {
   size_t size_ = 0;
   void* mapping_ = nullptr;  // FileLoad::kMmap: what to munmap
   HugePageBuffer copy_;      // FileLoad::kCopy: the file's bytes
+  bool unsealed_ = false;
 };
 
 }  // namespace skiff

@@ -18,6 +18,7 @@
 namespace skiff::bench {
 namespace {
 
+constexpr size_t kTriadBytesPerArray = size_t{256} << 20;  // 3 × 256 MiB, far past any L3
 constexpr int kTriadReps = 5;
 constexpr int kFmaReps = 3;
 constexpr double kFmaMinSeconds = 0.05;
@@ -130,16 +131,11 @@ MachineInfo describe_cpu() {
   return m;
 }
 
-MachineInfo measure_machine(TriadProbe& triad, int threads) {
+MachineInfo measure_machine(int threads) {
   MachineInfo m = describe_cpu();
-  m.triad_gbs = triad.measure(kTriadReps);
+  m.triad_gbs = measure_triad_gbs(kTriadBytesPerArray, threads, kTriadReps);
   m.peak_gflops = measure_peak_gflops(threads, kFmaReps);
   return m;
-}
-
-MachineInfo measure_machine(int threads) {
-  TriadProbe triad(kTriadBytesPerArray, threads);
-  return measure_machine(triad, threads);
 }
 
 std::string machine_line(const MachineInfo& m) {

@@ -38,8 +38,6 @@ class TriadProbe {
   HugePageBuffer a_, b_, c_;
 };
 
-// The arrays measure_machine's triad uses (3 × 256 MiB, far past any L3).
-constexpr size_t kTriadBytesPerArray = size_t{256} << 20;
 
 // Independent FMAs on the widest vectors of the active ISA, on `threads`
 // threads; the best of `reps` runs of at least about 50 ms each.
@@ -48,10 +46,8 @@ double measure_peak_gflops(int threads, int reps);
 // CPU model and counts from /proc/cpuinfo (counts fall back to the thread count).
 MachineInfo describe_cpu();
 
-// describe_cpu() plus both measurements on `threads` threads (the triad's on
-// the probe's threads).
+// describe_cpu() plus both measurements on `threads` threads.
 MachineInfo measure_machine(int threads);
-MachineInfo measure_machine(TriadProbe& triad, int threads);
 
 // "AMD EPYC 9R14 (2 cores, 2 threads), ISA avx512, triad 61.2 GB/s, FMA peak 441.3 GFLOP/s"
 std::string machine_line(const MachineInfo& m);

@@ -25,12 +25,24 @@ constexpr const char* kRowFormat =
 
 double efficiency(const BenchRow& row, const LlamaModel& model, const MachineInfo& machine) {
   if (row.n_gen > 0) {
-    const double triad = row.triad_gbs > 0 ? row.triad_gbs : machine.triad_gbs;
-    return row.bytes_per_step() * row.result.avg_ts / (triad * 1e9);
+    const std::vector<double>& ts = row.result.samples_ts;
+    if (row.triads_gbs.size() != ts.size() + 1)
+      return row.bytes_per_step() * row.result.avg_ts / (machine.triad_gbs * 1e9);
+    // The bandwidth can change between repetitions: each against its own.
+    double sum = 0;
+    for (size_t i = 0; i < ts.size(); ++i)
+      sum += row.bytes_per_step() * ts[i] / ((row.triads_gbs[i] + row.triads_gbs[i + 1]) / 2 * 1e9);
+    return sum / static_cast<double>(ts.size());
   }
   const double seconds_per_prompt = row.n_prompt / row.result.avg_ts;
   return prefill_flops(model, row.n_prompt, row.n_depth) / seconds_per_prompt /
          (machine.peak_gflops * 1e9);
+}
+
+double BenchRow::triad_mean_gbs() const {
+  double sum = 0;
+  for (double t : triads_gbs) sum += t;
+  return triads_gbs.empty() ? 0.0 : sum / static_cast<double>(triads_gbs.size());
 }
 
 std::string markdown_header() {
@@ -48,7 +60,7 @@ std::string markdown_row(const BenchRow& row) {
                      fmt::format("{:.1f}%", row.efficiency * 100),
                      row.n_gen > 0 ? fmt::format("{:.1f}", row.bytes_per_step() * row.result.avg_ts / 1e9)
                                    : std::string("-"),
-                     row.triad_gbs > 0 ? fmt::format("{:.1f}", row.triad_gbs) : std::string("-"));
+                     row.triads_gbs.empty() ? std::string("-") : fmt::format("{:.1f}", row.triad_mean_gbs()));
 }
 
 std::string json_line(const BenchRow& row, const MachineInfo& machine) {
@@ -79,7 +91,10 @@ std::string json_line(const BenchRow& row, const MachineInfo& machine) {
   if (row.n_gen > 0) {
     j["kv_bytes_per_step"] = row.result.kv_bytes_per_step;
     j["read_gbs"] = row.bytes_per_step() * row.result.avg_ts / 1e9;
-    if (row.triad_gbs > 0) j["triad_during_gbs"] = row.triad_gbs;
+    if (!row.triads_gbs.empty()) {
+      j["triad_during_gbs"] = row.triad_mean_gbs();
+      j["triad_samples_gbs"] = row.triads_gbs;
+    }
   }
   j[row.n_gen > 0 ? "decode_efficiency" : "prefill_efficiency"] = row.efficiency;
   return j.dump();

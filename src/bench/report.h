@@ -3,6 +3,7 @@
 // efficiency fields.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "bench/machine.h"
 #include "bench/runner.h"
@@ -18,13 +19,15 @@ struct BenchRow {
   std::string kv_type = "f16";
   std::string test;  // "pp512", "tg128"
   TestResult result;
-  // tg: the mean of the triads measured before each timed repetition and
-  // after the last (0: not measured; the machine's triad stands in).
-  double triad_gbs = 0;
-  // tg: (weight + K/V bytes per step) × tok/s ÷ triad bandwidth;
+  // tg: the triads measured before each timed repetition and after the last
+  // (empty: not measured; the machine's triad stands in).
+  std::vector<double> triads_gbs;
+  // tg: (weight + K/V bytes per step) × tok/s ÷ triad bandwidth, per
+  // repetition against the mean of the two triads around it, then averaged;
   // pp: prefill_flops ÷ time ÷ FMA peak.
   double efficiency = 0;
   double bytes_per_step() const { return model.decode_bytes_per_token + result.kv_bytes_per_step; }
+  double triad_mean_gbs() const;  // 0 when none were measured
 };
 
 // The row's efficiency from its result and the machine's limits.

@@ -19,10 +19,8 @@ uint64_t matrix_bytes(const Matrix& m) { return m.rows * row_bytes(m.type, m.col
 
 // Every distinct weight matrix of the model, the tied head once.
 std::vector<const Matrix*> all_matrices(const LlamaWeights& w) {
-  std::vector<const Matrix*> out = {&w.token_embedding};
-  for (const LayerWeights& L : w.layers)
-    for (const Matrix* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) out.push_back(m);
-  if (w.output.data != w.token_embedding.data) out.push_back(&w.output);
+  std::vector<const Matrix*> out = w.matrices();
+  if (w.output.data == w.token_embedding.data) out.pop_back();
   return out;
 }
 

@@ -5,7 +5,6 @@
 #include <omp.h>
 
 #include <charconv>
-#include <numeric>
 #include <filesystem>
 #include <cstdio>
 #include <thread>
@@ -97,8 +96,9 @@ void print_result(const bench::BenchRow& row, const bench::MachineInfo& machine,
   std::fflush(stdout);
 }
 
-// Passes of the triad around each timed decode repetition (best of these).
+// The triad around each timed decode repetition: best of kProbeReps passes.
 constexpr int kProbeReps = 2;
+constexpr size_t kProbeBytesPerArray = size_t{64} << 20;
 
 void bench_model(const std::string& path, const Plan& plan, const BenchArgs& a,
                  const bench::MachineInfo& machine, bench::TriadProbe& triad) {
@@ -108,21 +108,22 @@ void bench_model(const std::string& path, const Plan& plan, const BenchArgs& a,
   for (int threads : plan.threads) {
     omp_set_num_threads(threads);
     for (const bench::TestSpec& test : tests_of(plan, a.reps)) {
-      bench::BenchRow row{facts, threads, 0, 0, test.n_depth, kv_type_name(test.kv_type), test.name(), {}, 0};
+      bench::BenchRow row;
+      row.model = facts;
+      row.n_threads = threads;
+      row.n_depth = test.n_depth;
+      row.kv_type = kv_type_name(test.kv_type);
+      row.test = test.name();
       (test.kind == bench::TestKind::kPrompt ? row.n_prompt : row.n_gen) = test.n_tokens;
       // Decode is judged against the bandwidth measured around its own
       // repetitions: before each, and after the last.
       const bool decode = test.kind == bench::TestKind::kGeneration;
-      std::vector<double> triads;
       row.result = bench::run_test(*model, test, [&](int rep) {
-        if (decode && rep > 0) triads.push_back(triad.measure(kProbeReps));
+        if (decode && rep > 0) row.triads_gbs.push_back(triad.measure(kProbeReps));
         fmt::print(stderr, "bench: {} {} t={} {}\n", facts.filename, row.test, threads,
                    rep == 0 ? std::string("warm-up") : fmt::format("rep {}/{}", rep, test.reps));
       });
-      if (decode) {
-        triads.push_back(triad.measure(kProbeReps));
-        row.triad_gbs = std::accumulate(triads.begin(), triads.end(), 0.0) / triads.size();
-      }
+      if (decode) row.triads_gbs.push_back(triad.measure(kProbeReps));
       row.efficiency = bench::efficiency(row, *model, machine);
       print_result(row, machine, a.output == "json");
     }
@@ -134,8 +135,12 @@ void bench(const BenchArgs& a) {
   if (tests_of(plan, a.reps).empty()) fail("nothing to run: every -p and -n is 0");
   const int machine_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   fmt::print(stderr, "bench: measuring memory bandwidth and FMA peak on {} threads\n", machine_threads);
-  bench::TriadProbe triad(bench::kTriadBytesPerArray, machine_threads);
-  const bench::MachineInfo machine = bench::measure_machine(triad, machine_threads);
+  const bench::MachineInfo machine = bench::measure_machine(machine_threads);
+  // Kept for the whole run beside the models, so smaller than the machine
+  // line's arrays (3 × 64 MiB, still 6× this class of L3). A probe also
+  // evicts the caches before a repetition: a model that fits in L3 starts
+  // each repetition cold (one token's worth of misses).
+  bench::TriadProbe triad(kProbeBytesPerArray, machine_threads);
   const std::string line = "machine: " + bench::machine_line(machine) + "\n";
   const bool json = a.output == "json";
   // In JSON mode stdout holds only JSON lines; the machine is in every object.
@@ -160,7 +165,7 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("-d,--n-depth", args->n_depth, "KV cache depths (tokens already cached), comma-separated")
       ->capture_default_str();
   cmd->add_option("--kv-type", args->kv_type, "KV cache element type: f16, f32, q8_0")->capture_default_str();
-  cmd->add_flag("--mmap", args->mmap, "use weights from a file mapping instead of reading them into memory (where Q8_0, Q4_0 and F16 are repacked for the kernels)");
+  cmd->add_flag("--mmap", args->mmap, "use weights from a file mapping instead of reading them into memory (where, on AVX-512, Q8_0, Q4_0 and F16 are also repacked for the kernels)");
   cmd->add_option("-o,--output", args->output, "output format")
       ->capture_default_str()->check(CLI::IsMember({"md", "json"}));
   cmd->callback([args] { bench(*args); });

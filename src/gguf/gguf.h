@@ -76,8 +76,10 @@ class GgufFile {
   std::vector<int64_t> get_int_array(const std::string& key) const;
 
   const std::vector<TensorInfo>& tensors() const { return tensors_; }
-  // Where tensor bytes at `data` (inside this file) may be rewritten, until
-  // seal(): in the file's private copy (FileLoad::kCopy); null when mapped.
+  // Between unseal() and seal() (MappedFile's), tensor bytes read into memory
+  // (FileLoad::kCopy) may be rewritten: writable(data) is where, or null
+  // (a mapped file, sealed, or data outside the file).
+  bool unseal() { return file_->unseal() != nullptr; }
   uint8_t* writable(const void* data);
   void seal() { file_->seal(); }
   const TensorInfo* find_tensor(const std::string& name) const;

@@ -200,10 +200,9 @@ const TensorInfo* GgufFile::find_tensor(const std::string& name) const {
 }
 
 uint8_t* GgufFile::writable(const void* data) {
-  uint8_t* copy = file_->private_copy();
   const auto* p = static_cast<const uint8_t*>(data);
-  if (!copy || p < file_->data() || p >= file_->data() + file_->size()) return nullptr;
-  return copy + (p - file_->data());
+  if (!file_->unsealed() || p < file_->data() || p >= file_->data() + file_->size()) return nullptr;
+  return const_cast<uint8_t*>(p);  // the private copy, writable while unsealed
 }
 
 int64_t TensorInfo::n_elements() const {

@@ -1,11 +1,12 @@
-// The matmul dispatcher: picks the kernel for each weight type and the active
-// ISA, quantizes the activations once per format the kernels read, and splits
+// The matmul dispatcher: picks the kernel for each weight layout and type and
+// the active ISA, quantizes the activations once per format the kernels read, and splits
 // the output rows of all products across threads.
 #include "kernels/matmul.h"
 
 #include <omp.h>
 
 #include <algorithm>
+#include <cassert>
 #include <vector>
 
 #include "base/error.h"
@@ -17,6 +18,7 @@
 namespace skiff {
 
 const uint8_t* Matrix::row(int64_t r) const {
+  assert(layout == MatrixLayout::kRows);
   return static_cast<const uint8_t*>(data) + static_cast<size_t>(r) * row_bytes(type, cols);
 }
 
@@ -52,15 +54,14 @@ namespace {
 
 constexpr int kNumFormats = 3;  // the values of ActivationFormat
 
-// Scratch for quantized activations (rows, and quads), one per format, reused
-// across calls on this thread.
-std::vector<uint8_t>& activation_buffer(ActivationFormat format, bool quads) {
-  thread_local std::vector<uint8_t> buffers[2][kNumFormats];
-  return buffers[quads][static_cast<int>(format)];
-}
-
-uint8_t* grown(std::vector<uint8_t>& buffer, size_t bytes) {
-  if (buffer.size() < bytes) buffer.resize(bytes);
+// Scratch for quantized activations, one per format, reused across calls on
+// this thread: rows, and quads (QuadUnit, 64-byte aligned by its type).
+template <class T>
+T* activation_buffer(ActivationFormat format, size_t bytes) {
+  thread_local std::vector<T> buffers[kNumFormats];
+  std::vector<T>& buffer = buffers[static_cast<int>(format)];
+  const size_t n = (bytes + sizeof(T) - 1) / sizeof(T);
+  if (buffer.size() < n) buffer.resize(n);
   return buffer.data();
 }
 
@@ -69,9 +70,8 @@ uint8_t* grown(std::vector<uint8_t>& buffer, size_t bytes) {
 struct QuantizedInput {
   uint8_t* data = nullptr;
   size_t row_bytes = 0;
-  uint8_t* quads = nullptr;
+  QuadUnit* quads = nullptr;
 };
-
 
 // One product as the parallel region sees it: its kernel, its activations, and
 // its place among the concatenated row units (of row_granularity rows) of all products.
@@ -115,10 +115,10 @@ void matmul_many(std::span<const MatmulProduct> products, const float* x, int n_
     QuantizedInput& q = quantized[static_cast<int>(j.k.activations)];
     if (!q.data) {
       q.row_bytes = activation_row_bytes(j.k.activations, cols);
-      q.data = grown(activation_buffer(j.k.activations, false), q.row_bytes * n_tokens);
+      q.data = activation_buffer<uint8_t>(j.k.activations, q.row_bytes * n_tokens);
     }
     if (j.k.quads_from_tokens > 0 && n_tokens >= j.k.quads_from_tokens && !q.quads)
-      q.quads = grown(activation_buffer(j.k.activations, true), activation_quads_bytes(cols, n_tokens));
+      q.quads = activation_buffer<QuadUnit>(j.k.activations, activation_quads_bytes(cols, n_tokens));
     j.act.quant = q.data;
     j.act.quant_row_bytes = q.row_bytes;
   }

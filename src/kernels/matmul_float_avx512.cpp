@@ -29,14 +29,14 @@ namespace {
 // Lanes outside `mask` read nothing and are zero, so tails need no copies.
 
 struct F32W {
-  static constexpr bool kPanels = false;
+  static constexpr bool kFromPanels = false;
   static __m512 load16(const uint8_t* row, int64_t i, __mmask16 mask) {
     return _mm512_maskz_loadu_ps(mask, reinterpret_cast<const float*>(row) + i);
   }
 };
 
 struct F16W {
-  static constexpr bool kPanels = false;
+  static constexpr bool kFromPanels = false;
   static __m512 load16(const uint8_t* row, int64_t i, __mmask16 mask) {
     return _mm512_cvtph_ps(
         _mm256_maskz_loadu_epi16(mask, reinterpret_cast<const uint16_t*>(row) + i));
@@ -45,7 +45,7 @@ struct F16W {
 
 // bfloat16 is the top half of an f32: widen to 32 bits and shift into place.
 struct BF16W {
-  static constexpr bool kPanels = false;
+  static constexpr bool kFromPanels = false;
   static __m512 load16(const uint8_t* row, int64_t i, __mmask16 mask) {
     const __m256i h = _mm256_maskz_loadu_epi16(mask, reinterpret_cast<const uint16_t*>(row) + i);
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
@@ -55,7 +55,7 @@ struct BF16W {
 // F16 repacked into 16-row panels at load (kernels/repack.h): column k of the
 // panel's rows is one vector.
 struct F16Panels {
-  static constexpr bool kPanels = true;
+  static constexpr bool kFromPanels = true;
   static __m512 column(const uint8_t* panel, int64_t k) {
     return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + 32 * k)));
   }
@@ -141,7 +141,7 @@ void decode_rows(const Matrix& w, const Activations& x, float* y, int64_t ldy, i
 
 template <class W, int T>
 void decode(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
-  if constexpr (W::kPanels) decode_panels<T>(w, x, y, ldy, r0, r1);
+  if constexpr (W::kFromPanels) decode_panels<T>(w, x, y, ldy, r0, r1);
   else decode_rows<W, T>(w, x, y, ldy, r0, r1);
 }
 
@@ -217,7 +217,7 @@ void pack_row_weights(const Matrix& w, int64_t j0, int64_t n, int64_t k0, int kc
 
 template <class W>
 void pack_weights(const Matrix& w, int64_t j0, int64_t n, int64_t k0, int kc, float* wp) {
-  if constexpr (W::kPanels) pack_panel_weights(w, j0, n, k0, kc, wp);
+  if constexpr (W::kFromPanels) pack_panel_weights(w, j0, n, k0, kc, wp);
   else pack_row_weights<W>(w, j0, n, k0, kc, wp);
 }
 

@@ -24,8 +24,9 @@ void quantize_activation_row(ActivationFormat format, const float* x, void* out,
 
 // Bytes of the quads (QuadUnit, quant_activation_layout.h) of n_tokens rows.
 size_t activation_quads_bytes(int64_t cols, int n_tokens);
-// Interleaves quads [q0, q1) of n_tokens quantized rows (row_bytes apart) into
-// `quads` (the whole array, activation_quads_bytes long).
+// Interleaves quads [q0, q1) of n_tokens rows quantized by
+// quantize_activation_row (row_bytes apart) into `quads` (the whole array,
+// activation_quads_bytes long, 64-byte aligned).
 void pack_activation_quads(ActivationFormat format, const uint8_t* rows, size_t row_bytes, int n_tokens,
                            int64_t cols, int64_t q0, int64_t q1, void* quads);
 
@@ -46,7 +47,10 @@ using MatmulKernel = void (*)(const Matrix& w, const Activations& x, float* y, i
 struct KernelEntry {
   MatmulKernel fn = nullptr;  // null: no kernel for this type on this ISA
   ActivationFormat activations = ActivationFormat::kF32;
-  int64_t row_granularity = 1;  // row ranges handed to fn are multiples of this (but the last)
+  // Row ranges handed to fn are multiples of this but the last, which ends at
+  // the matrix's last row (for panel kernels a whole panel too: repacked
+  // matrices have a multiple of 16 rows).
+  int64_t row_granularity = 1;
   int quads_from_tokens = 0;    // fn reads Activations::quads from this many tokens on (0: never)
 };
 

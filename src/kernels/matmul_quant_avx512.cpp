@@ -319,8 +319,7 @@ void decode_q4_0(const Matrix& w, const Activations& x, float* y, int64_t ldy, i
 
 // ---- prefill ----------------------------------------------------------------
 
-constexpr int kPanelRows = 16;
-static_assert(kPanelRows == kPanelRowCount, "the load-time panels are the kernels' panels");
+constexpr int kPanelRows = kPanelRowCount;  // the load-time panels are the kernels' panels
 constexpr int kTileTokens = kQuadTokens;
 
 // One unit (32 columns) of a 16-row panel: w[g] holds columns 4g..4g+3 of
@@ -436,8 +435,8 @@ template <class W, int R, int T, class Panel, class Act>
     __m512i iacc[R][T];
 #pragma GCC unroll 8
     for (int t = 0; t < T; ++t) {
-      const __m512i init =
-          W::kOffsetShift >= 0 ? _mm512_set1_epi32(-(a.sum(u, t) << W::kOffsetShift)) : _mm512_setzero_si512();
+      __m512i init = _mm512_setzero_si512();
+      if constexpr (W::kOffsetShift >= 0) init = _mm512_set1_epi32(-(a.sum(u, t) << W::kOffsetShift));
 #pragma GCC unroll 4
       for (int p = 0; p < R; ++p) iacc[p][t] = init;
     }

@@ -1,5 +1,7 @@
 #include "kernels/repack.h"
 
+#include <omp.h>
+
 #include <cstring>
 #include <vector>
 
@@ -54,15 +56,18 @@ void repack(Matrix& m, uint8_t* data) {
     fail("repack: a {}x{} {} matrix cannot be repacked", m.rows, m.cols, dtype_info(m.type).name);
   const int64_t panel_bytes = kPanelRowCount * static_cast<int64_t>(row_bytes(m.type, m.cols));
   const int64_t n_panels = m.rows / kPanelRowCount;
+  // Each thread's copy of a panel's 16 rows before they are overwritten,
+  // allocated here: an exception must not leave a parallel region.
+  std::vector<uint8_t> copies(static_cast<size_t>(omp_get_max_threads()) * panel_bytes);
 #pragma omp parallel
   {
-    std::vector<uint8_t> rows(panel_bytes);  // the panel's 16 rows, before they are overwritten
+    uint8_t* rows = copies.data() + omp_get_thread_num() * panel_bytes;
 #pragma omp for schedule(static)
     for (int64_t p = 0; p < n_panels; ++p) {
       uint8_t* panel = data + p * panel_bytes;
-      std::memcpy(rows.data(), panel, panel_bytes);
-      if (m.type == DType::F16) repack_f16_panel(rows.data(), m.cols, panel);
-      else repack_blocks_panel(m.type, rows.data(), m.cols, panel);
+      std::memcpy(rows, panel, panel_bytes);
+      if (m.type == DType::F16) repack_f16_panel(rows, m.cols, panel);
+      else repack_blocks_panel(m.type, rows, m.cols, panel);
     }
   }
   m.layout = MatrixLayout::kPanels;

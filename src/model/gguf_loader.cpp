@@ -70,8 +70,10 @@ std::unique_ptr<LlamaModel> load_gguf_model(std::shared_ptr<gguf::GgufFile> file
     fail("{}: {}", file->path(), e.what());
   }
   // In the file's private copy only: a mapping stays as the file is.
-  repack_for_kernels(weights, [&](const void* data) { return file->writable(data); });
-  file->seal();
+  if (file->unseal()) {
+    repack_for_kernels(weights, [&](const void* data) { return file->writable(data); });
+    file->seal();
+  }
   weights.storage.push_back(file);
   return std::make_unique<LlamaModel>(std::move(config), std::move(weights));
 }

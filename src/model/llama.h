@@ -83,7 +83,7 @@ class LlamaModel {
     std::vector<float> rope_sin;
     std::vector<AttentionItem> attention_items;    // planned once per forward pass
     std::vector<AttentionGroup> attention_groups;
-    bool attention_split = false;  // some group has several items (to merge)
+    bool attention_split = false;  // contexts may be split: items merge in a second pass
     std::vector<float> partials;  // per item [kAttentionMaxRows][head_dim + 2]
   } s_;
 };

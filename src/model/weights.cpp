@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <map>
+
 #include "base/error.h"
 #include "kernels/isa.h"
 #include "kernels/quant.h"
@@ -59,22 +61,43 @@ LlamaWeights build_llama_weights(const ModelConfig& c, const TensorMap& tensors)
   return w;
 }
 
+namespace {
+
+template <class Weights, class M>
+std::vector<M*> matrices_of(Weights& w) {
+  std::vector<M*> out = {&w.token_embedding};
+  for (auto& L : w.layers)
+    for (M* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) out.push_back(m);
+  out.push_back(&w.output);
+  return out;
+}
+
+bool same_shape(const Matrix& a, const Matrix& b) {
+  return a.type == b.type && a.rows == b.rows && a.cols == b.cols && a.layout == b.layout;
+}
+
+}  // namespace
+
+std::vector<Matrix*> LlamaWeights::matrices() { return matrices_of<LlamaWeights, Matrix>(*this); }
+std::vector<const Matrix*> LlamaWeights::matrices() const {
+  return matrices_of<const LlamaWeights, const Matrix>(*this);
+}
+
 int repack_for_kernels(LlamaWeights& w, const std::function<uint8_t*(const void*)>& writable) {
   if (active_isa() != Isa::kAvx512) return 0;  // only those kernels read panels
-  const bool tied = w.output.data == w.token_embedding.data;
-  std::vector<Matrix*> matrices = {&w.token_embedding};
-  if (!tied) matrices.push_back(&w.output);
-  for (LayerWeights& L : w.layers)
-    for (Matrix* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) matrices.push_back(m);
+  std::map<const void*, std::vector<Matrix*>> by_data;  // a tied head shares the embedding's
+  for (Matrix* m : w.matrices()) by_data[m->data].push_back(m);
   int repacked = 0;
-  for (Matrix* m : matrices) {
-    if (!can_repack(*m)) continue;
-    if (uint8_t* data = writable(m->data)) {
-      repack(*m, data);
-      ++repacked;
-    }
+  for (auto& [data, group] : by_data) {
+    Matrix& first = *group.front();
+    bool alike = true;
+    for (const Matrix* m : group) alike = alike && same_shape(*m, first);
+    uint8_t* bytes = alike && can_repack(first) ? writable(data) : nullptr;
+    if (!bytes) continue;
+    repack(first, bytes);
+    for (Matrix* m : group) m->layout = first.layout;
+    ++repacked;
   }
-  if (tied) w.output = w.token_embedding;
   return repacked;
 }
 

@@ -44,6 +44,10 @@ struct LlamaWeights {
 
   // Bytes of weights one decode step reads: every matrix once, plus one embedding row.
   size_t decode_bytes_per_token() const;
+  // Every matrix: the embedding, each layer's seven, then the output head
+  // (whose data is the embedding's when tied).
+  std::vector<Matrix*> matrices();
+  std::vector<const Matrix*> matrices() const;
 };
 
 // Builds the weights from tensors named as GGUF names them, checking every
@@ -53,7 +57,9 @@ LlamaWeights build_llama_weights(const ModelConfig& config, const TensorMap& ten
 // Rewrites the matrices the active ISA's kernels read faster in another layout
 // (Q8_0, Q4_0 and F16 into panels on AVX-512: kernels/repack.h), where writable(data) gives
 // a writable pointer to a matrix's bytes (null: leave that matrix as it is).
-// A tied output head follows the embedding. Returns the matrices repacked.
+// Matrices sharing data (a tied head) are repacked once and all follow; data
+// shared by matrices of different shapes stays as it is. Returns the number
+// of distinct matrices repacked.
 int repack_for_kernels(LlamaWeights& weights, const std::function<uint8_t*(const void*)>& writable);
 
 }  // namespace skiff

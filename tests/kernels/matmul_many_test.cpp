@@ -15,6 +15,7 @@
 #include "kernels/isa.h"
 #include "kernels/matmul.h"
 #include "kernels/quant.h"
+#include "kernels/repack.h"
 
 namespace skiff {
 namespace {
@@ -26,8 +27,17 @@ struct Weights {
   DType type;
   int64_t rows, cols;
   std::vector<uint8_t> bytes;
+  MatrixLayout layout = MatrixLayout::kRows;
 
-  Matrix matrix() const { return Matrix{type, rows, cols, bytes.data()}; }
+  Matrix matrix() const { return Matrix{type, rows, cols, bytes.data(), layout}; }
+  // Into 16-row panels, as the loader does on AVX-512 (kernels/repack.h).
+  Weights repacked() const {
+    Weights w = *this;
+    Matrix m = w.matrix();
+    repack(m, w.bytes.data());
+    w.layout = m.layout;
+    return w;
+  }
 };
 
 Weights random_weights(DType type, int64_t rows, int64_t cols, std::mt19937& rng) {
@@ -91,6 +101,23 @@ TEST(MatmulMany, MixedTypesThreaded) {
       random_weights(DType::F16, 130, cols, rng), random_weights(DType::Q4_0, 259, cols, rng),
       random_weights(DType::Q6_K, 45, cols, rng)};
   for (int n_tokens : {1, 4, 20}) {
+    testing::for_each_isa([&](Isa) { check_fused_equals_separate(ws, n_tokens, rng); });
+    if (HasFatalFailure()) return;
+  }
+}
+
+// Repacked and row matrices in one call, for 1-5 tokens: the panel kernels
+// read a single token's row as quantized but interleaved quads from 2 tokens
+// on, where the row kernels of the same activation format read neither (up to
+// 3 tokens), so quads must be built for the call whichever product needs them.
+TEST(MatmulMany, PanelsAndRowsMixed) {
+  std::mt19937 rng(13);
+  const int64_t cols = 256;
+  const std::vector<Weights> ws = {
+      random_weights(DType::Q8_0, 77, cols, rng), random_weights(DType::Q8_0, 96, cols, rng).repacked(),
+      random_weights(DType::Q4_0, 32, cols, rng).repacked(), random_weights(DType::F16, 48, cols, rng).repacked(),
+      random_weights(DType::Q4_0, 45, cols, rng)};
+  for (int n_tokens : {1, 2, 3, 4, 5}) {
     testing::for_each_isa([&](Isa) { check_fused_equals_separate(ws, n_tokens, rng); });
     if (HasFatalFailure()) return;
   }

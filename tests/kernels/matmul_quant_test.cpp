@@ -187,7 +187,7 @@ TEST(MatmulQuant, RepackedEveryIsa) {
   for (DType type : {DType::Q8_0, DType::Q4_0}) {
     for (int64_t rows : {16, 48, 160})
       for (int64_t cols : {64, 192, 768})
-        for (int n_tokens : {1, 2, 3, 4, 5, 13, 64}) {
+        for (int n_tokens : {1, 2, 3, 4, 5, 6, 7, 13, 64}) {
           if (rows * cols * n_tokens > 2'000'000) continue;
           check_all_isas(make_problem(type, rows, cols, n_tokens, seed++), true);
           if (HasFatalFailure()) return;
@@ -231,6 +231,15 @@ TEST(MatmulQuant, SimdKernelsAreDispatched) {
       EXPECT_NE(k.fn, scalar_kernel(type).fn) << isa_name(isa) << " " << dtype_info(type).name;
       EXPECT_EQ(k.activations, format_for(type)) << isa_name(isa) << " " << dtype_info(type).name;
     }
+  // Repacked matrices: the AVX-512 panel kernels there, the scalar one elsewhere.
+  for (DType type : {DType::Q8_0, DType::Q4_0, DType::F16}) {
+    const Matrix panels{type, 16, 64, nullptr, MatrixLayout::kPanels};
+    const KernelEntry want = type == DType::F16 ? float_panel_kernel_avx512(type) : quant_panel_kernel_avx512(type);
+    ASSERT_NE(want.fn, nullptr) << dtype_info(type).name;
+    EXPECT_EQ(find_kernel(Isa::kAvx512, panels).fn, want.fn) << dtype_info(type).name;
+    EXPECT_NE(find_kernel(Isa::kAvx512, panels).fn, find_kernel(Isa::kAvx512, type).fn) << dtype_info(type).name;
+    EXPECT_EQ(find_kernel(Isa::kAvx2, panels).fn, scalar_kernel(type).fn) << dtype_info(type).name;
+  }
 }
 
 // Each element within half a step of its block's scale, |q| ≤ 127, the sums

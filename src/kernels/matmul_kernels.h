@@ -61,6 +61,8 @@ KernelEntry float_kernel_avx512(DType type);  // matmul_float_avx512.cpp
 KernelEntry quant_kernel_avx2(DType type);    // matmul_quant_avx2.cpp: Q8_0, Q4_0, Q4_K
 KernelEntry quant_kernel_avx512(DType type);  // matmul_quant_avx512.cpp
 KernelEntry quant_panel_kernel_avx512(DType type);  // matmul_quant_avx512.cpp: Q8_0, Q4_0 kPanels
+// Q4_0 rows × 1-3 tokens (matmul_q4_0_decode_avx512.cpp), for quant_kernel_avx512.
+void q4_0_decode_avx512(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1);
 KernelEntry float_panel_kernel_avx512(DType type);  // matmul_float_avx512.cpp: F16 kPanels
 
 // The kernel matmul() uses for w on `isa`: by layout, then by type.

@@ -78,18 +78,6 @@ void pack_panel(const uint8_t* const rows[kPanelRows], int64_t units, PackedUnit
   }
 }
 
-struct ActRow {
-  const int8_t* q;
-  const float* d;
-  const void* sums;
-};
-
-ActRow act_row(const Activations& x, const ActLayout& l, int t) {
-  const uint8_t* base = x.quant + x.quant_row_bytes * static_cast<size_t>(t);
-  return {reinterpret_cast<const int8_t*>(base), reinterpret_cast<const float*>(base + l.scales),
-          base + l.sums};
-}
-
 // The int32 dot of each row's unit u with token t's unit u.
 template <class W, int T>
 void unit_dots(const PackedUnit& pu, const ActRow act[T], int64_t u, __m256i dots[T]) {

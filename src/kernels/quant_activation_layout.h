@@ -33,6 +33,18 @@ constexpr ActLayout act_layout(ActivationFormat format, int64_t cols) {
   return {scales, sums, sums + act_round_up(4 * (cols / 32))};
 }
 
+// Token t's quantized activation row, split into its parts.
+struct ActRow {
+  const int8_t* q;
+  const float* d;
+  const void* sums;
+};
+
+inline ActRow act_row(const Activations& x, const ActLayout& l, int t) {
+  const uint8_t* base = x.quant + x.quant_row_bytes * static_cast<size_t>(t);
+  return {reinterpret_cast<const int8_t*>(base), reinterpret_cast<const float*>(base + l.scales), base + l.sums};
+}
+
 // The quantized activations of up to kQuadTokens tokens interleaved per unit
 // of 32 elements, for the AVX-512 integer tiles: one pointer with constant
 // offsets reaches a tile's tokens (four rows' pointers, scales and sums did not

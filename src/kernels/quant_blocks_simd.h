@@ -32,6 +32,13 @@ static_assert(sizeof(BlockQ8_0) == 34 && sizeof(BlockQ4_0) == 18 && sizeof(Block
 
 inline float half(uint16_t h) { return _cvtsh_ss(h); }
 
+// The sum of the 8 lanes.
+inline float hsum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+}
+
 inline int32_t load_i32(const void* p) {
   int32_t v;
   std::memcpy(&v, p, 4);

@@ -27,21 +27,56 @@ BlockPool::BlockPool(int n_blocks) {
   released_at_.assign(n_blocks, 0);
   // Pushed in reverse so a fresh pool hands out blocks 0, 1, 2, ... in order.
   free_.reserve(n_blocks);
-  for (int block = n_blocks - 1; block >= 0; --block) free_.push_back(block);
+  free_pos_.assign(n_blocks, -1);
+  for (int block = n_blocks - 1; block >= 0; --block) {
+    free_pos_[block] = static_cast<int>(free_.size());
+    free_.push_back(block);
+  }
 }
 
 std::optional<int> BlockPool::allocate() {
-  int block;
-  if (!free_.empty()) {
-    block = free_.back();
-    free_.pop_back();
-  } else if (!evictable_.empty()) {
-    block = evict_oldest();
-  } else {
-    return std::nullopt;
-  }
+  if (!free_.empty()) return take_free(free_.back());
+  if (evictable_.empty()) return std::nullopt;
+  const int block = evict_oldest();
   ref_counts_[block] = 1;
   return block;
+}
+
+std::optional<int> BlockPool::allocate_after(int previous) {
+  if (previous >= 0 && is_free(previous + 1)) return take_free(previous + 1);
+  if (const std::optional<int> start = find_run()) {
+    run_cursor_ = *start + kRunBlocks;
+    return take_free(*start);
+  }
+  return allocate();
+}
+
+int BlockPool::take_free(int block) {
+  const int pos = free_pos_[block];
+  free_pos_[free_.back()] = pos;  // the last entry moves into the hole
+  free_[pos] = free_.back();
+  free_.pop_back();
+  free_pos_[block] = -1;
+  ref_counts_[block] = 1;
+  return block;
+}
+
+std::optional<int> BlockPool::find_run() {
+  // A bounded scan from the cursor (wrapping), so a crowded pool costs a
+  // fixed amount per allocation before the plain stack takes over.
+  constexpr int kMaxProbes = 64;
+  const int n = n_blocks();
+  if (n < kRunBlocks) return std::nullopt;
+  int start = run_cursor_ % n;
+  for (int probe = 0; probe < kMaxProbes; ++probe) {
+    if (start + kRunBlocks > n) start = 0;
+    int used = -1;  // the last non-free block in [start, start + kRunBlocks)
+    for (int b = start + kRunBlocks - 1; b >= start && used < 0; --b)
+      if (!is_free(b)) used = b;
+    if (used < 0) return start;
+    start = used + 1;
+  }
+  return std::nullopt;
 }
 
 void BlockPool::retain(int block) {
@@ -60,6 +95,7 @@ void BlockPool::release(int block) {
     released_at_[block] = release_tick_++;
     evictable_.emplace(released_at_[block], block);
   } else {
+    free_pos_[block] = static_cast<int>(free_.size());
     free_.push_back(block);
   }
 }

@@ -33,6 +33,14 @@ class BlockPool {
   // A block with refcount 1: a never-registered free one if any, else the
   // least recently released evictable one (evicted); nullopt when neither.
   std::optional<int> allocate();
+  // allocate() for a sequence's next block, keeping each sequence's blocks
+  // in runs: the block after `previous` if it is free, else (and for a first
+  // block, previous < 0) the start of a run of kRunBlocks free blocks found
+  // near a cursor that moves on past each run handed out, else allocate().
+  // Decode attention reads a sequence's blocks in order, and adjacent blocks
+  // stream from memory where scattered ones wait on each block's first miss.
+  std::optional<int> allocate_after(int previous);
+  static constexpr int kRunBlocks = 16;
   // refcount + 1. The block must be in use, or evictable: a cached block
   // taken back by a lookup leaves the eviction order.
   void retain(int block);
@@ -57,11 +65,16 @@ class BlockPool {
 
  private:
   int evict_oldest();
+  bool is_free(int block) const { return block >= 0 && block < n_blocks() && free_pos_[block] >= 0; }
+  int take_free(int block);     // removes a free block from free_, refcount 1
+  std::optional<int> find_run();  // a free block followed by kRunBlocks - 1 free ones
 
   std::vector<int> ref_counts_;
   // Free blocks not registered (never, or evicted); a stack: most recently
   // freed first (warm in cache).
   std::vector<int> free_;
+  std::vector<int> free_pos_;  // each block's index in free_, -1 when not there
+  int run_cursor_ = 0;         // where find_run looks first
   std::vector<std::optional<uint64_t>> hash_of_block_;
   std::unordered_map<uint64_t, int> block_of_hash_;
   // Evictable blocks as (release tick, block): ordered by release, and

@@ -166,7 +166,7 @@ bool PagedKvCache::reserve(int seq, int n) {
     pool_.release(shared);  // a cached block nobody else holds stays cached, evictable
     s.blocks[i] = copy;
   }
-  for (int i = 0; i < n_new; ++i) s.blocks.push_back(*pool_.allocate());
+  for (int i = 0; i < n_new; ++i) s.blocks.push_back(*pool_.allocate_after(s.blocks.empty() ? -1 : s.blocks.back()));
   return true;
 }
 

@@ -300,3 +300,42 @@ TEST(BlockPool, RandomOperationsMatchAReferenceModel) {
 
 }  // namespace
 }  // namespace skiff
+
+namespace skiff {
+namespace {
+
+// Sequences that grow together still get their blocks in runs: a next block
+// is the one after the previous when free, and first blocks start free runs.
+TEST(BlockPool, AllocateAfterKeepsEachSequenceInRuns) {
+  constexpr int kRun = BlockPool::kRunBlocks;
+  BlockPool pool(4 * kRun);
+  std::vector<std::vector<int>> seqs(3);
+  for (int step = 0; step < kRun; ++step)
+    for (std::vector<int>& s : seqs) s.push_back(*pool.allocate_after(s.empty() ? -1 : s.back()));
+  for (const std::vector<int>& s : seqs) {
+    EXPECT_EQ(s.front() % kRun, 0);
+    for (size_t i = 1; i < s.size(); ++i) EXPECT_EQ(s[i], s[i - 1] + 1) << "block " << i;
+  }
+  EXPECT_NE(seqs[0].front(), seqs[1].front());
+  EXPECT_EQ(pool.n_used(), 3 * kRun);
+}
+
+// With no free run left, allocation falls back to any free block, and a
+// taken neighbour is skipped; every block is handed out once.
+TEST(BlockPool, AllocateAfterFallsBackWhenCrowded) {
+  BlockPool pool(BlockPool::kRunBlocks + 3);
+  std::vector<int> got;
+  for (int i = 0; i < pool.n_blocks(); ++i) {
+    const std::optional<int> b = pool.allocate_after(i % 2 ? got.back() : -1);
+    ASSERT_TRUE(b.has_value());
+    got.push_back(*b);
+  }
+  std::sort(got.begin(), got.end());
+  for (int i = 0; i < pool.n_blocks(); ++i) EXPECT_EQ(got[i], i);
+  EXPECT_FALSE(pool.allocate_after(0).has_value());
+  pool.release(5);
+  EXPECT_EQ(*pool.allocate_after(4), 5);
+}
+
+}  // namespace
+}  // namespace skiff

@@ -65,25 +65,22 @@ size_t activation_quads_bytes(int64_t cols, int n_tokens) {
   return static_cast<size_t>((n_tokens + kQuadTokens - 1) / kQuadTokens) * (cols / 32) * sizeof(QuadUnit);
 }
 
-void pack_activation_quads(ActivationFormat format, const uint8_t* rows, size_t row_bytes, int n_tokens,
-                           int64_t cols, int64_t q0, int64_t q1, void* quads) {
+void pack_activation_quad(ActivationFormat format, const uint8_t* rows, size_t row_bytes, int n_tokens,
+                          int64_t cols, int64_t k, void* quads) {
   const ActLayout l = act_layout(format, cols);
   const int64_t units = cols / 32;
-  for (int64_t k = q0; k < q1; ++k) {
-    QuadUnit* out = static_cast<QuadUnit*>(quads) + k * units;
-    std::memset(static_cast<void*>(out), 0, units * sizeof(QuadUnit));
-    for (int t = 0; t < kQuadTokens && k * kQuadTokens + t < n_tokens; ++t) {
-      const uint8_t* row = rows + row_bytes * (k * kQuadTokens + t);
-      const auto* d = reinterpret_cast<const float*>(row + l.scales);
-      for (int64_t u = 0; u < units; ++u) {
-        for (int g = 0; g < 8; ++g) std::memcpy(&out[u].q[g][t], row + 32 * u + 4 * g, 4);
-        if (format == ActivationFormat::kQ8_0) {
-          out[u].d[t] = d[u];
-          out[u].sum[t] = reinterpret_cast<const int32_t*>(row + l.sums)[u];
-        } else {
-          out[u].d[t] = d[u / 8];
-          out[u].dsum[t] = reinterpret_cast<const float*>(row + l.sums)[u];
-        }
+  QuadUnit* out = static_cast<QuadUnit*>(quads) + k * units;
+  std::memset(static_cast<void*>(out), 0, units * sizeof(QuadUnit));
+  for (int t = 0; t < kQuadTokens && k * kQuadTokens + t < n_tokens; ++t) {
+    const ActRow a = act_row_at(rows + row_bytes * (k * kQuadTokens + t), l);
+    for (int64_t u = 0; u < units; ++u) {
+      for (int g = 0; g < 8; ++g) std::memcpy(&out[u].q[g][t], a.q + 32 * u + 4 * g, 4);
+      if (format == ActivationFormat::kQ8_0) {
+        out[u].d[t] = a.d[u];
+        out[u].sum[t] = static_cast<const int32_t*>(a.sums)[u];
+      } else {
+        out[u].d[t] = a.d[u / 8];
+        out[u].dsum[t] = static_cast<const float*>(a.sums)[u];
       }
     }
   }

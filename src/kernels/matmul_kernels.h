@@ -24,11 +24,11 @@ void quantize_activation_row(ActivationFormat format, const float* x, void* out,
 
 // Bytes of the quads (QuadUnit, quant_activation_layout.h) of n_tokens rows.
 size_t activation_quads_bytes(int64_t cols, int n_tokens);
-// Interleaves quads [q0, q1) of n_tokens rows quantized by
+// Interleaves quad k (tokens 4k..4k+3) of n_tokens rows quantized by
 // quantize_activation_row (row_bytes apart) into `quads` (the whole array,
 // activation_quads_bytes long, 64-byte aligned).
-void pack_activation_quads(ActivationFormat format, const uint8_t* rows, size_t row_bytes, int n_tokens,
-                           int64_t cols, int64_t q0, int64_t q1, void* quads);
+void pack_activation_quad(ActivationFormat format, const uint8_t* rows, size_t row_bytes, int n_tokens,
+                          int64_t cols, int64_t k, void* quads);
 
 struct Activations {
   const float* f32 = nullptr;      // [n_tokens, cols]

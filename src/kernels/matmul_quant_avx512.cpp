@@ -69,6 +69,7 @@ struct DecodeGroup {
 };
 
 struct Q8_0 : Q8_0Units {
+  static constexpr DType kType = DType::Q8_0;
   static constexpr bool kSignedBytes = true;  // packing adds 128
   static constexpr ActivationFormat kAct = ActivationFormat::kQ8_0;
   static constexpr int kOffsetShift = 7;  // weights carry +128 = 1 << 7
@@ -84,6 +85,7 @@ struct Q8_0 : Q8_0Units {
 };
 
 struct Q4_0 : Q4_0Units {
+  static constexpr DType kType = DType::Q4_0;
   static constexpr bool kSignedBytes = false;
   static constexpr ActivationFormat kAct = ActivationFormat::kQ8_0;
   static constexpr int kOffsetShift = 3;  // nibbles are the value + 8
@@ -379,9 +381,9 @@ void gemm(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t 
 
 // Rows [r0, r1) (whole panels) of a matrix repacked at load, for any number
 // of tokens: the panels are read where they lie, one at a time for decode.
-template <class W, DType kType>
+template <class W>
 void panel_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
-  using Panel = LoadPanel<kType>;
+  using Panel = LoadPanel<W::kType>;
   const int64_t units = w.cols / 32;
   const auto* quads = static_cast<const QuadUnit*>(x.quads);
   auto panel = [&](int64_t r) { return Panel{panel_start(w, r / kPanelRows)}; };
@@ -412,12 +414,8 @@ constexpr int kMaxDecodeTokens = 3;
 template <class W>
 void quant_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
   if constexpr (std::is_same_v<W, Q4_0>) {
-    switch (x.n_tokens) {
-      case 1:
-      case 2:
-      case 3: q4_0_decode_avx512(w, x, y, ldy, r0, r1); return;
-      default: gemm<W>(w, x, y, ldy, r0, r1); return;
-    }
+    if (x.n_tokens <= kMaxDecodeTokens) return q4_0_decode_avx512(w, x, y, ldy, r0, r1);
+    gemm<W>(w, x, y, ldy, r0, r1);
   } else {
     switch (x.n_tokens) {
       case 1: decode<W, 1>(w, x, y, ldy, r0, r1); return;
@@ -433,8 +431,8 @@ void quant_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, 
 
 KernelEntry quant_panel_kernel_avx512(DType type) {
   switch (type) {
-    case DType::Q8_0: return {panel_matmul<Q8_0, DType::Q8_0>, Q8_0::kAct, kPanelRows, 2};
-    case DType::Q4_0: return {panel_matmul<Q4_0, DType::Q4_0>, Q4_0::kAct, kPanelRows, 2};
+    case DType::Q8_0: return {panel_matmul<Q8_0>, Q8_0::kAct, kPanelRows, 2};
+    case DType::Q4_0: return {panel_matmul<Q4_0>, Q4_0::kAct, kPanelRows, 2};
     default: return {};
   }
 }

@@ -40,9 +40,12 @@ struct ActRow {
   const void* sums;
 };
 
-inline ActRow act_row(const Activations& x, const ActLayout& l, int t) {
-  const uint8_t* base = x.quant + x.quant_row_bytes * static_cast<size_t>(t);
+inline ActRow act_row_at(const uint8_t* base, const ActLayout& l) {
   return {reinterpret_cast<const int8_t*>(base), reinterpret_cast<const float*>(base + l.scales), base + l.sums};
+}
+
+inline ActRow act_row(const Activations& x, const ActLayout& l, int t) {
+  return act_row_at(x.quant + x.quant_row_bytes * static_cast<size_t>(t), l);
 }
 
 // The quantized activations of up to kQuadTokens tokens interleaved per unit

@@ -102,10 +102,9 @@ int repack_for_kernels(LlamaWeights& w, const std::function<uint8_t*(const void*
 }
 
 size_t LlamaWeights::decode_bytes_per_token() const {
-  size_t bytes = row_bytes(token_embedding.type, token_embedding.cols) + matrix_bytes(output);
-  for (const LayerWeights& L : layers)
-    for (const Matrix* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down})
-      bytes += matrix_bytes(*m);
+  size_t bytes = row_bytes(token_embedding.type, token_embedding.cols);  // one embedding row
+  for (const Matrix* m : matrices())
+    if (m != &token_embedding) bytes += matrix_bytes(*m);
   return bytes;
 }
 

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <random>
 #include <vector>
@@ -76,6 +77,14 @@ void check_fused_equals_separate(const std::vector<Weights>& ws, int n_tokens, s
         << "), " << n_tokens << " tokens";
 }
 
+// check_fused_equals_separate on every ISA for each token count.
+void check_every_isa(const std::vector<Weights>& ws, std::initializer_list<int> token_counts, std::mt19937& rng) {
+  for (int n_tokens : token_counts) {
+    testing::for_each_isa([&](Isa) { check_fused_equals_separate(ws, n_tokens, rng); });
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+}
+
 TEST(MatmulMany, EqualsSeparateCallsEveryTypeAndIsa) {
   std::mt19937 rng(5);
   for (DType type : kTypes) {
@@ -100,10 +109,7 @@ TEST(MatmulMany, MixedTypesThreaded) {
       random_weights(DType::Q4_K, 301, cols, rng), random_weights(DType::Q8_0, 77, cols, rng),
       random_weights(DType::F16, 130, cols, rng), random_weights(DType::Q4_0, 259, cols, rng),
       random_weights(DType::Q6_K, 45, cols, rng)};
-  for (int n_tokens : {1, 4, 20}) {
-    testing::for_each_isa([&](Isa) { check_fused_equals_separate(ws, n_tokens, rng); });
-    if (HasFatalFailure()) return;
-  }
+  check_every_isa(ws, {1, 4, 20}, rng);
 }
 
 // Repacked and row matrices in one call, for 1-5 tokens: the panel kernels
@@ -117,10 +123,7 @@ TEST(MatmulMany, PanelsAndRowsMixed) {
       random_weights(DType::Q8_0, 77, cols, rng), random_weights(DType::Q8_0, 96, cols, rng).repacked(),
       random_weights(DType::Q4_0, 32, cols, rng).repacked(), random_weights(DType::F16, 48, cols, rng).repacked(),
       random_weights(DType::Q4_0, 45, cols, rng)};
-  for (int n_tokens : {1, 2, 3, 4, 5}) {
-    testing::for_each_isa([&](Isa) { check_fused_equals_separate(ws, n_tokens, rng); });
-    if (HasFatalFailure()) return;
-  }
+  check_every_isa(ws, {1, 2, 3, 4, 5}, rng);
 }
 
 TEST(MatmulMany, InputsMustHaveTheSameWidth) {

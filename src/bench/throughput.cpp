@@ -132,6 +132,7 @@ const char* serve_mode_name(ServeMode mode) {
 ModeResult serve(LlamaModel& model, const Tokenizer& tokenizer, const EngineOptions& options,
                  const Workload& workload, ServeMode mode, const ProgressCallback& on_progress) {
   Engine engine(model, tokenizer, options);
+  engine.commit_kv_memory();
   for (const ThroughputRequest& r : workload.requests)
     if (static_cast<int>(r.prompt.size()) + r.output_len > engine.max_model_len())
       fail("a request of {} prompt + {} output tokens exceeds max_model_len {}", r.prompt.size(),

@@ -40,7 +40,6 @@ PagedKvCache make_kv(const LlamaModel& model, const EngineOptions& o, int max_mo
     fail("the KV cache holds {} tokens ({:.1f} MiB), less than one sequence of max_model_len {}: "
          "give it more memory or lower max_model_len",
          kv.capacity_tokens(), kv.bytes() / 1048576.0, max_model_len);
-  kv.prefault();  // committed at start, as llama.cpp clears its KV buffer
   return kv;
 }
 

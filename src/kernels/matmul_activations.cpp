@@ -11,46 +11,16 @@
 // (dmin·m·Σx). ggml keeps 16-element sums for Q6_K/Q3_K; Q4_K needs only 32.
 //
 // q never reaches -128, so |q| ≤ 127 holds for the AVX2 sign trick.
-// Scalar: O(tokens × cols), small next to the matmul it feeds.
-#include <cmath>
+// The spans are quantized by the copy of quantize_q8_span for the active ISA.
 #include <cstring>
 
 #include "base/error.h"
 #include "kernels/matmul_kernels.h"
+#include "kernels/ops.h"
 #include "kernels/quant_activation_layout.h"
 
 namespace skiff {
 namespace {
-
-// Rounds half to even, as std::nearbyint in the default rounding mode, for
-// |v| < 2^22: adding 1.5·2^23 leaves no fraction bits. Plain float arithmetic
-// (no libm call, which baseline x86-64 would make for nearbyint) vectorizes.
-inline float round_half_even(float v) {
-  constexpr float kMagic = 12582912.0f;  // 1.5 · 2^23
-  return (v + kMagic) - kMagic;
-}
-
-// Quantizes x[0, n) with one scale; returns d, writes q and the sums of each 32.
-float quantize_span(const float* x, int8_t* q, int64_t n, int32_t* sums32) {
-  float amax = 0;
-#pragma omp simd reduction(max : amax)
-  for (int64_t i = 0; i < n; ++i) {
-    const float a = std::fabs(x[i]);
-    amax = a > amax ? a : amax;  // maxps; std::fmax is a libm call here
-  }
-  const float d = amax / 127;
-  const float id = d != 0 ? 1.0f / d : 0.0f;
-  for (int64_t i = 0; i < n; i += 32) {
-    int32_t s = 0;
-#pragma omp simd reduction(+ : s)
-    for (int64_t j = i; j < i + 32; ++j) {
-      q[j] = static_cast<int8_t>(round_half_even(x[j] * id));
-      s += q[j];
-    }
-    sums32[i / 32] = s;
-  }
-  return d;
-}
 
 void check_cols(ActivationFormat format, int64_t cols) {
   const int64_t block = format == ActivationFormat::kQ8_K ? 256 : 32;
@@ -101,13 +71,13 @@ void quantize_activation_row(ActivationFormat format, const float* x, void* out,
   auto* d = reinterpret_cast<float*>(base + l.scales);
   if (format == ActivationFormat::kQ8_0) {
     auto* sums = reinterpret_cast<int32_t*>(base + l.sums);
-    for (int64_t b = 0; b < cols / 32; ++b) d[b] = quantize_span(x + 32 * b, q + 32 * b, 32, sums + b);
+    for (int64_t b = 0; b < cols / 32; ++b) d[b] = quantize_q8_span(x + 32 * b, q + 32 * b, 32, sums + b);
     return;
   }
   auto* dsum = reinterpret_cast<float*>(base + l.sums);
   for (int64_t b = 0; b < cols / 256; ++b) {
     int32_t s[8];
-    d[b] = quantize_span(x + 256 * b, q + 256 * b, 256, s);
+    d[b] = quantize_q8_span(x + 256 * b, q + 256 * b, 256, s);
     for (int j = 0; j < 8; ++j) dsum[8 * b + j] = d[b] * static_cast<float>(s[j]);
   }
 }

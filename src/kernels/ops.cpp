@@ -12,6 +12,8 @@ namespace skiff {
   void silu_mul(float* gate, const float* up, long n);                      \
   float dot(const float* a, const float* b, int n);                         \
   void add(float* x, const float* y, long n);                               \
+  float quantize_q8_span(const float* x, signed char* q, long n, int* sums32); \
+  void to_fp16(const float* x, unsigned short* out, long n);                \
   }
 SKIFF_DECLARE_OPS(scalar)
 SKIFF_DECLARE_OPS(avx2)
@@ -33,6 +35,10 @@ void rmsnorm(const float* x, const float* weight, int n, float eps, float* out) 
 void silu_mul(float* gate, const float* up, int64_t n) { SKIFF_DISPATCH(silu_mul, gate, up, n); }
 float dot(const float* a, const float* b, int n) { SKIFF_DISPATCH(dot, a, b, n); }
 void add(float* x, const float* y, int64_t n) { SKIFF_DISPATCH(add, x, y, n); }
+float quantize_q8_span(const float* x, int8_t* q, int64_t n, int32_t* sums32) {
+  SKIFF_DISPATCH(quantize_q8_span, x, reinterpret_cast<signed char*>(q), n, reinterpret_cast<int*>(sums32));
+}
+void to_fp16(const float* x, uint16_t* out, int64_t n) { SKIFF_DISPATCH(to_fp16, x, out, n); }
 
 void rope_frequencies(int rope_dim, float theta, const float* factors, float* freq) {
   for (int i = 0; i < rope_dim / 2; ++i) {

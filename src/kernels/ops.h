@@ -1,5 +1,6 @@
-// Elementwise and row kernels of a transformer layer. rmsnorm, silu_mul, dot
-// and add run the copy compiled for the active ISA (ops_impl.h).
+// Elementwise and row kernels of a transformer layer. rmsnorm, silu_mul, dot,
+// add, quantize_q8_span and to_fp16 run the copy compiled for the active ISA
+// (ops_impl.h).
 // Kernels know nothing of models: they take pointers and sizes.
 #pragma once
 #include <cstdint>
@@ -16,6 +17,14 @@ float dot(const float* a, const float* b, int n);
 
 // x[i] += y[i] (the residual connection).
 void add(float* x, const float* y, int64_t n);
+
+// Quantizes x[0, n) (n a multiple of 32) with one scale d = max|x| / 127:
+// q[i] = x[i] / d rounded half to even, in [-127, 127]; sums32[b] = Σ q of
+// the b-th 32 elements. Returns d.
+float quantize_q8_span(const float* x, int8_t* q, int64_t n, int32_t* sums32);
+
+// out[i] = x[i] as fp16, rounded to nearest even (overflow to infinity).
+void to_fp16(const float* x, uint16_t* out, int64_t n);
 
 // Per-dimension-pair rotation frequencies for RoPE: freq[i] = 1 / (theta^(2i/rope_dim) *
 // factor[i]) for i < rope_dim/2; `factors` may be null (all 1). Llama-3 scaling

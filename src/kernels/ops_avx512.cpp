@@ -1,4 +1,11 @@
 // The row kernels compiled for avx512.
+#include <immintrin.h>
+
+// GCC 12's AVX-512 headers trip -Wmaybe-uninitialized on their own
+// _mm512_undefined_* placeholders (a known false positive).
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
 namespace skiff::avx512::ops {
 #include "kernels/ops_impl.h"
 }  // namespace skiff::avx512::ops
@@ -9,5 +16,9 @@ void rmsnorm(const float* x, const float* w, int n, float eps, float* out) { ops
 void silu_mul(float* gate, const float* up, long n) { ops::silu_mul(gate, up, n); }
 float dot(const float* a, const float* b, int n) { return ops::dot(a, b, n); }
 void add(float* x, const float* y, long n) { ops::add(x, y, n); }
+float quantize_q8_span(const float* x, signed char* q, long n, int* sums32) {
+  return ops::quantize_q8_span(x, q, n, sums32);
+}
+void to_fp16(const float* x, unsigned short* out, long n) { ops::to_fp16(x, out, n); }
 
 }  // namespace skiff::avx512

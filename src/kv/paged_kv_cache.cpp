@@ -7,8 +7,8 @@
 #include <string>
 
 #include "base/error.h"
-#include "kernels/fp16.h"
 #include "kernels/kv_row.h"
+#include "kernels/ops.h"
 #include "kv/prefix_hash.h"
 
 namespace skiff {
@@ -41,10 +41,7 @@ void store_row(KvType type, const float* src, int n, uint8_t* dst) {
       std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
       return;
     case KvType::kF16:
-      for (int i = 0; i < n; ++i) {
-        const uint16_t half = f32_to_fp16(src[i]);
-        std::memcpy(dst + i * sizeof(uint16_t), &half, sizeof(uint16_t));
-      }
+      to_fp16(src, reinterpret_cast<uint16_t*>(dst), n);  // rows of 2-byte elements are 2-aligned
       return;
     case KvType::kQ8_0:
       quantize_kv_q8_row(src, n, dst);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "each_isa.h"
+#include "kernels/fp16.h"
 #include "kernels/isa.h"
 
 namespace skiff {
@@ -76,6 +77,72 @@ TEST(Ops, DotAndAddMatchReference) {
       for (int i = 0; i < n; ++i) ASSERT_EQ(x[i], a[i] + b[i]) << isa_name(isa);
     });
   }
+}
+
+// Every ISA's copy rounds as the scalar encoder, bit for bit (NaN aside),
+// across normals, half subnormals, ties, overflow and infinities, tails included.
+TEST(Ops, ToFp16MatchesTheScalarEncoderEveryIsa) {
+  std::mt19937 rng(4);
+  std::vector<float> values = {0.0f, -0.0f, 1.0f, -2.5f, 65504.0f, 65519.99f, 65520.0f, -1e9f, 6e-8f, 3e-8f,
+                               2.98023224e-8f, 1e-40f, 1.0009765625f + 0x1p-11f, INFINITY, -INFINITY};
+  std::uniform_real_distribution<float> exponent(-30.0f, 18.0f);
+  while (values.size() < 5000) {
+    const float sign = rng() % 2 ? 1.0f : -1.0f;
+    values.push_back(sign * std::exp2(exponent(rng)));
+  }
+  for (int n : {1, 7, 15, 16, 17, 4099, static_cast<int>(values.size())}) {
+    testing::for_each_isa([&](Isa isa) {
+      std::vector<uint16_t> out(n + 1, 0xABCD);
+      to_fp16(values.data(), out.data(), n);
+      for (int i = 0; i < n; ++i) ASSERT_EQ(out[i], f32_to_fp16(values[i])) << isa_name(isa) << " " << values[i];
+      EXPECT_EQ(out[n], 0xABCD) << isa_name(isa) << ": wrote past n " << n;
+    });
+  }
+}
+
+// d = max|x| / 127, each q within half a step of x / d, block sums of q; and
+// every ISA's copy gives the same bytes (batched and single-token runs agree).
+TEST(Ops, QuantizeQ8SpanMatchesReferenceEveryIsa) {
+  std::mt19937 rng(5);
+  for (int n : {32, 64, 256, 2048}) {
+    auto x = random_vector(n, rng, 2.0f);
+    x[n / 3] = -9.0f;  // the largest magnitude, negative
+    std::vector<int8_t> first_q;
+    testing::for_each_isa([&](Isa isa) {
+      std::vector<int8_t> q(n);
+      std::vector<int32_t> sums(n / 32);
+      const float d = quantize_q8_span(x.data(), q.data(), n, sums.data());
+      ASSERT_EQ(d, 9.0f / 127) << isa_name(isa);
+      EXPECT_EQ(q[n / 3], -127) << isa_name(isa);
+      for (int i = 0; i < n; ++i) ASSERT_LE(std::abs(q[i] - double(x[i]) / d), 0.5 + 1e-5) << isa_name(isa);
+      for (int b = 0; b < n / 32; ++b) {
+        int32_t s = 0;
+        for (int i = 0; i < 32; ++i) s += q[32 * b + i];
+        ASSERT_EQ(sums[b], s) << isa_name(isa);
+      }
+      if (first_q.empty()) first_q = q;
+      EXPECT_EQ(q, first_q) << isa_name(isa);
+    });
+  }
+  testing::for_each_isa([&](Isa isa) {  // d = 1: ties round to even
+    std::vector<float> x(32, 0.25f);
+    x[0] = 127.0f;
+    x[1] = 2.5f, x[2] = -3.5f, x[3] = 0.5f, x[4] = -0.5f, x[5] = 1.5f, x[6] = 126.5f;
+    std::vector<int8_t> q(32);
+    int32_t sum = 0;
+    ASSERT_EQ(quantize_q8_span(x.data(), q.data(), 32, &sum), 1.0f) << isa_name(isa);
+    EXPECT_EQ(std::vector<int8_t>(q.begin(), q.begin() + 8), (std::vector<int8_t>{127, 2, -4, 0, 0, 2, 126, 0}))
+        << isa_name(isa);
+    EXPECT_EQ(sum, 127 + 2 - 4 + 2 + 126) << isa_name(isa);
+  });
+  testing::for_each_isa([&](Isa isa) {  // all zeros: d = 0, q = 0
+    std::vector<float> zeros(32, 0.0f);
+    std::vector<int8_t> q(32, 1);
+    int32_t sum = 1;
+    EXPECT_EQ(quantize_q8_span(zeros.data(), q.data(), 32, &sum), 0.0f) << isa_name(isa);
+    EXPECT_EQ(q, std::vector<int8_t>(32, 0)) << isa_name(isa);
+    EXPECT_EQ(sum, 0) << isa_name(isa);
+  });
 }
 
 // RoPE rotates each pair by pos·freq: norms are kept and a rotation by 0 is identity.

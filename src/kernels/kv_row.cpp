@@ -4,20 +4,27 @@
 #include <cstring>
 
 #include "kernels/fp16.h"
+#include "kernels/ops.h"
 
 namespace skiff {
 
 void quantize_kv_q8_row(const float* x, int head_dim, uint8_t* dst) {
   const int group = kv_q8_group(head_dim);
   for (int g = 0; g < head_dim / group; ++g, x += group, dst += 2 + group) {
-    float amax = 0.0f;
-    for (int i = 0; i < group; ++i) amax = std::fmax(amax, std::fabs(x[i]));
-    const float d = amax / 127.0f;
-    const float inv = d != 0.0f ? 1.0f / d : 0.0f;
+    float d;
+    if (group == 32) {  // the active ISA's vector copy
+      int32_t sum;
+      d = quantize_q8_span(x, reinterpret_cast<int8_t*>(dst + 2), group, &sum);
+    } else {
+      float amax = 0.0f;
+      for (int i = 0; i < group; ++i) amax = std::fmax(amax, std::fabs(x[i]));
+      d = amax / 127.0f;
+      const float inv = d != 0.0f ? 1.0f / d : 0.0f;
+      for (int i = 0; i < group; ++i)
+        dst[2 + i] = static_cast<uint8_t>(static_cast<int8_t>(std::nearbyint(x[i] * inv)));
+    }
     const uint16_t half = f32_to_fp16(d);
     std::memcpy(dst, &half, 2);
-    for (int i = 0; i < group; ++i)
-      dst[2 + i] = static_cast<uint8_t>(static_cast<int8_t>(std::lround(x[i] * inv)));
   }
 }
 

@@ -16,7 +16,8 @@ inline size_t kv_q8_row_bytes(int head_dim) {
   return static_cast<size_t>(head_dim / group) * (2 + group);
 }
 
-// Round to nearest with d = max|x| / 127 per group, as ggml's Q8_0 reference.
+// d = max|x| / 127 per group and q = x / d rounded to nearest, ties to even
+// (ggml's Q8_0 reference rounds ties away from zero: equally close).
 void quantize_kv_q8_row(const float* x, int head_dim, uint8_t* dst);
 
 }  // namespace skiff

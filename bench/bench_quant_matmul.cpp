@@ -1,8 +1,8 @@
-// Times matmul() on integer-weight types (Q8_0, Q4_0, Q4_K) for the matrix
+// Times matmul() on integer-weight types (Q8_0, Q4_0, Q4_K, Q6_K) for the matrix
 // shapes of the 1B Llama (width 2048, FFN 8192, 8 KV heads of 64, vocab 32000),
 // at decode (1 token) and prefill (512 tokens) batch sizes, per ISA.
 //
-//   bench_quant_matmul [-t THREADS] [--types q8_0,q8_0p,q4_0,q4_0p,q4_k] [--isas avx512,avx2]
+//   bench_quant_matmul [-t THREADS] [--types q8_0,q8_0p,q4_0,q4_0p,q4_k,q6_k] [--isas avx512,avx2]
 //                      [--tokens 1,512] [--min-time SECONDS] [--cpu-time 1]
 //
 // --cpu-time 1 (with -t 1) times by the thread's CPU clock, which leaves out
@@ -112,7 +112,7 @@ std::vector<std::string> split(std::string_view s) {
 
 int usage() {
   std::fprintf(stderr,
-               "usage: bench_quant_matmul [-t THREADS] [--types q8_0,q8_0p,q4_0,q4_0p,q4_k] [--isas avx512,avx2,scalar]\n"
+               "usage: bench_quant_matmul [-t THREADS] [--types q8_0,q8_0p,q4_0,q4_0p,q4_k,q6_k] [--isas avx512,avx2,scalar]\n"
                "                          [--tokens 1,512] [--min-time SECONDS] [--cpu-time 1]\n");
   return 2;
 }

@@ -442,6 +442,7 @@ KernelEntry quant_kernel_avx512(DType type) {
     case DType::Q8_0: return {quant_matmul<Q8_0>, Q8_0::kAct, kPanelRows, kMaxDecodeTokens + 1};
     case DType::Q4_0: return {quant_matmul<Q4_0>, Q4_0::kAct, kPanelRows, kMaxDecodeTokens + 1};
     case DType::Q4_K: return {quant_matmul<Q4_K>, Q4_K::kAct, kPanelRows, kMaxDecodeTokens + 1};
+    case DType::Q6_K: return q6_k_kernel_avx512();
     default: return {};
   }
 }

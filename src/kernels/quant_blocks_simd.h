@@ -28,7 +28,14 @@ struct BlockQ4_K {
   uint8_t scales[12];
   uint8_t qs[128];
 };
-static_assert(sizeof(BlockQ8_0) == 34 && sizeof(BlockQ4_0) == 18 && sizeof(BlockQ4_K) == 144);
+struct BlockQ6_K {
+  uint8_t ql[128];  // low 4 bits
+  uint8_t qh[64];   // high 2 bits
+  int8_t scales[16];
+  uint16_t d;
+};
+static_assert(sizeof(BlockQ8_0) == 34 && sizeof(BlockQ4_0) == 18 && sizeof(BlockQ4_K) == 144 &&
+              sizeof(BlockQ6_K) == 210);
 
 inline float half(uint16_t h) { return _cvtsh_ss(h); }
 

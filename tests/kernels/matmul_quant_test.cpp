@@ -1,4 +1,4 @@
-// matmul() on Q8_0 / Q4_0 / Q4_K weights, every ISA this CPU has, against fp64
+// matmul() on Q8_0 / Q4_0 / Q4_K / Q6_K weights, every ISA this CPU has, against fp64
 // references computed here from dequantize_row; and activation quantization.
 //
 // The integer kernels quantize the activations x to x̂ (8-bit, one scale d per
@@ -33,10 +33,10 @@
 namespace skiff {
 namespace {
 
-constexpr DType kTypes[] = {DType::Q8_0, DType::Q4_0, DType::Q4_K};
+constexpr DType kTypes[] = {DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K};
 
 ActivationFormat format_for(DType type) {
-  return type == DType::Q4_K ? ActivationFormat::kQ8_K : ActivationFormat::kQ8_0;
+  return type == DType::Q4_K || type == DType::Q6_K ? ActivationFormat::kQ8_K : ActivationFormat::kQ8_0;
 }
 int64_t scale_block(ActivationFormat f) { return f == ActivationFormat::kQ8_K ? 256 : 32; }
 

@@ -60,7 +60,7 @@ KernelEntry float_kernel_avx2(DType type);    // matmul_float_avx2.cpp: F32, F16
 KernelEntry float_kernel_avx512(DType type);  // matmul_float_avx512.cpp
 KernelEntry quant_kernel_avx2(DType type);    // matmul_quant_avx2.cpp: Q8_0, Q4_0, Q4_K, Q6_K
 KernelEntry quant_kernel_avx512(DType type);  // matmul_quant_avx512.cpp: the same
-KernelEntry quant_panel_kernel_avx512(DType type);  // matmul_quant_avx512.cpp: Q8_0, Q4_0 kPanels
+KernelEntry quant_panel_kernel_avx512(DType type);  // matmul_quant_avx512.cpp: Q8_0, Q4_0, Q4_K kPanels
 // Q6_K rows × any tokens (matmul_q6_k_{avx2,avx512}.cpp), for quant_kernel_*.
 KernelEntry q6_k_kernel_avx2();
 KernelEntry q6_k_kernel_avx512();

@@ -20,10 +20,11 @@
 // every token. The tokens' activations are interleaved per unit first
 // (QuadUnit), so one pointer reaches all of a tile's.
 //
-// Q8_0 and Q4_0 matrices the loader repacked into such panels (kernels/repack.h;
-// Q4_0 nibbles unpacked as the tile loads them) skip the packing and use the
-// same tiles for every token count, decode included: one panel at a time for
-// 1-3 tokens (one memory stream; two measured slower), no per-row reductions.
+// Q8_0, Q4_0 and Q4_K matrices the loader repacked into such panels
+// (kernels/repack.h; Q4 nibbles unpacked as the tile loads them, Q4_K's 6-bit
+// scales and mins per unit) skip the packing and use the same tiles for every
+// token count, decode included: one panel at a time for 1-3 tokens (one memory
+// stream; two measured slower), no per-row reductions.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -93,6 +94,7 @@ struct Q4_0 : Q4_0Units {
 };
 
 struct Q4_K : Q4_KUnits {
+  static constexpr DType kType = DType::Q4_K;
   static constexpr bool kSignedBytes = false;
   static constexpr ActivationFormat kAct = ActivationFormat::kQ8_K;
   static constexpr int kOffsetShift = -1;  // no offset: the min term uses dsum
@@ -250,20 +252,49 @@ struct CallPanel {
 };
 template <DType kType>
 struct LoadPanel {
-  static constexpr int64_t kUnitBytes = panel_unit_bytes(kType);
   const uint8_t* units;
+  [[gnu::always_inline]] const uint8_t* unit(int64_t u) const {
+    if constexpr (kType == DType::Q4_K)
+      return units + (u / 8) * kQ4KPanelGroupBytes + (u % 8) * panel_weight_bytes(kType);
+    return units + panel_unit_bytes(kType) * u;
+  }
   [[gnu::always_inline]] __m512i w(int64_t u, int g) const {
-    const uint8_t* unit = units + kUnitBytes * u;
-    if constexpr (kType == DType::Q8_0) return _mm512_loadu_si512(unit + 64 * g);
-    const __m512i v = _mm512_loadu_si512(unit + 64 * (g % 4));
+    if constexpr (kType == DType::Q8_0) return _mm512_loadu_si512(unit(u) + 64 * g);
+    const __m512i v = _mm512_loadu_si512(unit(u) + 64 * (g % 4));
     const __m512i nibble = _mm512_set1_epi8(0x0F);
     return _mm512_and_si512(g < 4 ? v : _mm512_srli_epi16(v, 4), nibble);
   }
   [[gnu::always_inline]] __m512 scale(int64_t u) const {
-    return _mm512_cvtph_ps(
-        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(units + kUnitBytes * u + panel_weight_bytes(kType))));
+    if constexpr (kType == DType::Q4_K) return q4_k_factor(u, kQ4KPanelD, 0);
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(unit(u) + panel_weight_bytes(kType))));
   }
-  __m512 min(int64_t) const { return _mm512_setzero_ps(); }
+  [[gnu::always_inline]] __m512 min(int64_t u) const {
+    if constexpr (kType == DType::Q4_K) return q4_k_factor(u, kQ4KPanelDmin, 1);
+    return _mm512_setzero_ps();
+  }
+
+  // Q4_K: the 16 rows' d·sc_j (part 0) or dmin·m_j (part 1) of sub-block j = u % 8,
+  // unpacked from the 12 scale bytes as ggml packs them (lane i of the dword
+  // vectors v0, v1, v2 holds row i's bytes 0-3, 4-7, 8-11): j < 4: the low 6
+  // bits of byte j of v0 (scales) or v1 (mins); j >= 4: byte j - 4 of v2, its
+  // low (scales) or high (mins) nibble, with the top 2 bits of byte j - 4 of
+  // v0 (scales) or v1 (mins) above it.
+  [[gnu::always_inline]] __m512 q4_k_factor(int64_t u, int64_t factor_offset, int part) const {
+    const uint8_t* group = units + (u / 8) * kQ4KPanelGroupBytes;
+    const unsigned j = static_cast<unsigned>(u % 8);
+    const __m512i low = _mm512_loadu_si512(group + kQ4KPanelScales + 64 * part);
+    __m512i six;
+    if (j < 4) {
+      six = _mm512_and_si512(_mm512_srli_epi32(low, 8 * j), _mm512_set1_epi32(63));
+    } else {
+      const __m512i v2 = _mm512_loadu_si512(group + kQ4KPanelScales + 128);
+      const __m512i nib = _mm512_and_si512(_mm512_srli_epi32(v2, 8 * (j - 4) + 4 * part), _mm512_set1_epi32(15));
+      const __m512i top = _mm512_and_si512(_mm512_srli_epi32(low, 8 * (j - 4) + 2), _mm512_set1_epi32(48));
+      six = _mm512_or_si512(nib, top);
+    }
+    const __m512 factor = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(group + factor_offset)));
+    return _mm512_mul_ps(factor, _mm512_cvtepi32_ps(six));
+  }
 };
 
 // Where a tile reads its tokens' activations: interleaved quads, or for one
@@ -312,12 +343,13 @@ template <class W, int R, int T, class Panel, class Act>
 #pragma GCC unroll 4
     for (int p = 0; p < R; ++p) {
       const __m512 scale = panels[p].scale(u);
+      const __m512 min = W::kAct == ActivationFormat::kQ8_K ? panels[p].min(u) : _mm512_setzero_ps();
 #pragma GCC unroll 8
       for (int t = 0; t < T; ++t) {
         const __m512 s = _mm512_mul_ps(scale, _mm512_set1_ps(a.d(u, t)));
         facc[p][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(iacc[p][t]), s, facc[p][t]);
         if constexpr (W::kAct == ActivationFormat::kQ8_K)
-          facc[p][t] = _mm512_fnmadd_ps(panels[p].min(u), _mm512_set1_ps(a.dsum(u, t)), facc[p][t]);
+          facc[p][t] = _mm512_fnmadd_ps(min, _mm512_set1_ps(a.dsum(u, t)), facc[p][t]);
       }
     }
   }
@@ -433,6 +465,7 @@ KernelEntry quant_panel_kernel_avx512(DType type) {
   switch (type) {
     case DType::Q8_0: return {panel_matmul<Q8_0>, Q8_0::kAct, kPanelRows, 2};
     case DType::Q4_0: return {panel_matmul<Q4_0>, Q4_0::kAct, kPanelRows, 2};
+    case DType::Q4_K: return {panel_matmul<Q4_K>, Q4_K::kAct, kPanelRows, 2};
     default: return {};
   }
 }

@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "kernels/fp16.h"
+#include "kernels/quant.h"
 
 namespace skiff {
 namespace {
@@ -44,10 +45,53 @@ void repack_blocks_panel(DType type, const uint8_t* rows, int64_t cols, uint8_t*
   }
 }
 
+// Q4_K's sub-block j of a block: the low (j even) or high nibbles of qs[32·(j/2) ..].
+constexpr int64_t kQ4KScales = 4, kQ4KQs = 16;  // offsets in a GGUF Q4_K block (after d, dmin)
+constexpr int64_t kQ4KBlockBytes = 144;
+
+uint8_t q4_k_nibble(const uint8_t* block, int j, int e) {
+  const uint8_t byte = block[kQ4KQs + 32 * (j / 2) + e];
+  return j % 2 ? byte >> 4 : byte & 0x0F;
+}
+
+// A Q4_K panel from its 16 rows (the layout in repack.h).
+void repack_q4_k_panel(const uint8_t* rows, int64_t cols, uint8_t* panel) {
+  const int64_t supers = cols / 256, row_bytes = supers * kQ4KBlockBytes;
+  for (int64_t s = 0; s < supers; ++s) {
+    uint8_t* group = panel + s * kQ4KPanelGroupBytes;
+    for (int i = 0; i < kPanelRowCount; ++i) {
+      const uint8_t* block = rows + i * row_bytes + s * kQ4KBlockBytes;
+      for (int j = 0; j < 8; ++j)
+        for (int k = 0; k < 16; ++k)  // byte k: column k (low nibble) and 16 + k (high)
+          group[j * panel_weight_bytes(DType::Q4_K) + panel_offset(k, i)] =
+              static_cast<uint8_t>(q4_k_nibble(block, j, k) | q4_k_nibble(block, j, 16 + k) << 4);
+      for (int v = 0; v < 3; ++v) std::memcpy(group + kQ4KPanelScales + 64 * v + 4 * i, block + kQ4KScales + 4 * v, 4);
+      std::memcpy(group + kQ4KPanelD + 2 * i, block, 2);
+      std::memcpy(group + kQ4KPanelDmin + 2 * i, block + 2, 2);
+    }
+  }
+}
+
+// Row i's GGUF Q4_K block of super-block s, rebuilt from a panel.
+void q4_k_block_from_panel(const uint8_t* panel, int64_t s, int i, uint8_t* block) {
+  const uint8_t* group = panel + s * kQ4KPanelGroupBytes;
+  std::memcpy(block, group + kQ4KPanelD + 2 * i, 2);
+  std::memcpy(block + 2, group + kQ4KPanelDmin + 2 * i, 2);
+  for (int v = 0; v < 3; ++v) std::memcpy(block + kQ4KScales + 4 * v, group + kQ4KPanelScales + 64 * v + 4 * i, 4);
+  for (int j = 0; j < 8; j += 2)
+    for (int e = 0; e < 32; ++e) {
+      const auto nibble = [&](int unit) {  // element e of the unit: byte e % 16, low nibble for e < 16
+        const uint8_t byte = group[unit * panel_weight_bytes(DType::Q4_K) + panel_offset(e % 16, i)];
+        return e < 16 ? byte & 0x0F : byte >> 4;
+      };
+      block[kQ4KQs + 16 * j + e] = static_cast<uint8_t>(nibble(j) | nibble(j + 1) << 4);
+    }
+}
+
 }  // namespace
 
 bool can_repack(const Matrix& m) {
-  return (m.type == DType::Q8_0 || m.type == DType::Q4_0 || m.type == DType::F16) &&
+  return (m.type == DType::Q8_0 || m.type == DType::Q4_0 || m.type == DType::Q4_K || m.type == DType::F16) &&
          m.layout == MatrixLayout::kRows && m.rows > 0 && m.rows % kPanelRowCount == 0 && m.cols % 64 == 0;
 }
 
@@ -67,6 +111,7 @@ void repack(Matrix& m, uint8_t* data) {
       uint8_t* panel = data + p * panel_bytes;
       std::memcpy(rows, panel, panel_bytes);
       if (m.type == DType::F16) repack_f16_panel(rows, m.cols, panel);
+      else if (m.type == DType::Q4_K) repack_q4_k_panel(rows, m.cols, panel);
       else repack_blocks_panel(m.type, rows, m.cols, panel);
     }
   }
@@ -81,6 +126,14 @@ void panel_row(const Matrix& m, int64_t r, float* out) {
       uint16_t h;
       std::memcpy(&h, panel + 2 * (k * kPanelRowCount + i), 2);
       out[k] = fp16_to_f32(h);
+    }
+    return;
+  }
+  if (m.type == DType::Q4_K) {  // through the GGUF block, so bit-identical to dequantize_row
+    uint8_t block[kQ4KBlockBytes];
+    for (int64_t s = 0; s < m.cols / 256; ++s) {
+      q4_k_block_from_panel(panel_start(m, r / kPanelRowCount), s, static_cast<int>(i), block);
+      dequantize_row(DType::Q4_K, block, out + 256 * s, 256);
     }
     return;
   }

@@ -1,4 +1,4 @@
-// Q8_0, Q4_0 and F16 weights repacked, once at load, into the layouts the
+// Q8_0, Q4_0, Q4_K and F16 weights repacked, once at load, into the layouts the
 // AVX-512 kernels read (as llama.cpp's CPU backend repacks Q4_0 into
 // interleaved rows): no per-call packing in prefill, and decode streams 16
 // rows at once with no per-row reductions. Same bytes as the GGUF rows,
@@ -16,6 +16,11 @@
 //        of each row's 16 nibble bytes (row i at bytes 4i..4i+3): the low
 //        nibbles are columns 32u+4g.., the high ones 32u+16+4g..;
 //   then the 16 rows' fp16 block scales.
+// Q4_K: per super-block of 256 columns, 16 × 144 = 2304 bytes: its 8 units'
+//   nibbles in the Q4_0 form above (256 bytes each; unit j is sub-block j),
+//   then the 16 rows' 12 packed scale/min bytes as 3 vectors of 64 bytes
+//   (vector v: bytes 4v..4v+3 of row i at 4i, so lane i of a dword vector is
+//   row i), then the 16 rows' fp16 d, then their fp16 dmin.
 // The scales sit next to their weights so that decode reads one stream
 // (a separate scale array per panel measured 25% slower on Zen 4).
 #pragma once
@@ -28,11 +33,18 @@ namespace skiff {
 
 constexpr int kPanelRowCount = 16;
 
-// Bytes of one unit's weights (before its scales), and of the whole unit.
-constexpr int64_t panel_weight_bytes(DType type) { return type == DType::Q4_0 ? 4 * 64 : 8 * 64; }
+// Bytes of one unit's weights (before its scales), and of the whole unit (Q8_0, Q4_0).
+constexpr int64_t panel_weight_bytes(DType type) { return type == DType::Q8_0 ? 8 * 64 : 4 * 64; }
 constexpr int64_t panel_unit_bytes(DType type) { return panel_weight_bytes(type) + 2 * kPanelRowCount; }
 
-// Whether m can be repacked: Q8_0, Q4_0 or F16 rows, rows a multiple of 16, cols of 64.
+// A Q4_K super-block's parts within a panel (byte offsets from its start).
+constexpr int64_t kQ4KPanelGroupBytes = 16 * 144;
+constexpr int64_t kQ4KPanelScales = 8 * panel_weight_bytes(DType::Q4_K);
+constexpr int64_t kQ4KPanelD = kQ4KPanelScales + 3 * 64;
+constexpr int64_t kQ4KPanelDmin = kQ4KPanelD + 2 * kPanelRowCount;
+static_assert(kQ4KPanelDmin + 2 * kPanelRowCount == kQ4KPanelGroupBytes, "a Q4_K panel is its rows' bytes");
+
+// Whether m can be repacked: Q8_0, Q4_0, Q4_K or F16 rows, rows a multiple of 16, cols of 64.
 bool can_repack(const Matrix& m);
 
 // Rewrites m's bytes (at `data`, the writable memory m.data points to) into

@@ -55,7 +55,7 @@ struct LlamaWeights {
 LlamaWeights build_llama_weights(const ModelConfig& config, const TensorMap& tensors);
 
 // Rewrites the matrices the active ISA's kernels read faster in another layout
-// (Q8_0, Q4_0 and F16 into panels on AVX-512: kernels/repack.h), where writable(data) gives
+// (Q8_0, Q4_0, Q4_K and F16 into panels on AVX-512: kernels/repack.h), where writable(data) gives
 // a writable pointer to a matrix's bytes (null: leave that matrix as it is).
 // Matrices sharing data (a tied head) are repacked once and all follow; data
 // shared by matrices of different shapes stays as it is. Returns the number

@@ -184,11 +184,11 @@ TEST(MatmulQuant, ManyRows) {
 // number of panels (a pair and a single), wide rows; every token remainder.
 TEST(MatmulQuant, RepackedEveryIsa) {
   uint32_t seed = 500;
-  for (DType type : {DType::Q8_0, DType::Q4_0}) {
+  for (DType type : {DType::Q8_0, DType::Q4_0, DType::Q4_K}) {
     for (int64_t rows : {16, 48, 160})
       for (int64_t cols : {64, 192, 768})
         for (int n_tokens : {1, 2, 3, 4, 5, 6, 7, 13, 64}) {
-          if (rows * cols * n_tokens > 2'000'000) continue;
+          if (rows * cols * n_tokens > 2'000'000 || cols % dtype_info(type).block_size != 0) continue;
           check_all_isas(make_problem(type, rows, cols, n_tokens, seed++), true);
           if (HasFatalFailure()) return;
         }
@@ -199,25 +199,26 @@ TEST(MatmulQuant, RepackedEveryIsa) {
 // A repacked row reads back exactly as the GGUF row decodes; what cannot be
 // repacked is refused.
 TEST(MatmulQuant, RepackedRowsReadBackExactly) {
-  for (DType type : {DType::Q8_0, DType::Q4_0}) {
-    const Problem p = make_problem(type, 48, 192, 1, 3);
+  for (DType type : {DType::Q8_0, DType::Q4_0, DType::Q4_K}) {
+    const int64_t cols = type == DType::Q4_K ? 768 : 192;
+    const Problem p = make_problem(type, 48, cols, 1, 3);
     std::vector<uint8_t> bytes = p.weights;
-    Matrix w{type, 48, 192, bytes.data()};
+    Matrix w{type, 48, cols, bytes.data()};
     ASSERT_TRUE(can_repack(w));
     repack(w, bytes.data());
     EXPECT_EQ(w.layout, MatrixLayout::kPanels);
     EXPECT_NE(bytes, p.weights);
-    std::vector<float> got(192), want(192);
+    std::vector<float> got(cols), want(cols);
     for (int64_t r = 0; r < 48; ++r) {
       matrix_row(w, r, got.data());
-      dequantize_row(type, p.weights.data() + r * row_bytes(type, 192), want.data(), 192);
+      dequantize_row(type, p.weights.data() + r * row_bytes(type, cols), want.data(), cols);
       ASSERT_EQ(got, want) << dtype_info(type).name << " row " << r;
     }
     EXPECT_FALSE(can_repack(w));  // already panels
   }
-  std::vector<uint8_t> bytes(48 * row_bytes(DType::Q4_K, 256));
+  std::vector<uint8_t> bytes(48 * row_bytes(DType::Q6_K, 256));
   for (const Matrix& m : {Matrix{DType::Q8_0, 40, 192, bytes.data()}, Matrix{DType::Q4_0, 48, 96, bytes.data()},
-                          Matrix{DType::Q4_K, 48, 256, bytes.data()}}) {
+                          Matrix{DType::Q4_K, 40, 256, bytes.data()}, Matrix{DType::Q6_K, 48, 256, bytes.data()}}) {
     EXPECT_FALSE(can_repack(m));
     Matrix copy = m;
     EXPECT_THROW(repack(copy, bytes.data()), Error);
@@ -232,8 +233,8 @@ TEST(MatmulQuant, SimdKernelsAreDispatched) {
       EXPECT_EQ(k.activations, format_for(type)) << isa_name(isa) << " " << dtype_info(type).name;
     }
   // Repacked matrices: the AVX-512 panel kernels there, the scalar one elsewhere.
-  for (DType type : {DType::Q8_0, DType::Q4_0, DType::F16}) {
-    const Matrix panels{type, 16, 64, nullptr, MatrixLayout::kPanels};
+  for (DType type : {DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::F16}) {
+    const Matrix panels{type, 16, 256, nullptr, MatrixLayout::kPanels};
     const KernelEntry want = type == DType::F16 ? float_panel_kernel_avx512(type) : quant_panel_kernel_avx512(type);
     ASSERT_NE(want.fn, nullptr) << dtype_info(type).name;
     EXPECT_EQ(find_kernel(Isa::kAvx512, panels).fn, want.fn) << dtype_info(type).name;

@@ -411,33 +411,67 @@ void gemm(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t 
   }
 }
 
+// A Q4_K panel whose units' d·sc and dmin·m were unpacked once per call
+// (factors: [units] pairs), not once per token quad of a prefill.
+struct Q4KFactorPanel {
+  LoadPanel<DType::Q4_K> weights;
+  const __m512* factors;
+  [[gnu::always_inline]] __m512i w(int64_t u, int g) const { return weights.w(u, g); }
+  [[gnu::always_inline]] __m512 scale(int64_t u) const { return factors[2 * u]; }
+  [[gnu::always_inline]] __m512 min(int64_t u) const { return factors[2 * u + 1]; }
+};
+
+// Rows [r0, r1) for 2+ tokens, panel pairs at a time; make_panel(r, k) gives
+// the panel of rows r.. as the k-th (0, 1) of its pair.
+template <class W, class MakePanel>
+void panel_rows(const MakePanel& make_panel, const Activations& x, int64_t units, float* y, int64_t ldy,
+                int64_t r0, int64_t r1) {
+  using Panel = decltype(make_panel(r0, 0));
+  const auto* quads = static_cast<const QuadUnit*>(x.quads);
+  const int64_t step = x.n_tokens < kTileTokens ? kPanelRows : 2 * kPanelRows;
+  for (int64_t r = r0; r < r1; r += step) {
+    const int64_t rows = r1 - r < step ? r1 - r : step;
+    if (rows > kPanelRows) {
+      const Panel panels[2] = {make_panel(r, 0), make_panel(r + kPanelRows, 1)};
+      tokens_tiles<W, 2>(panels, units, quads, x.n_tokens, y, ldy, r, rows);
+    } else {
+      const Panel panels[1] = {make_panel(r, 0)};
+      tokens_tiles<W, 1>(panels, units, quads, x.n_tokens, y, ldy, r, rows);
+    }
+  }
+}
+
 // Rows [r0, r1) (whole panels) of a matrix repacked at load, for any number
 // of tokens: the panels are read where they lie, one at a time for decode.
 template <class W>
 void panel_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
   using Panel = LoadPanel<W::kType>;
   const int64_t units = w.cols / 32;
-  const auto* quads = static_cast<const QuadUnit*>(x.quads);
-  auto panel = [&](int64_t r) { return Panel{panel_start(w, r / kPanelRows)}; };
+  auto panel = [&](int64_t r, int) { return Panel{panel_start(w, r / kPanelRows)}; };
   if (x.n_tokens == 1) {  // decode: the row as quantized, one panel at a time
     const RowAct<W::kAct> act{act_row(x, act_layout(W::kAct, x.cols), 0)};
     for (int64_t r = r0; r < r1; r += kPanelRows) {
-      const Panel panels[1] = {panel(r)};
+      const Panel panels[1] = {panel(r, 0)};
       tile_store<W, 1, 1, Panel, RowAct<W::kAct>>(panels, units, act, 0, y, ldy, r, std::min(r1 - r, int64_t{kPanelRows}));
     }
     return;
   }
-  const int64_t step = x.n_tokens < kTileTokens ? kPanelRows : 2 * kPanelRows;
-  for (int64_t r = r0; r < r1; r += step) {
-    const int64_t rows = r1 - r < step ? r1 - r : step;
-    if (rows > kPanelRows) {
-      const Panel panels[2] = {panel(r), panel(r + kPanelRows)};
-      tokens_tiles<W, 2>(panels, units, quads, x.n_tokens, y, ldy, r, rows);
-    } else {
-      const Panel panels[1] = {panel(r)};
-      tokens_tiles<W, 1>(panels, units, quads, x.n_tokens, y, ldy, r, rows);
+  if constexpr (W::kType == DType::Q4_K) {
+    if (x.n_tokens > kTileTokens) {
+      auto* factors = static_cast<__m512*>(kernel_scratch(2 * 2 * units * sizeof(__m512)));
+      auto unpacked = [&](int64_t r, int k) {
+        const Panel p = panel(r, k);
+        __m512* f = factors + 2 * units * k;
+        for (int64_t u = 0; u < units; ++u) {
+          f[2 * u] = p.scale(u);
+          f[2 * u + 1] = p.min(u);
+        }
+        return Q4KFactorPanel{p, f};
+      };
+      return panel_rows<W>(unpacked, x, units, y, ldy, r0, r1);
     }
   }
+  panel_rows<W>(panel, x, units, y, ldy, r0, r1);
 }
 
 // Few tokens: streaming the rows as stored beats packing them.

@@ -31,8 +31,8 @@ struct EngineOptions {
   SchedulerOptions scheduler;
   KvType kv_type = KvType::kF16;
   int block_size = 16;
-  // KV pool size, reserved when the engine starts and committed page by page
-  // as its blocks are first written (see commit_kv_memory). 0: room for max_seqs
+  // KV pool size, mapped when the engine starts (address space only) and
+  // committed page by page as its blocks are first written (see commit_kv_memory). 0: room for max_seqs
   // sequences of max_model_len tokens, but at most a quarter of the memory
   // available and 4 GiB, and at least one full sequence.
   size_t kv_mem_bytes = 0;

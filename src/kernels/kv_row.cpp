@@ -8,6 +8,13 @@
 
 namespace skiff {
 
+int kv_q8_group(int head_dim) { return head_dim % 32 == 0 ? 32 : head_dim; }
+
+size_t kv_q8_row_bytes(int head_dim) {
+  const int group = kv_q8_group(head_dim);
+  return static_cast<size_t>(head_dim / group) * (2 + group);
+}
+
 void quantize_kv_q8_row(const float* x, int head_dim, uint8_t* dst) {
   const int group = kv_q8_group(head_dim);
   for (int g = 0; g < head_dim / group; ++g, x += group, dst += 2 + group) {
@@ -19,7 +26,7 @@ void quantize_kv_q8_row(const float* x, int head_dim, uint8_t* dst) {
       float amax = 0.0f;
       for (int i = 0; i < group; ++i) amax = std::fmax(amax, std::fabs(x[i]));
       d = amax / 127.0f;
-      const float inv = d != 0.0f ? 1.0f / d : 0.0f;
+      const float inv = d != 0.0f && 1.0f / d <= __FLT_MAX__ ? 1.0f / d : 0.0f;  // as quantize_q8_span
       for (int i = 0; i < group; ++i)
         dst[2 + i] = static_cast<uint8_t>(static_cast<int8_t>(std::nearbyint(x[i] * inv)));
     }

@@ -9,12 +9,10 @@
 
 namespace skiff {
 
-inline int kv_q8_group(int head_dim) { return head_dim % 32 == 0 ? 32 : head_dim; }
-
-inline size_t kv_q8_row_bytes(int head_dim) {
-  const int group = kv_q8_group(head_dim);
-  return static_cast<size_t>(head_dim / group) * (2 + group);
-}
+// Not inline: the per-ISA attention kernels call these, and an inline copy
+// compiled for AVX-512 could be the one the linker keeps for every caller.
+int kv_q8_group(int head_dim);
+size_t kv_q8_row_bytes(int head_dim);
 
 // d = max|x| / 127 per group and q = x / d rounded to nearest, ties to even
 // (ggml's Q8_0 reference rounds ties away from zero: equally close).

@@ -9,7 +9,7 @@
 // kQ8_K (Q4_K weights): one d per 256 elements, as ggml's Q8_K, and per 32
 // elements (a Q4_K sub-block) dsum = d·Σq for the sub-block's min term
 // (dmin·m·Σx). ggml keeps 16-element sums for Q6_K/Q3_K; Q4_K needs only 32,
-// and the Q6_K kernel makes its own 4-element sums once per call.
+// and the Q6_K kernels make their own offsets (-32·Σx) once per call.
 //
 // q never reaches -128, so |q| ≤ 127 holds for the AVX2 sign trick.
 // The spans are quantized by the copy of quantize_q8_span for the active ISA.

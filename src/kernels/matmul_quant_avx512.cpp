@@ -252,11 +252,13 @@ struct CallPanel {
 };
 template <DType kType>
 struct LoadPanel {
+  // Constants, not calls: an out-of-line copy of repack.h's constexpr
+  // functions (at -O0) compiled here could serve generic callers.
+  static constexpr int64_t kWeightBytes = panel_weight_bytes(kType), kUnitBytes = panel_unit_bytes(kType);
   const uint8_t* units;
   [[gnu::always_inline]] const uint8_t* unit(int64_t u) const {
-    if constexpr (kType == DType::Q4_K)
-      return units + (u / 8) * kQ4KPanelGroupBytes + (u % 8) * panel_weight_bytes(kType);
-    return units + panel_unit_bytes(kType) * u;
+    if constexpr (kType == DType::Q4_K) return units + (u / 8) * kQ4KPanelGroupBytes + (u % 8) * kWeightBytes;
+    return units + kUnitBytes * u;
   }
   [[gnu::always_inline]] __m512i w(int64_t u, int g) const {
     if constexpr (kType == DType::Q8_0) return _mm512_loadu_si512(unit(u) + 64 * g);
@@ -266,7 +268,7 @@ struct LoadPanel {
   }
   [[gnu::always_inline]] __m512 scale(int64_t u) const {
     if constexpr (kType == DType::Q4_K) return q4_k_factor(u, kQ4KPanelD, 0);
-    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(unit(u) + panel_weight_bytes(kType))));
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(unit(u) + kWeightBytes)));
   }
   [[gnu::always_inline]] __m512 min(int64_t u) const {
     if constexpr (kType == DType::Q4_K) return q4_k_factor(u, kQ4KPanelDmin, 1);

@@ -35,12 +35,20 @@ inline void add(float* x, const float* y, long n) {
 // MXCSR mode) after a separate multiply; a plain loop would not vectorize its
 // rounding, and the default -ffp-contract=fast could fuse the product into
 // the magic-number add below and round differently from the other copies.
+// 1/d, or 0 when d is 0 or so small (below ~3e-39) that 1/d overflows: such
+// a span quantizes to zeros on every ISA (an infinite 1/d converts to
+// different integers on each).
+inline float inverse_scale(float d) {
+  const float id = d != 0 ? 1.0f / d : 0.0f;
+  return id <= __FLT_MAX__ ? id : 0.0f;
+}
+
 #if defined(__AVX512F__)
 inline float quantize_q8_span(const float* x, signed char* q, long n, int* sums32) {
   __m512 amax = _mm512_setzero_ps();
   for (long i = 0; i < n; i += 16) amax = _mm512_max_ps(amax, _mm512_abs_ps(_mm512_loadu_ps(x + i)));
   const float d = _mm512_reduce_max_ps(amax) / 127;
-  const __m512 id = _mm512_set1_ps(d != 0 ? 1.0f / d : 0.0f);
+  const __m512 id = _mm512_set1_ps(inverse_scale(d));
   for (long i = 0; i < n; i += 32) {
     const __m512i a = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(x + i), id));
     const __m512i b = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(x + i + 16), id));
@@ -59,7 +67,7 @@ inline float quantize_q8_span(const float* x, signed char* q, long n, int* sums3
   m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
   m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
   const float d = _mm_cvtss_f32(m4) / 127;
-  const __m256 id = _mm256_set1_ps(d != 0 ? 1.0f / d : 0.0f);
+  const __m256 id = _mm256_set1_ps(inverse_scale(d));
   for (long i = 0; i < n; i += 32) {
     __m256i v[4];
     for (int k = 0; k < 4; ++k) v[k] = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + i + 8 * k), id));
@@ -83,7 +91,7 @@ inline float quantize_q8_span(const float* x, signed char* q, long n, int* sums3
     amax = a > amax ? a : amax;
   }
   const float d = amax / 127;
-  const float id = d != 0 ? 1.0f / d : 0.0f;
+  const float id = inverse_scale(d);
   constexpr float kMagic = 12582912.0f;  // 1.5 · 2^23: x + kMagic - kMagic rounds half to even
   for (long i = 0; i < n; i += 32) {
     int s = 0;

@@ -118,6 +118,10 @@ void repack(Matrix& m, uint8_t* data) {
   m.layout = MatrixLayout::kPanels;
 }
 
+const uint8_t* panel_start(const Matrix& m, int64_t p) {
+  return static_cast<const uint8_t*>(m.data) + p * kPanelRowCount * row_bytes(m.type, m.cols);
+}
+
 void panel_row(const Matrix& m, int64_t r, float* out) {
   const int64_t i = r % kPanelRowCount, units = m.cols / 32;
   if (m.type == DType::F16) {

@@ -51,10 +51,8 @@ bool can_repack(const Matrix& m);
 // panels and sets m.layout. Parallel over panels.
 void repack(Matrix& m, uint8_t* data);
 
-// Start of panel p.
-inline const uint8_t* panel_start(const Matrix& m, int64_t p) {
-  return static_cast<const uint8_t*>(m.data) + p * kPanelRowCount * row_bytes(m.type, m.cols);
-}
+// Start of panel p. Not inline: the AVX-512 kernels call it (see kv_row.h).
+const uint8_t* panel_start(const Matrix& m, int64_t p);
 
 // Row r of a repacked matrix as floats (bit-identical to dequantizing the row).
 void panel_row(const Matrix& m, int64_t r, float* out);

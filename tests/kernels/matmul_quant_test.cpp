@@ -86,7 +86,21 @@ struct Problem {
   std::vector<double> want_q, bound_q;  // against Σ w·x̂
 };
 
-Problem make_problem(DType type, int64_t rows, int64_t cols, int n_tokens, uint32_t seed) {
+// Random bytes in every field of a K-quant block but its fp16 factors (set
+// to 2^-8): negative Q6_K scales, q = 0 and other values skiff's own quantizer
+// never writes but other files may.
+void randomize_k_blocks(DType type, uint8_t* row, int64_t cols, std::mt19937& rng) {
+  const size_t bytes = dtype_info(type).type_size;
+  for (int64_t b = 0; b < cols / 256; ++b) {
+    uint8_t* block = row + bytes * b;
+    for (size_t i = 0; i < bytes; ++i) block[i] = static_cast<uint8_t>(rng());
+    const uint16_t factor = 0x1C00;  // 2^-8
+    if (type == DType::Q6_K) std::memcpy(block + bytes - 2, &factor, 2);
+    else for (int f = 0; f < 2; ++f) std::memcpy(block + 2 * f, &factor, 2);  // Q4_K d, dmin
+  }
+}
+
+Problem make_problem(DType type, int64_t rows, int64_t cols, int n_tokens, uint32_t seed, bool random_bytes = false) {
   Problem p{type, rows, cols, n_tokens, {}, {}, {}, {}, {}, {}};
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
@@ -97,6 +111,7 @@ Problem make_problem(DType type, int64_t rows, int64_t cols, int n_tokens, uint3
     for (float& v : w) v = dist(rng) + (r % 3 == 0 ? 0.3f : 0.0f);  // some rows off-centre
     uint8_t* row = p.weights.data() + rb * r;
     quantize_row(type, w.data(), row, cols);
+    if (random_bytes) randomize_k_blocks(type, row, cols, rng);
     dequantize_row(type, row, &wq[r * cols], cols);
     for (int64_t k = 0; k < cols; ++k) mag[r * cols + k] = std::fabs(wq[r * cols + k]);
     if (type == DType::Q4_K) {  // with every nibble 0, the row decodes to -dmin·m_j
@@ -169,6 +184,17 @@ TEST(MatmulQuant, OddShapesEveryIsaAndType) {
           if (HasFatalFailure()) return;
         }
   }
+}
+
+// K-quant blocks as any file may hold them (every scale, min and quant value).
+TEST(MatmulQuant, KQuantRandomBlocksEveryIsa) {
+  uint32_t seed = 900;
+  for (DType type : {DType::Q4_K, DType::Q6_K})
+    for (int n_tokens : {1, 2, 4, 5, 17}) {
+      check_all_isas(make_problem(type, 48, 512, n_tokens, seed++, true));
+      if (type == DType::Q4_K) check_all_isas(make_problem(type, 48, 512, n_tokens, seed++, true), true);
+      if (HasFatalFailure()) return;
+    }
 }
 
 // Several panels per thread, threads splitting mid-panel, a 1B-shape depth.

@@ -101,7 +101,7 @@ TEST(Ops, ToFp16MatchesTheScalarEncoderEveryIsa) {
 }
 
 // d = max|x| / 127, each q within half a step of x / d, block sums of q; and
-// every ISA's copy gives the same bytes (batched and single-token runs agree).
+// every ISA's copy gives the same bytes.
 TEST(Ops, QuantizeQ8SpanMatchesReferenceEveryIsa) {
   std::mt19937 rng(5);
   for (int n : {32, 64, 256, 2048}) {
@@ -134,6 +134,15 @@ TEST(Ops, QuantizeQ8SpanMatchesReferenceEveryIsa) {
     EXPECT_EQ(std::vector<int8_t>(q.begin(), q.begin() + 8), (std::vector<int8_t>{127, 2, -4, 0, 0, 2, 126, 0}))
         << isa_name(isa);
     EXPECT_EQ(sum, 127 + 2 - 4 + 2 + 126) << isa_name(isa);
+  });
+  testing::for_each_isa([&](Isa isa) {  // 1/d overflows: zeros, as for an all-zero span
+    std::vector<float> tiny(32, 0.0f);
+    tiny[3] = 1e-38f;
+    std::vector<int8_t> q(32, 1);
+    int32_t sum = 1;
+    quantize_q8_span(tiny.data(), q.data(), 32, &sum);
+    EXPECT_EQ(q, std::vector<int8_t>(32, 0)) << isa_name(isa);
+    EXPECT_EQ(sum, 0) << isa_name(isa);
   });
   testing::for_each_isa([&](Isa isa) {  // all zeros: d = 0, q = 0
     std::vector<float> zeros(32, 0.0f);

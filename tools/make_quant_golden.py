@@ -54,6 +54,17 @@ def q4_k_blocks(rng, n):
     return np.concatenate([d, dmin, scales, qs], axis=1)
 
 
+def q5_k_blocks(rng, n):
+    d = random_scales(rng, n, 0.001).reshape(n, 2)
+    dmin = random_scales(rng, n, 0.001).reshape(n, 2)
+    scales = rng.integers(0, 256, (n, 12), dtype=np.uint8)
+    scales[0, :] = 0xFF  # every 6-bit scale and min at 63
+    qh = rng.integers(0, 256, (n, 32), dtype=np.uint8)
+    qh[1, :] = 0xFF  # every fifth bit set
+    qs = rng.integers(0, 256, (n, 128), dtype=np.uint8)
+    return np.concatenate([d, dmin, scales, qh, qs], axis=1)
+
+
 def q6_k_blocks(rng, n):
     ql = rng.integers(0, 256, (n, 128), dtype=np.uint8)
     qh = rng.integers(0, 256, (n, 64), dtype=np.uint8)
@@ -79,6 +90,8 @@ def dequantize_cases(rng):
         T.Q4_0: q4_0_blocks(rng, 6),
         T.Q4_K: q4_k_blocks(rng, 3),
         T.Q6_K: q6_k_blocks(rng, 3),
+        # Its own generator, added later: the cases above keep their bytes.
+        T.Q5_K: q5_k_blocks(np.random.default_rng(20261130), 3),
     }
     cases = []
     for qtype, blocks in raw.items():

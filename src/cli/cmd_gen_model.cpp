@@ -18,7 +18,7 @@ void add_gen_model_command(CLI::App& app) {
   cmd->add_option("--heads", spec->n_heads, "attention heads")->capture_default_str();
   cmd->add_option("--kv-heads", spec->n_kv_heads, "key/value heads")->capture_default_str();
   cmd->add_option("--ffn", spec->ffn_dim, "feed-forward size")->capture_default_str();
-  cmd->add_option("--type", *type, "matrix type: f32 f16 bf16 q8_0 q4_0 q4_k q6_k")->capture_default_str();
+  cmd->add_option("--type", *type, "matrix type: f32 f16 bf16 q8_0 q4_0 q4_k q5_k q6_k")->capture_default_str();
   cmd->add_option("--vocab-from", spec->vocab_path, "GGUF whose tokenizer is copied")->capture_default_str();
   cmd->add_option("--ctx", spec->context_length, "context length")->capture_default_str();
   cmd->add_option("--rope-theta", spec->rope_theta, "RoPE base frequency")->capture_default_str();
@@ -27,7 +27,7 @@ void add_gen_model_command(CLI::App& app) {
 
   cmd->callback([spec, out, type] {
     const auto dtype = dtype_from_name(*type);
-    if (!dtype) fail("unknown --type '{}' (f32, f16, bf16, q8_0, q4_0, q4_k, q6_k)", *type);
+    if (!dtype) fail("unknown --type '{}' (f32, f16, bf16, q8_0, q4_0, q4_k, q5_k, q6_k)", *type);
     spec->matrix_type = *dtype;
     write_random_llama(*spec, *out);
   });

@@ -17,6 +17,7 @@ constexpr DTypeInfo kTypes[] = {
     {DType::Q8_0, "Q8_0", 32, 2 + 32},                    // fp16 d, int8 qs[32]
     {DType::Q4_0, "Q4_0", 32, 2 + 16},                    // fp16 d, nibbles[16]
     {DType::Q4_K, "Q4_K", 256, 2 + 2 + 12 + 128},         // d, dmin, scales[12], qs[128]
+    {DType::Q5_K, "Q5_K", 256, 2 + 2 + 12 + 32 + 128},    // d, dmin, scales[12], qh[32], qs[128]
     {DType::Q6_K, "Q6_K", 256, 128 + 64 + 16 + 2},        // ql, qh, scales, d
 };
 

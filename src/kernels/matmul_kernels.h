@@ -14,7 +14,7 @@ namespace skiff {
 enum class ActivationFormat {
   kF32,   // the float rows themselves
   kQ8_0,  // per row, blocks of 32 int8 with a scale (for Q8_0 / Q4_0 weights)
-  kQ8_K,  // per row, blocks of 256 int8 with a scale and 32-element sums (for Q4_K, Q6_K)
+  kQ8_K,  // per row, blocks of 256 int8 with a scale and 32-element sums (for Q4_K, Q5_K, Q6_K)
 };
 
 // Bytes of one quantized activation row of `cols` elements (0 for kF32).
@@ -58,7 +58,7 @@ struct KernelEntry {
 KernelEntry scalar_kernel(DType type);        // matmul_scalar.cpp: every type
 KernelEntry float_kernel_avx2(DType type);    // matmul_float_avx2.cpp: F32, F16, BF16
 KernelEntry float_kernel_avx512(DType type);  // matmul_float_avx512.cpp
-KernelEntry quant_kernel_avx2(DType type);    // matmul_quant_avx2.cpp: Q8_0, Q4_0, Q4_K, Q6_K
+KernelEntry quant_kernel_avx2(DType type);    // matmul_quant_avx2.cpp: Q8_0, Q4_0, Q4_K, Q5_K, Q6_K
 KernelEntry quant_kernel_avx512(DType type);  // matmul_quant_avx512.cpp: the same
 KernelEntry quant_panel_kernel_avx512(DType type);  // matmul_quant_avx512.cpp: Q8_0, Q4_0, Q4_K kPanels
 // Q6_K rows × any tokens (matmul_q6_k_{avx2,avx512}.cpp), for quant_kernel_*.

@@ -1,9 +1,10 @@
-// Integer matmul kernels for Q8_0, Q4_0 and Q4_K weights on AVX2 (no VNNI).
+// Integer matmul kernels for Q8_0, Q4_0, Q4_K and Q5_K weights on AVX2 (no VNNI).
 // Activations come quantized to 8 bits (quant_activation_layout.h). The dot
 // product is vpmaddubsw (u8 × s8 pairs, saturating to int16) then vpmaddwd:
 //  * Q4 nibbles (0..15) are the unsigned operand; a pair is at most
 //    2·15·127 = 3810, so all 8 steps of a unit add up in int16 (30480 max)
 //    before one widening. Q4_0's -8 comes back as -8·Σx (activation sums).
+//    Q5_K levels (0..31) make pairs of up to 2·31·127 = 7874: widened every 4 steps.
 //  * Q8_0 uses the sign trick (|w| × x·sign(w), at most 2·128·127 = 32512),
 //    widening every step since two such pairs could overflow int16.
 //
@@ -26,20 +27,30 @@ namespace {
 constexpr int kPanelRows = 8;
 constexpr int kTileTokens = 4;
 
+// kWiden: groups of 4 weights summed in int16 before widening to int32.
 struct Q8_0 : Q8_0Units {
   static constexpr ActivationFormat kAct = ActivationFormat::kQ8_0;
   static constexpr bool kSignTrick = true;
+  static constexpr int kWiden = 1;
   static constexpr int kOffsetShift = -1;  // signed weights: no offset
 };
 struct Q4_0 : Q4_0Units {
   static constexpr ActivationFormat kAct = ActivationFormat::kQ8_0;
   static constexpr bool kSignTrick = false;
+  static constexpr int kWiden = 8;
   static constexpr int kOffsetShift = 3;  // nibbles are the value + 8
 };
 struct Q4_K : Q4_KUnits {
   static constexpr ActivationFormat kAct = ActivationFormat::kQ8_K;
   static constexpr bool kSignTrick = false;
+  static constexpr int kWiden = 8;
   static constexpr int kOffsetShift = -1;  // the min term uses dsum
+};
+struct Q5_K : Q5_KUnits {
+  static constexpr ActivationFormat kAct = ActivationFormat::kQ8_K;
+  static constexpr bool kSignTrick = false;
+  static constexpr int kWiden = 4;  // a pair is up to 2·31·127 = 7874: 4 steps fit int16
+  static constexpr int kOffsetShift = -1;
 };
 
 // One unit (32 columns) of an 8-row panel: w[g] holds columns 4g..4g+3 of
@@ -82,9 +93,9 @@ void pack_panel(const uint8_t* const rows[kPanelRows], int64_t units, PackedUnit
 template <class W, int T>
 void unit_dots(const PackedUnit& pu, const ActRow act[T], int64_t u, __m256i dots[T]) {
   const __m256i ones = _mm256_set1_epi16(1);
-  __m256i acc[T];
+  __m256i acc[T], wide[T];  // int16 pair sums since the last widening; int32 sums
 #pragma GCC unroll 8
-  for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_si256();
+  for (int t = 0; t < T; ++t) acc[t] = wide[t] = _mm256_setzero_si256();
 #pragma GCC unroll 8
   for (int g = 0; g < 8; ++g) {
     const __m256i w = _mm256_load_si256(reinterpret_cast<const __m256i*>(pu.w[g]));
@@ -92,15 +103,16 @@ void unit_dots(const PackedUnit& pu, const ActRow act[T], int64_t u, __m256i dot
 #pragma GCC unroll 8
     for (int t = 0; t < T; ++t) {
       const __m256i xb = _mm256_set1_epi32(load_i32(act[t].q + 32 * u + 4 * g));
-      if constexpr (W::kSignTrick)  // widen every step (see the top)
-        acc[t] = _mm256_add_epi32(acc[t], _mm256_madd_epi16(_mm256_maddubs_epi16(aw, _mm256_sign_epi8(xb, w)), ones));
-      else
-        acc[t] = _mm256_add_epi16(acc[t], _mm256_maddubs_epi16(aw, xb));
+      acc[t] = _mm256_add_epi16(acc[t], _mm256_maddubs_epi16(aw, W::kSignTrick ? _mm256_sign_epi8(xb, w) : xb));
+      if ((g + 1) % W::kWiden == 0) {  // see the top for the bounds
+        wide[t] = _mm256_add_epi32(wide[t], _mm256_madd_epi16(acc[t], ones));
+        acc[t] = _mm256_setzero_si256();
+      }
     }
   }
 #pragma GCC unroll 8
   for (int t = 0; t < T; ++t) {
-    dots[t] = W::kSignTrick ? acc[t] : _mm256_madd_epi16(acc[t], ones);
+    dots[t] = wide[t];
     if constexpr (W::kOffsetShift >= 0)
       dots[t] = _mm256_sub_epi32(dots[t], _mm256_set1_epi32(static_cast<const int32_t*>(act[t].sums)[u]
                                                             << W::kOffsetShift));
@@ -163,6 +175,7 @@ KernelEntry quant_kernel_avx2(DType type) {
     case DType::Q8_0: return {quant_matmul<Q8_0>, Q8_0::kAct, kPanelRows};
     case DType::Q4_0: return {quant_matmul<Q4_0>, Q4_0::kAct, kPanelRows};
     case DType::Q4_K: return {quant_matmul<Q4_K>, Q4_K::kAct, kPanelRows};
+    case DType::Q5_K: return {quant_matmul<Q5_K>, Q5_K::kAct, kPanelRows};
     case DType::Q6_K: return q6_k_kernel_avx2();
     default: return {};
   }

@@ -1,4 +1,4 @@
-// Integer matmul kernels for Q8_0, Q4_0 and Q4_K weights on AVX-512 VNNI.
+// Integer matmul kernels for Q8_0, Q4_0, Q4_K and Q5_K weights on AVX-512 VNNI.
 // Activations come quantized to 8 bits (quant_activation_layout.h); products
 // are u8 × s8 dot products (vpdpbusd) with the weights as the unsigned operand:
 // Q4 nibbles are unsigned already, Q8_0 weights get +128, and the offset comes
@@ -93,6 +93,15 @@ struct Q4_0 : Q4_0Units {
   // Decode has its own kernel (decode_q4_0 below).
 };
 
+// Q4_K / Q5_K: the 8 sub-blocks' scales times d (per lane: d_lanes) and mins times dmin.
+[[gnu::always_inline]] inline void k_group_factors(const uint8_t* scales, __m256 d_lanes, uint16_t dmin,
+                                                   DecodeGroup& G) {
+  uint64_t sc, m;
+  q4k_scales_mins(scales, sc, m);
+  G.scale = _mm256_mul_ps(bytes_to_f32(sc), d_lanes);
+  G.min = _mm256_mul_ps(bytes_to_f32(m), _mm256_set1_ps(half(dmin)));
+}
+
 struct Q4_K : Q4_KUnits {
   static constexpr DType kType = DType::Q4_K;
   static constexpr bool kSignedBytes = false;
@@ -108,11 +117,29 @@ struct Q4_K : Q4_KUnits {
       G.w[2 * i] = _mm256_and_si256(q, _mm256_set1_epi8(0x0f));
       G.w[2 * i + 1] = _mm256_and_si256(q, _mm256_set1_epi8(static_cast<char>(0xf0)));
     }
-    uint64_t sc, m;
-    q4k_scales_mins(b.scales, sc, m);
     const float d = half(b.d);
-    G.scale = _mm256_mul_ps(bytes_to_f32(sc), _mm256_setr_ps(d, d / 16, d, d / 16, d, d / 16, d, d / 16));
-    G.min = _mm256_mul_ps(bytes_to_f32(m), _mm256_set1_ps(half(b.dmin)));
+    k_group_factors(b.scales, _mm256_setr_ps(d, d / 16, d, d / 16, d, d / 16, d, d / 16), b.dmin, G);
+  }
+};
+
+struct Q5_K : Q5_KUnits {
+  static constexpr DType kType = DType::Q5_K;
+  static constexpr bool kSignedBytes = false;
+  static constexpr ActivationFormat kAct = ActivationFormat::kQ8_K;
+  static constexpr int kOffsetShift = -1;  // no offset: the min term uses dsum
+
+  // Group g is super-block g: levels 0..31, a nibble and a bit of qh each.
+  [[gnu::always_inline]] static void load_group(const uint8_t* row, int64_t g, int, DecodeGroup& G) {
+    const auto& b = reinterpret_cast<const BlockQ5_K*>(row)[g];
+    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qh));
+    const __m256i low4 = _mm256_set1_epi8(0x0f);
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; ++i) {
+      const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * i));
+      G.w[2 * i] = _mm256_or_si256(_mm256_and_si256(q, low4), q5_fifth_bits(h, 2 * i));
+      G.w[2 * i + 1] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), low4), q5_fifth_bits(h, 2 * i + 1));
+    }
+    k_group_factors(b.scales, _mm256_set1_ps(half(b.d)), b.dmin, G);
   }
 };
 
@@ -218,6 +245,7 @@ void pack_panel(const uint8_t* const rows[kPanelRows], int64_t units, PackedUnit
   // registers (out of line, it went through the stack and a vzeroupper).
   constexpr int64_t kUnitBytes = std::is_base_of_v<Q8_0Units, W>   ? sizeof(BlockQ8_0)
                                  : std::is_base_of_v<Q4_0Units, W> ? sizeof(BlockQ4_0)
+                                 : std::is_base_of_v<Q5_KUnits, W> ? sizeof(BlockQ5_K) / 8
                                                                    : sizeof(BlockQ4_K) / 8;
   constexpr int64_t kAhead = 8 * kUnitBytes;
   for (int64_t u = 0; u < units; ++u) {
@@ -511,6 +539,7 @@ KernelEntry quant_kernel_avx512(DType type) {
     case DType::Q8_0: return {quant_matmul<Q8_0>, Q8_0::kAct, kPanelRows, kMaxDecodeTokens + 1};
     case DType::Q4_0: return {quant_matmul<Q4_0>, Q4_0::kAct, kPanelRows, kMaxDecodeTokens + 1};
     case DType::Q4_K: return {quant_matmul<Q4_K>, Q4_K::kAct, kPanelRows, kMaxDecodeTokens + 1};
+    case DType::Q5_K: return {quant_matmul<Q5_K>, Q5_K::kAct, kPanelRows, kMaxDecodeTokens + 1};
     case DType::Q6_K: return q6_k_kernel_avx512();
     default: return {};
   }

@@ -5,6 +5,8 @@
 //   Q4_K (256): fp16 d, dmin; 6-bit scale/min pairs for 8 sub-blocks of 32
 //               packed in 12 bytes; u8 qs[128], each 32 bytes hold two
 //               sub-blocks (low nibbles, then high)      x = d*sc * q - dmin*m
+//   Q5_K (256): as Q4_K, plus u8 qh[32] before qs: bit j of qh[l] is the
+//               fifth bit of element l of sub-block j     x = d*sc * q - dmin*m
 //   Q6_K (256): u8 ql[128] (low 4 bits), u8 qh[64] (high 2 bits), int8
 //               scales[16] (one per 16 elements); fp16 d  x = d*sc * (q - 32)
 #include "kernels/quant.h"
@@ -12,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "base/error.h"
 #include "kernels/fp16.h"
@@ -36,6 +39,13 @@ struct BlockQ4_K {
   uint8_t scales[12];
   uint8_t qs[kQKK / 2];
 };
+struct BlockQ5_K {
+  uint16_t d;
+  uint16_t dmin;
+  uint8_t scales[12];
+  uint8_t qh[kQKK / 8];
+  uint8_t qs[kQKK / 2];
+};
 struct BlockQ6_K {
   uint8_t ql[kQKK / 2];
   uint8_t qh[kQKK / 4];
@@ -43,7 +53,7 @@ struct BlockQ6_K {
   uint16_t d;
 };
 static_assert(sizeof(BlockQ8_0) == 34 && sizeof(BlockQ4_0) == 18);
-static_assert(sizeof(BlockQ4_K) == 144 && sizeof(BlockQ6_K) == 210);
+static_assert(sizeof(BlockQ4_K) == 144 && sizeof(BlockQ5_K) == 176 && sizeof(BlockQ6_K) == 210);
 
 // ---- dequantization -------------------------------------------------------
 
@@ -88,7 +98,10 @@ void pack_scale_min(uint8_t* q, int j, uint8_t sc, uint8_t m) {
   }
 }
 
-void dequantize_q4_k(const BlockQ4_K* b, float* y, int64_t nb) {
+// Q4_K and Q5_K: sub-block `sub` of 32 is the low (even) or high (odd)
+// nibbles of qs[32·(sub/2) ..]; Q5_K adds bit `sub` of qh[l] as 16.
+template <class Block>
+void dequantize_k_nibbles(const Block* b, float* y, int64_t nb) {
   for (int64_t i = 0; i < nb; ++i) {
     const float d = fp16_to_f32(b[i].d);
     const float dmin = fp16_to_f32(b[i].dmin);
@@ -99,7 +112,11 @@ void dequantize_q4_k(const BlockQ4_K* b, float* y, int64_t nb) {
       const float min = dmin * m;
       const uint8_t* q = b[i].qs + (sub / 2) * 32;
       const int shift = (sub % 2) * 4;
-      for (int l = 0; l < 32; ++l) y[l] = scale * static_cast<float>((q[l] >> shift) & 0xF) - min;
+      for (int l = 0; l < 32; ++l) {
+        int level = (q[l] >> shift) & 0xF;
+        if constexpr (std::is_same_v<Block, BlockQ5_K>) level |= ((b[i].qh[l] >> sub) & 1) << 4;
+        y[l] = scale * static_cast<float>(level) - min;
+      }
     }
   }
 }
@@ -182,11 +199,15 @@ int round_clamped(float v, int lo, int hi) {
   return std::clamp(static_cast<int>(std::lround(v)), lo, hi);
 }
 
-// Per sub-block of 32: the level grid starts at -m (m = -min(0, min x)) with
-// step (max x + m) / 15. Mins and steps are stored as 6-bit multiples of the
-// fp16 dmin and d, each rounded up, so the grid always covers the sub-block
-// and the error is at most half a step.
-void quantize_q4_k_block(const float* x, BlockQ4_K& b) {
+// Q4_K (levels 0..15) and Q5_K (0..31), per sub-block of 32: the level grid
+// starts at -m (m = -min(0, min x)) with step (max x + m) / max level. Mins
+// and steps are stored as 6-bit multiples of the fp16 dmin and d, each rounded
+// up, so the grid always covers the sub-block and the error is at most half a
+// step. Levels go to qs as nibbles (and Q5_K's fifth bits to qh).
+template <class Block>
+void quantize_k_nibbles_block(const float* x, Block& b) {
+  constexpr bool kFive = std::is_same_v<Block, BlockQ5_K>;
+  constexpr int kMaxLevel = kFive ? 31 : 15;
   float mins[8], maxs[8];
   float max_min = 0;
   for (int s = 0; s < 8; ++s) {
@@ -201,13 +222,14 @@ void quantize_q4_k_block(const float* x, BlockQ4_K& b) {
   float steps[8], max_step = 0;
   for (int s = 0; s < 8; ++s) {
     lm[s] = static_cast<uint8_t>(ceil_multiple(mins[s], dmin, 63));
-    steps[s] = std::max(0.0f, (maxs[s] + dmin * lm[s]) / 15);
+    steps[s] = std::max(0.0f, (maxs[s] + dmin * lm[s]) / kMaxLevel);
     max_step = std::max(max_step, steps[s]);
   }
   b.d = fp16_round_up(max_step / 63);
   const float d = fp16_to_f32(b.d);
   std::memset(b.scales, 0, sizeof b.scales);
   std::memset(b.qs, 0, sizeof b.qs);
+  if constexpr (kFive) std::memset(b.qh, 0, sizeof b.qh);
   for (int s = 0; s < 8; ++s) {
     const auto ls = static_cast<uint8_t>(ceil_multiple(steps[s], d, 63));
     pack_scale_min(b.scales, s, ls, lm[s]);
@@ -215,8 +237,9 @@ void quantize_q4_k_block(const float* x, BlockQ4_K& b) {
     const float min = dmin * lm[s];
     uint8_t* q = b.qs + (s / 2) * 32;
     for (int l = 0; l < 32; ++l) {
-      const int level = step > 0 ? round_clamped((x[32 * s + l] + min) / step, 0, 15) : 0;
-      q[l] = static_cast<uint8_t>(q[l] | (level << ((s % 2) * 4)));
+      const int level = step > 0 ? round_clamped((x[32 * s + l] + min) / step, 0, kMaxLevel) : 0;
+      q[l] = static_cast<uint8_t>(q[l] | ((level & 0xF) << ((s % 2) * 4)));
+      if constexpr (kFive) b.qh[l] = static_cast<uint8_t>(b.qh[l] | ((level >> 4) << s));
     }
   }
 }
@@ -270,7 +293,8 @@ void dequantize_row(DType type, const void* src, float* dst, int64_t n) {
     }
     case DType::Q8_0: dequantize_q8_0(static_cast<const BlockQ8_0*>(src), dst, nb); return;
     case DType::Q4_0: dequantize_q4_0(static_cast<const BlockQ4_0*>(src), dst, nb); return;
-    case DType::Q4_K: dequantize_q4_k(static_cast<const BlockQ4_K*>(src), dst, nb); return;
+    case DType::Q4_K: dequantize_k_nibbles(static_cast<const BlockQ4_K*>(src), dst, nb); return;
+    case DType::Q5_K: dequantize_k_nibbles(static_cast<const BlockQ5_K*>(src), dst, nb); return;
     case DType::Q6_K: dequantize_q6_k(static_cast<const BlockQ6_K*>(src), dst, nb); return;
   }
   fail("cannot dequantize type {}", static_cast<uint32_t>(type));
@@ -293,7 +317,10 @@ void quantize_row(DType type, const float* src, void* dst, int64_t n) {
     case DType::Q8_0: quantize_q8_0(src, static_cast<BlockQ8_0*>(dst), nb); return;
     case DType::Q4_0: quantize_q4_0(src, static_cast<BlockQ4_0*>(dst), nb); return;
     case DType::Q4_K:
-      for (int64_t i = 0; i < nb; ++i) quantize_q4_k_block(src + i * kQKK, static_cast<BlockQ4_K*>(dst)[i]);
+      for (int64_t i = 0; i < nb; ++i) quantize_k_nibbles_block(src + i * kQKK, static_cast<BlockQ4_K*>(dst)[i]);
+      return;
+    case DType::Q5_K:
+      for (int64_t i = 0; i < nb; ++i) quantize_k_nibbles_block(src + i * kQKK, static_cast<BlockQ5_K*>(dst)[i]);
       return;
     case DType::Q6_K:
       for (int64_t i = 0; i < nb; ++i) quantize_q6_k_block(src + i * kQKK, static_cast<BlockQ6_K*>(dst)[i]);

@@ -28,6 +28,12 @@ struct BlockQ4_K {
   uint8_t scales[12];
   uint8_t qs[128];
 };
+struct BlockQ5_K {
+  uint16_t d, dmin;
+  uint8_t scales[12];
+  uint8_t qh[32];  // bit j of qh[l]: the fifth bit of element l of sub-block j
+  uint8_t qs[128];
+};
 struct BlockQ6_K {
   uint8_t ql[128];  // low 4 bits
   uint8_t qh[64];   // high 2 bits
@@ -35,7 +41,7 @@ struct BlockQ6_K {
   uint16_t d;
 };
 static_assert(sizeof(BlockQ8_0) == 34 && sizeof(BlockQ4_0) == 18 && sizeof(BlockQ4_K) == 144 &&
-              sizeof(BlockQ6_K) == 210);
+              sizeof(BlockQ5_K) == 176 && sizeof(BlockQ6_K) == 210);
 
 inline float half(uint16_t h) { return _cvtsh_ss(h); }
 
@@ -89,6 +95,14 @@ struct Q4_0Units {
   }
 };
 
+// Sub-block j's float scale d·sc_j and min dmin·m_j of a Q4_K / Q5_K block.
+inline void k_scale_min(uint16_t d, uint16_t dmin, const uint8_t* scales, int j, float& scale, float& min) {
+  uint64_t sc, m;
+  q4k_scales_mins(scales, sc, m);
+  scale = half(d) * static_cast<float>((sc >> (8 * j)) & 0xff);
+  min = half(dmin) * static_cast<float>((m >> (8 * j)) & 0xff);
+}
+
 struct Q4_KUnits {
   // Sub-blocks 2i and 2i+1 are the low and high nibbles of qs[32i, 32i+32).
   static __m256i bytes(const uint8_t* row, int64_t u) {
@@ -99,11 +113,29 @@ struct Q4_KUnits {
   }
   static void scale_min(const uint8_t* row, int64_t u, float& scale, float& min) {
     const auto& b = reinterpret_cast<const BlockQ4_K*>(row)[u / 8];
-    uint64_t sc, m;
-    q4k_scales_mins(b.scales, sc, m);
-    const int shift = 8 * static_cast<int>(u % 8);
-    scale = half(b.d) * static_cast<float>((sc >> shift) & 0xff);
-    min = half(b.dmin) * static_cast<float>((m >> shift) & 0xff);
+    k_scale_min(b.d, b.dmin, b.scales, static_cast<int>(u % 8), scale, min);
+  }
+};
+
+// Bit j of each byte of h moved to bit 4 (the 16s of a Q5_K level). The
+// 16-bit shifts carry bits across bytes only into the bits the mask drops.
+inline __m256i q5_fifth_bits(__m256i h, int j) {
+  const __m256i moved = j <= 4 ? _mm256_slli_epi16(h, 4 - j) : _mm256_srli_epi16(h, j - 4);
+  return _mm256_and_si256(moved, _mm256_set1_epi8(0x10));
+}
+
+struct Q5_KUnits {
+  // As Q4_K, plus bit j of qh[l] as 16.
+  static __m256i bytes(const uint8_t* row, int64_t u) {
+    const auto& b = reinterpret_cast<const BlockQ5_K*>(row)[u / 8];
+    const int j = static_cast<int>(u % 8);
+    const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * (j / 2)));
+    const __m256i low = _mm256_and_si256(j % 2 ? _mm256_srli_epi16(q, 4) : q, _mm256_set1_epi8(0x0f));
+    return _mm256_or_si256(low, q5_fifth_bits(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qh)), j));
+  }
+  static void scale_min(const uint8_t* row, int64_t u, float& scale, float& min) {
+    const auto& b = reinterpret_cast<const BlockQ5_K*>(row)[u / 8];
+    k_scale_min(b.d, b.dmin, b.scales, static_cast<int>(u % 8), scale, min);
   }
 };
 

@@ -185,7 +185,8 @@ TEST(QuantizeStories, RepackedMatchesTheRows) {
   }
 }
 
-TEST(QuantizeRandom, Q4KWithRowsOf256) {
+// Q4_K and Q5_K need rows of 256: a generated dim-256 model, every matrix converted.
+TEST(QuantizeRandom, KQuantsWithRowsOf256) {
   RandomLlamaSpec spec;
   spec.n_layers = 2;
   spec.dim = 256;
@@ -195,21 +196,25 @@ TEST(QuantizeRandom, Q4KWithRowsOf256) {
   spec.context_length = 128;
   spec.matrix_type = DType::F32;
   spec.vocab_path = kModels + "/gguf/llama-2-tiny-random.gguf";
-  const std::string f32 = temp_path("random-f32"), q4k = temp_path("random-q4k");
+  const std::string f32 = temp_path("random-f32");
   write_random_llama(spec, f32);
-  const QuantizeSummary s = quantize_model(f32, q4k, DType::Q4_K);
-  EXPECT_EQ(s.n_fallbacks, 0);
-  EXPECT_LT(s.output_bytes * 5, s.input_bytes);  // 4.5 bits per weight against 32
-  expect_tensor_types(q4k, DType::Q4_K, 0);
+  for (DType type : {DType::Q4_K, DType::Q5_K}) {
+    SCOPED_TRACE(dtype_info(type).name);
+    const std::string out = temp_path("random-k");
+    const QuantizeSummary s = quantize_model(f32, out, type);
+    EXPECT_EQ(s.n_fallbacks, 0);
+    EXPECT_LT(s.output_bytes * 5, s.input_bytes);  // 4.5 or 5.5 bits per weight against 32
+    expect_tensor_types(out, type, 0);
 
-  const testing::IsaGuard restore_isa;
-  set_active_isa(Isa::kScalar);
-  const std::vector<float> logits = prompt_logits(*load_model(q4k));
-  const std::vector<float> reference = prompt_logits(*dequantized_model(q4k));
-  EXPECT_LE(max_abs_diff(logits, reference), 1e-5 * max_abs(reference));
-  if (isa_supported(Isa::kAvx512)) check_repacked_against_rows(q4k, DType::Q4_K);  // stories260K has no Q4_K rows
+    const testing::IsaGuard restore_isa;
+    set_active_isa(Isa::kScalar);
+    const std::vector<float> logits = prompt_logits(*load_model(out));
+    const std::vector<float> reference = prompt_logits(*dequantized_model(out));
+    EXPECT_LE(max_abs_diff(logits, reference), 1e-5 * max_abs(reference));
+    if (type == DType::Q4_K && isa_supported(Isa::kAvx512)) check_repacked_against_rows(out, type);
+    std::remove(out.c_str());
+  }
   std::remove(f32.c_str());
-  std::remove(q4k.c_str());
 }
 
 TEST(QuantizeErrors, OutputOverInputAndMissingInput) {

@@ -25,7 +25,7 @@ const std::string kSmallVocab = kModels + "/derived/stories260K-f32.gguf";  // 5
 RandomLlamaSpec small_spec(DType type) {
   RandomLlamaSpec s;
   s.n_layers = 2;
-  s.dim = type == DType::Q4_K || type == DType::Q6_K ? 256 : 64;
+  s.dim = dtype_info(type).block_size == 256 ? 256 : 64;
   s.n_heads = 4;
   s.n_kv_heads = 2;
   s.ffn_dim = 2 * s.dim;
@@ -85,7 +85,7 @@ void expect_llama_layout(const GgufFile& f, const RandomLlamaSpec& s, int64_t vo
 TEST(RandomLlama, EveryMatrixTypeHasLlamaLayoutAndWeightSpread) {
   const std::pair<DType, int> types_and_ftypes[] = {
       {DType::F32, 0}, {DType::F16, 1}, {DType::BF16, 32}, {DType::Q8_0, 7},
-      {DType::Q4_0, 2}, {DType::Q4_K, 14}, {DType::Q6_K, 18}};
+      {DType::Q4_0, 2}, {DType::Q4_K, 14}, {DType::Q5_K, 16}, {DType::Q6_K, 18}};
   for (const auto& [type, ftype] : types_and_ftypes) {
     SCOPED_TRACE(std::string(dtype_info(type).name));
     const RandomLlamaSpec s = small_spec(type);

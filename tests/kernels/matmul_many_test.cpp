@@ -22,7 +22,7 @@ namespace skiff {
 namespace {
 
 constexpr DType kTypes[] = {DType::F32,  DType::F16,  DType::BF16, DType::Q8_0,
-                            DType::Q4_0, DType::Q4_K, DType::Q6_K};
+                            DType::Q4_0, DType::Q4_K, DType::Q5_K, DType::Q6_K};
 
 struct Weights {
   DType type;

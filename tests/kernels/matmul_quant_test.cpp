@@ -1,4 +1,4 @@
-// matmul() on Q8_0 / Q4_0 / Q4_K / Q6_K weights, every ISA this CPU has, against fp64
+// matmul() on Q8_0 / Q4_0 / Q4_K / Q5_K / Q6_K weights, every ISA this CPU has, against fp64
 // references computed here from dequantize_row; and activation quantization.
 //
 // The integer kernels quantize the activations x to x̂ (8-bit, one scale d per
@@ -7,7 +7,7 @@
 //  * with the quantized activations, ref_q = Σ w·x̂: the kernels' int32 sums are
 //    exact, leaving float rounding of the scale products and the accumulation
 //    over units: |err| ≤ (units + 16) · 2^-23 · Σ |x̂|·m, where m = |w| for the
-//    _0 types and |w| + 2·dmin·m_j for Q4_K (its d·sc·q and min parts are
+//    _0 types and |w| + 2·dmin·m_j for Q4_K/Q5_K (their d·sc·q and min parts are
 //    summed separately in float, each up to |w| + dmin·m_j);
 //  * with the float activations, ref = Σ w·x: add |Σ w·(x - x̂)| ≤ Σ |w|·d/2,
 //    half a quantization step per element (d of that element's block).
@@ -33,11 +33,10 @@
 namespace skiff {
 namespace {
 
-constexpr DType kTypes[] = {DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K};
+constexpr DType kTypes[] = {DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q5_K, DType::Q6_K};
 
-ActivationFormat format_for(DType type) {
-  return type == DType::Q4_K || type == DType::Q6_K ? ActivationFormat::kQ8_K : ActivationFormat::kQ8_0;
-}
+bool k_quant(DType type) { return type == DType::Q4_K || type == DType::Q5_K || type == DType::Q6_K; }
+ActivationFormat format_for(DType type) { return k_quant(type) ? ActivationFormat::kQ8_K : ActivationFormat::kQ8_0; }
 int64_t scale_block(ActivationFormat f) { return f == ActivationFormat::kQ8_K ? 256 : 32; }
 
 
@@ -96,7 +95,7 @@ void randomize_k_blocks(DType type, uint8_t* row, int64_t cols, std::mt19937& rn
     for (size_t i = 0; i < bytes; ++i) block[i] = static_cast<uint8_t>(rng());
     const uint16_t factor = 0x1C00;  // 2^-8
     if (type == DType::Q6_K) std::memcpy(block + bytes - 2, &factor, 2);
-    else for (int f = 0; f < 2; ++f) std::memcpy(block + 2 * f, &factor, 2);  // Q4_K d, dmin
+    else for (int f = 0; f < 2; ++f) std::memcpy(block + 2 * f, &factor, 2);  // Q4_K/Q5_K d, dmin
   }
 }
 
@@ -114,9 +113,10 @@ Problem make_problem(DType type, int64_t rows, int64_t cols, int n_tokens, uint3
     if (random_bytes) randomize_k_blocks(type, row, cols, rng);
     dequantize_row(type, row, &wq[r * cols], cols);
     for (int64_t k = 0; k < cols; ++k) mag[r * cols + k] = std::fabs(wq[r * cols + k]);
-    if (type == DType::Q4_K) {  // with every nibble 0, the row decodes to -dmin·m_j
+    if (type == DType::Q4_K || type == DType::Q5_K) {  // with every level 0, the row decodes to -dmin·m_j
       std::vector<uint8_t> mins_only(row, row + rb);
-      for (int64_t b = 0; b < cols / 256; ++b) std::memset(&mins_only[144 * b + 16], 0, 128);
+      const size_t block = dtype_info(type).type_size;
+      for (int64_t b = 0; b < cols / 256; ++b) std::memset(&mins_only[block * b + 16], 0, block - 16);
       dequantize_row(type, mins_only.data(), w.data(), cols);
       for (int64_t k = 0; k < cols; ++k) mag[r * cols + k] += 2 * std::fabs(w[k]);
     }
@@ -189,7 +189,7 @@ TEST(MatmulQuant, OddShapesEveryIsaAndType) {
 // K-quant blocks as any file may hold them (every scale, min and quant value).
 TEST(MatmulQuant, KQuantRandomBlocksEveryIsa) {
   uint32_t seed = 900;
-  for (DType type : {DType::Q4_K, DType::Q6_K})
+  for (DType type : {DType::Q4_K, DType::Q5_K, DType::Q6_K})
     for (int n_tokens : {1, 2, 4, 5, 17}) {
       check_all_isas(make_problem(type, 48, 512, n_tokens, seed++, true));
       if (type == DType::Q4_K) check_all_isas(make_problem(type, 48, 512, n_tokens, seed++, true), true);

@@ -50,7 +50,7 @@ DType type_of(const nlohmann::json& c) {
 
 TEST(QuantGolden, DequantizeMatchesNumpyReferenceBitForBit) {
   const auto& cases = golden().at("dequantize");
-  ASSERT_EQ(cases.size(), 6u);  // F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K
+  ASSERT_EQ(cases.size(), 7u);  // F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K, Q5_K
   for (const auto& c : cases) {
     const DType type = type_of(c);
     const std::vector<uint8_t> bytes = from_hex(c.at("bytes_hex"));

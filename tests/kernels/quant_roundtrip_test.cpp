@@ -7,6 +7,7 @@
 //   Q8_0 |e| <= A/127 * (1/2 + 127 * 2^-11)   (half a step, plus fp16 d rounding)
 //   Q4_0 |e| <= A/8 * (1 + 2^-8)             (a whole step where x = -max clamps 16 -> 15)
 //   Q4_K |e| <= R/15 * 0.53                  (half a step; 6-bit scale/min rounding adds ~3%)
+//   Q5_K |e| <= R/31 * 0.53                  (the same grid with 32 levels)
 //   Q6_K |e| <= A/31 * 0.51                  (half a step; 8-bit scale rounding adds ~1%)
 #include <gtest/gtest.h>
 
@@ -26,7 +27,7 @@ struct Format {
   // Largest allowed |error| for element x of a block with the given A and R.
   double (*bound)(double x, double amax, double range);
   double max_rms;  // RMS error on N(0, 1) data (measured: F16 2.1e-4, BF16 1.7e-3,
-                   // Q8_0 5.4e-3, Q4_0 0.086, Q4_K 0.080, Q6_K 0.020)
+                   // Q8_0 5.4e-3, Q4_0 0.086, Q4_K 0.080, Q5_K 0.039, Q6_K 0.020)
 };
 
 const Format kFormats[] = {
@@ -36,6 +37,7 @@ const Format kFormats[] = {
     {DType::Q8_0, [](double, double a, double) { return a / 127 * (0.5 + 127.0 / 2048); }, 0.008},
     {DType::Q4_0, [](double, double a, double) { return a / 8 * (1 + 1.0 / 256); }, 0.1},
     {DType::Q4_K, [](double, double, double r) { return r / 15 * 0.53; }, 0.1},
+    {DType::Q5_K, [](double, double, double r) { return r / 31 * 0.53; }, 0.05},
     {DType::Q6_K, [](double, double a, double) { return a / 31 * 0.51; }, 0.025},
 };
 

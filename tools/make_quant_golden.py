@@ -45,24 +45,27 @@ def q4_0_blocks(rng, n):
     return np.concatenate([d, qs], axis=1)
 
 
-def q4_k_blocks(rng, n):
+def k_header(rng, n):
+    """Q4_K / Q5_K d, dmin and 12 packed scale bytes (block 0: every 6-bit value 63)."""
     d = random_scales(rng, n, 0.001).reshape(n, 2)
     dmin = random_scales(rng, n, 0.001).reshape(n, 2)
     scales = rng.integers(0, 256, (n, 12), dtype=np.uint8)
-    scales[0, :] = 0xFF  # every 6-bit scale and min at 63
+    scales[0, :] = 0xFF
+    return np.concatenate([d, dmin, scales], axis=1)
+
+
+def q4_k_blocks(rng, n):
+    header = k_header(rng, n)
     qs = rng.integers(0, 256, (n, 128), dtype=np.uint8)
-    return np.concatenate([d, dmin, scales, qs], axis=1)
+    return np.concatenate([header, qs], axis=1)
 
 
 def q5_k_blocks(rng, n):
-    d = random_scales(rng, n, 0.001).reshape(n, 2)
-    dmin = random_scales(rng, n, 0.001).reshape(n, 2)
-    scales = rng.integers(0, 256, (n, 12), dtype=np.uint8)
-    scales[0, :] = 0xFF  # every 6-bit scale and min at 63
+    header = k_header(rng, n)
     qh = rng.integers(0, 256, (n, 32), dtype=np.uint8)
     qh[1, :] = 0xFF  # every fifth bit set
     qs = rng.integers(0, 256, (n, 128), dtype=np.uint8)
-    return np.concatenate([d, dmin, scales, qh, qs], axis=1)
+    return np.concatenate([header, qh, qs], axis=1)
 
 
 def q6_k_blocks(rng, n):

@@ -8,13 +8,15 @@
 //  * Q8_0 uses the sign trick (|w| × x·sign(w), at most 2·128·127 = 32512),
 //    widening every step since two such pairs could overflow int16.
 //
-// One path for all batch sizes: 8 rows at a time are packed so that each
+// Decode (1-3 tokens) streams the rows as stored (matmul_quant_rows.h, shared
+// with AVX-512). More tokens: 8 rows at a time are packed so that each
 // 32-byte vector holds 4 consecutive weights of each row; one multiply then
 // serves all 8 rows against 4 activation bytes broadcast, and a tile of
-// 8 rows × 4 tokens reuses each packed panel for every token. For decode the
-// packing costs about as much as the products, which AVX2 can afford only
-// where it is the fallback; the AVX-512 file has a dedicated decode path.
+// 8 rows × 4 tokens reuses each packed panel for every token.
 #include <immintrin.h>
+
+#include <cstring>
+#include <type_traits>
 
 #include "kernels/matmul_kernels.h"
 #include "kernels/quant_activation_layout.h"
@@ -27,26 +29,37 @@ namespace {
 constexpr int kPanelRows = 8;
 constexpr int kTileTokens = 4;
 
+// vpmaddubsw then vpmaddwd: 8 lanes of 4 u8 × s8 products (matmul_quant_rows.h).
+inline __m256i unit_dot(__m256i w, __m256i x) {
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(w, x), _mm256_set1_epi16(1));
+}
+
+#include "kernels/matmul_quant_rows.h"
+
 // kWiden: groups of 4 weights summed in int16 before widening to int32.
 struct Q8_0 : Q8_0Units {
+  using Rows = RowsQ8_0;
   static constexpr ActivationFormat kAct = ActivationFormat::kQ8_0;
   static constexpr bool kSignTrick = true;
   static constexpr int kWiden = 1;
   static constexpr int kOffsetShift = -1;  // signed weights: no offset
 };
 struct Q4_0 : Q4_0Units {
+  using Rows = RowsQ4_0;
   static constexpr ActivationFormat kAct = ActivationFormat::kQ8_0;
   static constexpr bool kSignTrick = false;
   static constexpr int kWiden = 8;
   static constexpr int kOffsetShift = 3;  // nibbles are the value + 8
 };
 struct Q4_K : Q4_KUnits {
+  using Rows = RowsQ4_K;
   static constexpr ActivationFormat kAct = ActivationFormat::kQ8_K;
   static constexpr bool kSignTrick = false;
   static constexpr int kWiden = 8;
   static constexpr int kOffsetShift = -1;  // the min term uses dsum
 };
 struct Q5_K : Q5_KUnits {
+  using Rows = RowsQ5_K;
   static constexpr ActivationFormat kAct = ActivationFormat::kQ8_K;
   static constexpr bool kSignTrick = false;
   static constexpr int kWiden = 4;  // a pair is up to 2·31·127 = 7874: 4 steps fit int16
@@ -147,6 +160,7 @@ void tile(const PackedUnit* panel, int64_t units, const Activations& x, const Ac
 
 template <class W>
 void quant_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
+  if (decode_few_tokens<typename W::Rows>(w, x, y, ldy, r0, r1)) return;
   const ActLayout l = act_layout(W::kAct, w.cols);
   const int64_t units = w.cols / 32;
   auto* panel = static_cast<PackedUnit*>(kernel_scratch(units * sizeof(PackedUnit)));

@@ -1,16 +1,14 @@
 // Integer matmul kernels for Q8_0, Q4_0, Q4_K and Q5_K weights on AVX-512 VNNI.
 // Activations come quantized to 8 bits (quant_activation_layout.h); products
 // are u8 × s8 dot products (vpdpbusd) with the weights as the unsigned operand:
-// Q4 nibbles are unsigned already, Q8_0 weights get +128, and the offset comes
-// back out through the activation block sums (Σ (w+c)·x = Σ w·x + c·Σx).
-// Each unit of 32 elements (a Q8_0/Q4_0 block, a Q4_K sub-block) has its own
-// weight scale, so int32 sums turn into floats once per unit.
+// Q4 nibbles are unsigned already, packed Q8_0 weights get +128, and the
+// offset comes back out through the activation block sums (Σ (w+c)·x = Σ w·x
+// + c·Σx). Each unit of 32 elements (a Q8_0/Q4_0 block, a K-quant sub-block)
+// has its own weight scale, so int32 sums turn into floats once per unit.
 //
-// Decode (1-3 tokens) streams the rows as stored. Q8_0 and Q4_K: each unit's
-// 8 int32 lanes are converted and scaled as they are (one broadcast scale per
-// unit), and summed across lanes once per row; the offset/min terms of 8 units
-// at a time go to a second accumulator, as one vector product. Q4_0 has its own
-// decode kernel, 4 blocks per zmm (matmul_q4_0_decode_avx512.cpp).
+// Decode (1-3 tokens) streams the rows as stored (matmul_quant_rows.h, shared
+// with AVX2); Q4_0 has its own decode kernel, 4 blocks per zmm
+// (matmul_q4_0_decode_avx512.cpp).
 //
 // Prefill (more tokens) repacks 16 rows at a time into a panel where each
 // 64-byte vector holds 4 consecutive weights of each of the 16 rows; one
@@ -45,44 +43,23 @@
 namespace skiff {
 namespace {
 
-__m256 bytes_to_f32(uint64_t bytes) {
-  return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<int64_t>(bytes))));
+// vpdpbusd: 8 lanes of 4 u8 × s8 products (matmul_quant_rows.h).
+[[gnu::always_inline]] inline __m256i unit_dot(__m256i w, __m256i x) {
+  return _mm256_dpbusd_epi32(_mm256_setzero_si256(), w, x);
 }
+
+#include "kernels/matmul_quant_rows.h"
 
 // ---- weight types -----------------------------------------------------------
-// Each type says how to load a group of 8 units for decode (unsigned bytes, one
-// scale per unit) and how to pack one unit of 16 rows for prefill.
-
-// Scales of up to 8 consecutive _0 blocks (stride S bytes) as floats, 0 past n.
-// Scalar loads: a vpgatherdd costs more than the 8 loads on Zen 4.
-template <int S>
-[[gnu::always_inline]] inline __m256 block_scales(const uint8_t* first, int n) {
-  alignas(16) uint16_t h[8] = {};
-#pragma GCC unroll 8
-  for (int j = 0; j < n; ++j) std::memcpy(&h[j], first + S * j, 2);
-  return _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(h)));
-}
-
-struct DecodeGroup {
-  __m256i w[8];  // unit j's 32 weights as unsigned bytes
-  __m256 scale;  // lane j: the float factor of unit j's int32 dot
-  __m256 min;    // Q4_K: lane j: dmin · m_j
-};
+// Each type says how its rows decode (Rows: matmul_quant_rows.h) and how to
+// pack one unit of 16 rows for prefill.
 
 struct Q8_0 : Q8_0Units {
+  using Rows = RowsQ8_0;
   static constexpr DType kType = DType::Q8_0;
   static constexpr bool kSignedBytes = true;  // packing adds 128
   static constexpr ActivationFormat kAct = ActivationFormat::kQ8_0;
-  static constexpr int kOffsetShift = 7;  // weights carry +128 = 1 << 7
-
-  [[gnu::always_inline]] static void load_group(const uint8_t* row, int64_t g, int n, DecodeGroup& G) {
-    const auto* b = reinterpret_cast<const BlockQ8_0*>(row) + 8 * g;
-    const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
-#pragma GCC unroll 8
-    for (int j = 0; j < n; ++j)
-      G.w[j] = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b[j].qs)), flip);
-    G.scale = block_scales<34>(reinterpret_cast<const uint8_t*>(b), n);
-  }
+  static constexpr int kOffsetShift = 7;  // packed weights carry +128 = 1 << 7
 };
 
 struct Q4_0 : Q4_0Units {
@@ -90,118 +67,24 @@ struct Q4_0 : Q4_0Units {
   static constexpr bool kSignedBytes = false;
   static constexpr ActivationFormat kAct = ActivationFormat::kQ8_0;
   static constexpr int kOffsetShift = 3;  // nibbles are the value + 8
-  // Decode has its own kernel (decode_q4_0 below).
+  // Decode has its own kernel (matmul_q4_0_decode_avx512.cpp).
 };
 
-// Q4_K / Q5_K: the 8 sub-blocks' scales times d (per lane: d_lanes) and mins times dmin.
-[[gnu::always_inline]] inline void k_group_factors(const uint8_t* scales, __m256 d_lanes, uint16_t dmin,
-                                                   DecodeGroup& G) {
-  uint64_t sc, m;
-  q4k_scales_mins(scales, sc, m);
-  G.scale = _mm256_mul_ps(bytes_to_f32(sc), d_lanes);
-  G.min = _mm256_mul_ps(bytes_to_f32(m), _mm256_set1_ps(half(dmin)));
-}
-
 struct Q4_K : Q4_KUnits {
+  using Rows = RowsQ4_K;
   static constexpr DType kType = DType::Q4_K;
   static constexpr bool kSignedBytes = false;
   static constexpr ActivationFormat kAct = ActivationFormat::kQ8_K;
   static constexpr int kOffsetShift = -1;  // no offset: the min term uses dsum
-
-  // Group g is super-block g. Odd sub-blocks (high nibbles) stay x16, /16 in the scale.
-  [[gnu::always_inline]] static void load_group(const uint8_t* row, int64_t g, int, DecodeGroup& G) {
-    const auto& b = reinterpret_cast<const BlockQ4_K*>(row)[g];
-#pragma GCC unroll 4
-    for (int i = 0; i < 4; ++i) {
-      const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * i));
-      G.w[2 * i] = _mm256_and_si256(q, _mm256_set1_epi8(0x0f));
-      G.w[2 * i + 1] = _mm256_and_si256(q, _mm256_set1_epi8(static_cast<char>(0xf0)));
-    }
-    const float d = half(b.d);
-    k_group_factors(b.scales, _mm256_setr_ps(d, d / 16, d, d / 16, d, d / 16, d, d / 16), b.dmin, G);
-  }
 };
 
 struct Q5_K : Q5_KUnits {
+  using Rows = RowsQ5_K;
   static constexpr DType kType = DType::Q5_K;
   static constexpr bool kSignedBytes = false;
   static constexpr ActivationFormat kAct = ActivationFormat::kQ8_K;
-  static constexpr int kOffsetShift = -1;  // no offset: the min term uses dsum
-
-  // Group g is super-block g: levels 0..31, a nibble and a bit of qh each.
-  [[gnu::always_inline]] static void load_group(const uint8_t* row, int64_t g, int, DecodeGroup& G) {
-    const auto& b = reinterpret_cast<const BlockQ5_K*>(row)[g];
-    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qh));
-    const __m256i low4 = _mm256_set1_epi8(0x0f);
-#pragma GCC unroll 4
-    for (int i = 0; i < 4; ++i) {
-      const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * i));
-      G.w[2 * i] = _mm256_or_si256(_mm256_and_si256(q, low4), q5_fifth_bits(h, 2 * i));
-      G.w[2 * i + 1] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), low4), q5_fifth_bits(h, 2 * i + 1));
-    }
-    k_group_factors(b.scales, _mm256_set1_ps(half(b.d)), b.dmin, G);
-  }
+  static constexpr int kOffsetShift = -1;
 };
-
-// ---- decode -----------------------------------------------------------------
-
-// Independent accumulators per token, so the FMA latency does not serialize units.
-constexpr int kDecodeChains = 4;
-
-// Adds group g of one row · one token: the unit dots to acc, the offset
-// (units of 2^kOffsetShift·dw·dx·Σx) or min (dmin·m·dsum) terms to corr.
-template <class W>
-[[gnu::always_inline]] inline void decode_group(const DecodeGroup& G, const ActRow& a, int64_t g, int n,
-                                                __m256 acc[kDecodeChains], __m256& corr) {
-  const bool q8_0_act = W::kAct == ActivationFormat::kQ8_0;
-  const __m256 s8 = _mm256_mul_ps(G.scale, q8_0_act ? _mm256_loadu_ps(a.d + 8 * g) : _mm256_set1_ps(a.d[g]));
-  alignas(32) float s[8];
-  _mm256_store_ps(s, s8);
-  const int8_t* xq = a.q + 256 * g;
-#pragma GCC unroll 8
-  for (int j = 0; j < n; ++j) {
-    const __m256i dot = _mm256_dpbusd_epi32(_mm256_setzero_si256(), G.w[j],
-                                            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + 32 * j)));
-    acc[j % kDecodeChains] =
-        _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_set1_ps(s[j]), acc[j % kDecodeChains]);
-  }
-  if constexpr (q8_0_act)
-    corr = _mm256_fmadd_ps(s8, _mm256_cvtepi32_ps(_mm256_loadu_si256(static_cast<const __m256i*>(a.sums) + g)), corr);
-  else
-    corr = _mm256_fmadd_ps(G.min, _mm256_loadu_ps(static_cast<const float*>(a.sums) + 8 * g), corr);
-}
-
-template <class W, int NT>
-void decode(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
-  const ActLayout l = act_layout(W::kAct, w.cols);
-  ActRow act[NT];
-  for (int t = 0; t < NT; ++t) act[t] = act_row(x, l, t);
-  const int64_t units = w.cols / 32, groups = (units + 7) / 8;
-  const float k_corr = W::kOffsetShift >= 0 ? static_cast<float>(1 << W::kOffsetShift) : 1.0f;
-  for (int64_t r = r0; r < r1; ++r) {
-    const uint8_t* row = w.row(r);
-    __m256 acc[NT][kDecodeChains], corr[NT];
-#pragma GCC unroll 4
-    for (int t = 0; t < NT; ++t) {
-      corr[t] = _mm256_setzero_ps();
-      for (int c = 0; c < kDecodeChains; ++c) acc[t][c] = _mm256_setzero_ps();
-    }
-    DecodeGroup G;
-    for (int64_t g = 0; g + 1 < groups; ++g) {
-      W::load_group(row, g, 8, G);
-#pragma GCC unroll 4
-      for (int t = 0; t < NT; ++t) decode_group<W>(G, act[t], g, 8, acc[t], corr[t]);
-    }
-    const int n = static_cast<int>(units - 8 * (groups - 1));
-    W::load_group(row, groups - 1, n, G);
-#pragma GCC unroll 4
-    for (int t = 0; t < NT; ++t) {
-      decode_group<W>(G, act[t], groups - 1, n, acc[t], corr[t]);
-      const __m256 sum = _mm256_add_ps(_mm256_add_ps(acc[t][0], acc[t][1]), _mm256_add_ps(acc[t][2], acc[t][3]));
-      y[t * ldy + r] = hsum(sum) - k_corr * hsum(corr[t]);
-    }
-  }
-}
 
 // ---- prefill ----------------------------------------------------------------
 
@@ -504,23 +387,14 @@ void panel_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, 
   panel_rows<W>(panel, x, units, y, ldy, r0, r1);
 }
 
-// Few tokens: streaming the rows as stored beats packing them.
-constexpr int kMaxDecodeTokens = 3;
-
 template <class W>
 void quant_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
   if constexpr (std::is_same_v<W, Q4_0>) {
     if (x.n_tokens <= kMaxDecodeTokens) return q4_0_decode_avx512(w, x, y, ldy, r0, r1);
-    gemm<W>(w, x, y, ldy, r0, r1);
-  } else {
-    switch (x.n_tokens) {
-      case 1: decode<W, 1>(w, x, y, ldy, r0, r1); return;
-      case 2: decode<W, 2>(w, x, y, ldy, r0, r1); return;
-      case 3: decode<W, 3>(w, x, y, ldy, r0, r1); return;
-      default: gemm<W>(w, x, y, ldy, r0, r1); return;
-    }
+  } else if (decode_few_tokens<typename W::Rows>(w, x, y, ldy, r0, r1)) {
+    return;
   }
-  static_assert(kMaxDecodeTokens == 3, "the switch covers 1..kMaxDecodeTokens");
+  gemm<W>(w, x, y, ldy, r0, r1);
 }
 
 }  // namespace

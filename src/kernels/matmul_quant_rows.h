@@ -1,0 +1,170 @@
+// Integer decode (1-3 tokens) on weight rows as GGUF stores them, the part
+// shared by the AVX2 and AVX-512 files: included inside their anonymous
+// namespace after quant_blocks_simd.h, once they define
+//   __m256i unit_dot(__m256i w, __m256i x)
+// the int32 dot of 32 unsigned weight bytes (at most 128) with 32 signed
+// activation bytes, as 8 lanes of 4 products: vpdpbusd (AVX-512 VNNI) or
+// vpmaddubsw + vpmaddwd (AVX2, whose int16 pairs stay below 2·128·127).
+//
+// A row is read in groups of 8 units (32 weights with one scale: a _0 block,
+// a K-quant sub-block); each unit's 8 int32 lanes are converted and scaled as
+// they are (one broadcast scale per unit) and summed across lanes once per
+// row; the offset/min terms of 8 units at a time go to a second accumulator,
+// as one vector product. Q8_0 weights are signed: their dot takes |w| and
+// x·sign(w).
+
+inline __m256 bytes_to_f32(uint64_t bytes) {
+  return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<int64_t>(bytes))));
+}
+
+// Scales of up to 8 consecutive _0 blocks (stride S bytes) as floats, 0 past n.
+// Scalar loads: a vpgatherdd costs more than the 8 loads on Zen 4.
+template <int S>
+[[gnu::always_inline]] inline __m256 block_scales(const uint8_t* first, int n) {
+  alignas(16) uint16_t h[8] = {};
+#pragma GCC unroll 8
+  for (int j = 0; j < n; ++j) std::memcpy(&h[j], first + S * j, 2);
+  return _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(h)));
+}
+
+struct DecodeGroup {
+  __m256i w[8];  // unit j's 32 weights as bytes (signed for Q8_0, else unsigned)
+  __m256 scale;  // lane j: the float factor of unit j's int32 dot
+  __m256 min;    // K-quants: lane j: dmin · m_j
+};
+
+// Q4_K / Q5_K: the 8 sub-blocks' scales times d and mins times dmin.
+[[gnu::always_inline]] inline void k_group_factors(const uint8_t* scales, uint16_t d, uint16_t dmin, DecodeGroup& G) {
+  uint64_t sc, m;
+  q4k_scales_mins(scales, sc, m);
+  G.scale = _mm256_mul_ps(bytes_to_f32(sc), _mm256_set1_ps(half(d)));
+  G.min = _mm256_mul_ps(bytes_to_f32(m), _mm256_set1_ps(half(dmin)));
+}
+
+// Per type: the activation format, whether weights are signed, the offset the
+// stored values carry (2^kOffsetShift, corrected through the activation block
+// sums; -1: none), and how group g of a row loads (n units, the last group
+// may be short).
+struct RowsQ8_0 {
+  static constexpr ActivationFormat kAct = ActivationFormat::kQ8_0;
+  static constexpr bool kSigned = true;
+  static constexpr int kOffsetShift = -1;
+  [[gnu::always_inline]] static void load_group(const uint8_t* row, int64_t g, int n, DecodeGroup& G) {
+    const auto* b = reinterpret_cast<const BlockQ8_0*>(row) + 8 * g;
+#pragma GCC unroll 8
+    for (int j = 0; j < n; ++j) G.w[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b[j].qs));
+    G.scale = block_scales<34>(reinterpret_cast<const uint8_t*>(b), n);
+  }
+};
+
+struct RowsQ4_0 {
+  static constexpr ActivationFormat kAct = ActivationFormat::kQ8_0;
+  static constexpr bool kSigned = false;
+  static constexpr int kOffsetShift = 3;  // nibbles are the value + 8
+  [[gnu::always_inline]] static void load_group(const uint8_t* row, int64_t g, int n, DecodeGroup& G) {
+#pragma GCC unroll 8
+    for (int j = 0; j < n; ++j) G.w[j] = Q4_0Units::bytes(row, 8 * g + j);
+    G.scale = block_scales<18>(row + sizeof(BlockQ4_0) * 8 * g, n);
+  }
+};
+
+// Group g is super-block g: sub-blocks 2i and 2i+1 are the low and high
+// nibbles of qs[32i..], plus (Q5_K) bit j of qh[l] as 16.
+template <class Block>
+struct RowsK {
+  static constexpr ActivationFormat kAct = ActivationFormat::kQ8_K;
+  static constexpr bool kSigned = false;
+  static constexpr int kOffsetShift = -1;  // the min term uses dsum
+  [[gnu::always_inline]] static void load_group(const uint8_t* row, int64_t g, int, DecodeGroup& G) {
+    const Block& b = reinterpret_cast<const Block*>(row)[g];
+    const __m256i low4 = _mm256_set1_epi8(0x0f);
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; ++i) {
+      const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * i));
+      G.w[2 * i] = _mm256_and_si256(q, low4);
+      G.w[2 * i + 1] = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
+      if constexpr (std::is_same_v<Block, BlockQ5_K>) {
+        const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qh));
+        G.w[2 * i] = _mm256_or_si256(G.w[2 * i], q5_fifth_bits(h, 2 * i));
+        G.w[2 * i + 1] = _mm256_or_si256(G.w[2 * i + 1], q5_fifth_bits(h, 2 * i + 1));
+      }
+    }
+    k_group_factors(b.scales, b.d, b.dmin, G);
+  }
+};
+using RowsQ4_K = RowsK<BlockQ4_K>;
+using RowsQ5_K = RowsK<BlockQ5_K>;
+
+// Independent accumulators per token, so the FMA latency does not serialize units.
+constexpr int kDecodeChains = 4;
+
+// Adds group g of one row · one token: the unit dots to acc, the offset
+// (units of 2^kOffsetShift·dw·dx·Σx) or min (dmin·m·dsum) terms to corr.
+template <class W>
+[[gnu::always_inline]] inline void decode_group(const DecodeGroup& G, const ActRow& a, int64_t g, int n,
+                                                __m256 acc[kDecodeChains], __m256& corr) {
+  const bool q8_0_act = W::kAct == ActivationFormat::kQ8_0;
+  const __m256 s8 = _mm256_mul_ps(G.scale, q8_0_act ? _mm256_loadu_ps(a.d + 8 * g) : _mm256_set1_ps(a.d[g]));
+  alignas(32) float s[8];
+  _mm256_store_ps(s, s8);
+  const int8_t* xq = a.q + 256 * g;
+#pragma GCC unroll 8
+  for (int j = 0; j < n; ++j) {
+    const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + 32 * j));
+    const __m256i dot = W::kSigned ? unit_dot(_mm256_sign_epi8(G.w[j], G.w[j]), _mm256_sign_epi8(x, G.w[j]))
+                                   : unit_dot(G.w[j], x);
+    acc[j % kDecodeChains] =
+        _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_set1_ps(s[j]), acc[j % kDecodeChains]);
+  }
+  if constexpr (W::kOffsetShift >= 0)
+    corr = _mm256_fmadd_ps(s8, _mm256_cvtepi32_ps(_mm256_loadu_si256(static_cast<const __m256i*>(a.sums) + g)), corr);
+  else if constexpr (!q8_0_act)
+    corr = _mm256_fmadd_ps(G.min, _mm256_loadu_ps(static_cast<const float*>(a.sums) + 8 * g), corr);
+}
+
+template <class W, int NT>
+void decode_rows(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
+  const ActLayout l = act_layout(W::kAct, w.cols);
+  ActRow act[NT];
+  for (int t = 0; t < NT; ++t) act[t] = act_row(x, l, t);
+  const int64_t units = w.cols / 32, groups = (units + 7) / 8;
+  const float k_corr = W::kOffsetShift >= 0 ? static_cast<float>(1 << W::kOffsetShift) : 1.0f;
+  for (int64_t r = r0; r < r1; ++r) {
+    const uint8_t* row = w.row(r);
+    __m256 acc[NT][kDecodeChains], corr[NT];
+#pragma GCC unroll 4
+    for (int t = 0; t < NT; ++t) {
+      corr[t] = _mm256_setzero_ps();
+      for (int c = 0; c < kDecodeChains; ++c) acc[t][c] = _mm256_setzero_ps();
+    }
+    DecodeGroup G{};  // a short last group leaves units unset (never read)
+    for (int64_t g = 0; g + 1 < groups; ++g) {
+      W::load_group(row, g, 8, G);
+#pragma GCC unroll 4
+      for (int t = 0; t < NT; ++t) decode_group<W>(G, act[t], g, 8, acc[t], corr[t]);
+    }
+    const int n = static_cast<int>(units - 8 * (groups - 1));
+    W::load_group(row, groups - 1, n, G);
+#pragma GCC unroll 4
+    for (int t = 0; t < NT; ++t) {
+      decode_group<W>(G, act[t], groups - 1, n, acc[t], corr[t]);
+      const __m256 sum = _mm256_add_ps(_mm256_add_ps(acc[t][0], acc[t][1]), _mm256_add_ps(acc[t][2], acc[t][3]));
+      y[t * ldy + r] = hsum(sum) - k_corr * hsum(corr[t]);
+    }
+  }
+}
+
+// Up to this many tokens, streaming the rows as stored beats packing them.
+constexpr int kMaxDecodeTokens = 3;
+
+// decode_rows for 1..kMaxDecodeTokens tokens; false (nothing done) for more.
+template <class W>
+bool decode_few_tokens(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
+  switch (x.n_tokens) {
+    case 1: decode_rows<W, 1>(w, x, y, ldy, r0, r1); return true;
+    case 2: decode_rows<W, 2>(w, x, y, ldy, r0, r1); return true;
+    case 3: decode_rows<W, 3>(w, x, y, ldy, r0, r1); return true;
+    default: return false;
+  }
+  static_assert(kMaxDecodeTokens == 3, "the switch covers 1..kMaxDecodeTokens");
+}

@@ -18,7 +18,8 @@ void add_gen_model_command(CLI::App& app) {
   cmd->add_option("--heads", spec->n_heads, "attention heads")->capture_default_str();
   cmd->add_option("--kv-heads", spec->n_kv_heads, "key/value heads")->capture_default_str();
   cmd->add_option("--ffn", spec->ffn_dim, "feed-forward size")->capture_default_str();
-  cmd->add_option("--type", *type, "matrix type: f32 f16 bf16 q8_0 q4_0 q4_k q5_k q6_k")->capture_default_str();
+  cmd->add_option("--type", *type, "matrix type: f32 f16 bf16 q8_0 q4_0 q4_k q5_k q6_k, or the mix q4_k_m / q5_k_m")
+      ->capture_default_str();
   cmd->add_option("--vocab-from", spec->vocab_path, "GGUF whose tokenizer is copied")->capture_default_str();
   cmd->add_option("--ctx", spec->context_length, "context length")->capture_default_str();
   cmd->add_option("--rope-theta", spec->rope_theta, "RoPE base frequency")->capture_default_str();
@@ -26,9 +27,9 @@ void add_gen_model_command(CLI::App& app) {
   cmd->add_option("--name", spec->name, "general.name")->capture_default_str();
 
   cmd->callback([spec, out, type] {
-    const auto dtype = dtype_from_name(*type);
-    if (!dtype) fail("unknown --type '{}' (f32, f16, bf16, q8_0, q4_0, q4_k, q5_k, q6_k)", *type);
-    spec->matrix_type = *dtype;
+    const auto file_type = gguf::file_type_from_name(*type);
+    if (!file_type) fail("unknown --type '{}' (f32, f16, bf16, q8_0, q4_0, q4_k, q5_k, q6_k, q4_k_m, q5_k_m)", *type);
+    spec->file_type = *file_type;
     write_random_llama(*spec, *out);
   });
 }

@@ -18,13 +18,13 @@ struct QuantizeArgs {
 };
 
 void quantize(const QuantizeArgs& a) {
-  const auto type = dtype_from_name(a.type);
-  if (!type) fail("unknown type '{}' (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K)", a.type);
+  const auto type = gguf::file_type_from_name(a.type);
+  if (!type) fail("unknown type '{}' (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, Q4_K_M, Q5_K_M)", a.type);
   const convert::QuantizeSummary s = convert::quantize_model(a.input, a.output, *type);
   fmt::print(stderr,
              "quantize: {} ({:.2f} MiB) -> {} ({:.2f} MiB, {}), {} tensors, {} fallbacks, {:.2f} s\n",
              a.input, s.input_bytes / 1048576.0, a.output, s.output_bytes / 1048576.0,
-             dtype_info(*type).name, s.n_tensors, s.n_fallbacks, s.seconds);
+             type->name(), s.n_tensors, s.n_fallbacks, s.seconds);
 }
 
 }  // namespace
@@ -34,7 +34,10 @@ void add_quantize_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("quantize", "convert a model to GGUF with its matrices in TYPE");
   cmd->add_option("input", args->input, "GGUF file or Hugging Face directory")->required();
   cmd->add_option("output", args->output, "output .gguf path")->required();
-  cmd->add_option("type", args->type, "F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K or Q6_K")->required();
+  cmd->add_option("type", args->type,
+                  "F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K or Q6_K; or the mixes Q4_K_M, Q5_K_M (Q6_K for the "
+                  "output head and some attn_v / ffn_down, as llama-quantize)")
+      ->required();
   cmd->callback([args] { quantize(*args); });
 }
 

@@ -59,9 +59,9 @@ std::string shape(const std::vector<int64_t>& ne) {
   return "[" + s + "]";
 }
 
-void set_metadata(gguf::GgufWriter& w, const ModelSource& source, DType type) {
+void set_metadata(gguf::GgufWriter& w, const ModelSource& source, const gguf::FileType& type) {
   for (const auto& [key, value] : source.metadata) w.set(key, value);
-  w.set("general.file_type", gguf::make_uint(gguf::ValueType::UINT32, gguf::llama_file_type(type)));
+  w.set("general.file_type", gguf::make_uint(gguf::ValueType::UINT32, type.id()));
   w.set("general.quantization_version", gguf::make_uint(gguf::ValueType::UINT32, 2));
 }
 
@@ -79,7 +79,7 @@ DType tensor_type(DType target, const std::vector<int64_t>& ne) {
   return whole_blocks(DType::Q8_0, ne[0]) ? DType::Q8_0 : DType::F16;
 }
 
-QuantizeSummary quantize_model(const std::string& in, const std::string& out, DType type) {
+QuantizeSummary quantize_model(const std::string& in, const std::string& out, const gguf::FileType& type) {
   Timer timer;
   check_paths(in, out);
   const ModelSource source = open_source(in);
@@ -88,15 +88,18 @@ QuantizeSummary quantize_model(const std::string& in, const std::string& out, DT
   QuantizeSummary summary;
   summary.input_bytes = source.input_bytes;
   summary.n_tensors = static_cast<int>(source.tensors.size());
-  const std::string target_name(dtype_info(type).name);
+  std::vector<std::string> names;
+  for (const SourceTensor& t : source.tensors) names.push_back(t.name);
+  const gguf::MixModel model = gguf::mix_model_of(names);
   for (size_t i = 0; i < source.tensors.size(); ++i) {
     const SourceTensor& t = source.tensors[i];
-    const DType out_type = tensor_type(type, t.ne);
+    const DType target = type.matrix_type(t.name, model);
+    const DType out_type = tensor_type(target, t.ne);
     std::string note;
-    if (t.ne.size() >= 2 && out_type != type) {
+    if (t.ne.size() >= 2 && out_type != target) {
       ++summary.n_fallbacks;
       note = fmt::format(" (rows of {} are not whole {} blocks of {}: fallback)", t.cols(),
-                         target_name, dtype_info(type).block_size);
+                         dtype_info(target).name, dtype_info(target).block_size);
     }
     writer.add_tensor(t.name, out_type, t.ne, [&, i, out_type, note] {
       fmt::print(stderr, "quantize: [{:4}/{}] {:32} {:18} {:5} -> {}{}\n", i + 1, source.tensors.size(),

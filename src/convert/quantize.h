@@ -1,10 +1,12 @@
 // skiff quantize: a GGUF file or HF directory in, a GGUF file out, with every
-// matrix converted to one type (llama.cpp's llama-quantize, without its mixes).
+// matrix converted to one type, or to the Q4_K_M / Q5_K_M mixes as
+// llama.cpp's llama-quantize makes them (gguf/file_type.h).
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "gguf/file_type.h"
 #include "kernels/dtype.h"
 
 namespace skiff::convert {
@@ -18,13 +20,13 @@ struct QuantizeSummary {
   uint64_t input_bytes = 0;
   uint64_t output_bytes = 0;
   int n_tensors = 0;
-  int n_fallbacks = 0;  // matrices written in another type than asked
+  int n_fallbacks = 0;  // matrices written in another type than the file type gives them
   double seconds = 0;
 };
 
 // Converts one tensor at a time (rows in parallel), so memory stays at about
 // the largest tensor. Progress, one line per tensor, goes to stderr. Throws
 // Error on bad input or when `out` is the input itself.
-QuantizeSummary quantize_model(const std::string& in, const std::string& out, DType type);
+QuantizeSummary quantize_model(const std::string& in, const std::string& out, const gguf::FileType& type);
 
 }  // namespace skiff::convert

@@ -237,18 +237,4 @@ std::vector<uint8_t> GgufWriter::to_bytes() const {
   return bytes;
 }
 
-uint32_t llama_file_type(DType type) {
-  switch (type) {
-    case DType::F32: return 0;
-    case DType::F16: return 1;
-    case DType::Q4_0: return 2;
-    case DType::Q8_0: return 7;
-    case DType::Q4_K: return 14;  // Q4_K_S: every matrix Q4_K
-    case DType::Q5_K: return 16;  // Q5_K_S
-    case DType::Q6_K: return 18;
-    case DType::BF16: return 32;
-  }
-  fail("no llama.cpp file type for dtype {}", static_cast<uint32_t>(type));
-}
-
 }  // namespace skiff::gguf

@@ -61,8 +61,4 @@ class GgufWriter {
   std::vector<PendingTensor> tensors_;
 };
 
-// llama.cpp's LLAMA_FTYPE (`general.file_type`) for a file whose matrices are
-// all `type` (Q4_K: Q4_K_S). Throws Error for a type llama.cpp has no file type for.
-uint32_t llama_file_type(DType type);
-
 }  // namespace skiff::gguf

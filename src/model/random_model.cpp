@@ -59,22 +59,26 @@ struct TensorPlan {
 
 std::vector<TensorPlan> llama_tensors(const RandomLlamaSpec& s, int64_t vocab) {
   const int64_t head_dim = s.dim / s.n_heads, kv_dim = head_dim * s.n_kv_heads;
-  const DType m = s.matrix_type;
-  std::vector<TensorPlan> t = {{"token_embd.weight", m, s.dim, vocab, false}};
+  const gguf::MixModel model{s.n_layers, true};
+  std::vector<TensorPlan> t;
+  auto matrix = [&](const std::string& name, int64_t cols, int64_t rows) {
+    t.push_back({name, s.file_type.matrix_type(name, model), cols, rows, false});
+  };
+  matrix("token_embd.weight", s.dim, vocab);
   for (int l = 0; l < s.n_layers; ++l) {
     const std::string p = "blk." + std::to_string(l) + ".";
     t.push_back({p + "attn_norm.weight", DType::F32, s.dim, 1, true});
-    t.push_back({p + "attn_q.weight", m, s.dim, s.dim, false});
-    t.push_back({p + "attn_k.weight", m, s.dim, kv_dim, false});
-    t.push_back({p + "attn_v.weight", m, s.dim, kv_dim, false});
-    t.push_back({p + "attn_output.weight", m, s.dim, s.dim, false});
+    matrix(p + "attn_q.weight", s.dim, s.dim);
+    matrix(p + "attn_k.weight", s.dim, kv_dim);
+    matrix(p + "attn_v.weight", s.dim, kv_dim);
+    matrix(p + "attn_output.weight", s.dim, s.dim);
     t.push_back({p + "ffn_norm.weight", DType::F32, s.dim, 1, true});
-    t.push_back({p + "ffn_gate.weight", m, s.dim, s.ffn_dim, false});
-    t.push_back({p + "ffn_up.weight", m, s.dim, s.ffn_dim, false});
-    t.push_back({p + "ffn_down.weight", m, s.ffn_dim, s.dim, false});
+    matrix(p + "ffn_gate.weight", s.dim, s.ffn_dim);
+    matrix(p + "ffn_up.weight", s.dim, s.ffn_dim);
+    matrix(p + "ffn_down.weight", s.ffn_dim, s.dim);
   }
   t.push_back({"output_norm.weight", DType::F32, s.dim, 1, true});
-  t.push_back({"output.weight", m, s.dim, vocab, false});
+  matrix("output.weight", s.dim, vocab);
   return t;
 }
 
@@ -86,7 +90,7 @@ void check_spec(const RandomLlamaSpec& s) {
   if (s.n_heads % s.n_kv_heads != 0)
     fail("random model: {} heads are not a multiple of {} kv heads", s.n_heads, s.n_kv_heads);
   if ((s.dim / s.n_heads) % 2 != 0) fail("random model: head size {} is odd (RoPE needs pairs)", s.dim / s.n_heads);
-  const DTypeInfo& info = dtype_info(s.matrix_type);
+  const DTypeInfo& info = dtype_info(s.file_type.base);  // a mix's Q6_K has the same 256
   for (int cols : {s.dim, s.ffn_dim})
     if (cols % static_cast<int>(info.block_size) != 0)
       fail("random model: {} rows need a multiple of {} elements; dim {} and ffn {} are not both",
@@ -98,8 +102,8 @@ void set_llama_metadata(gguf::GgufWriter& w, const RandomLlamaSpec& s, const ggu
   auto f32 = [](double v) { return gguf::make_float(ValueType::FLOAT32, v); };
   w.set("general.architecture", gguf::make_string("llama"));
   w.set("general.name", gguf::make_string(s.name));
-  w.set("general.file_type", u32(gguf::llama_file_type(s.matrix_type)));
-  if (dtype_info(s.matrix_type).block_size > 1) w.set("general.quantization_version", u32(2));
+  w.set("general.file_type", u32(s.file_type.id()));
+  if (dtype_info(s.file_type.base).block_size > 1) w.set("general.quantization_version", u32(2));
   w.set("llama.context_length", u32(s.context_length));
   w.set("llama.embedding_length", u32(s.dim));
   w.set("llama.block_count", u32(s.n_layers));
@@ -151,7 +155,7 @@ void write_random_llama(const RandomLlamaSpec& spec, const std::string& out_path
   for (const TensorPlan& t : plan) n_params += t.cols * t.rows;
   std::fprintf(stderr, "gen-model: %zu tensors, %.1f M parameters, vocab %lld, matrices %s\n",
                plan.size(), static_cast<double>(n_params) / 1e6, static_cast<long long>(n_vocab),
-               std::string(dtype_info(spec.matrix_type).name).c_str());
+               spec.file_type.name().c_str());
 
   for (size_t i = 0; i < plan.size(); ++i) {
     std::vector<int64_t> ne = {plan[i].cols};

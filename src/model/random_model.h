@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "gguf/file_type.h"
 #include "kernels/dtype.h"
 
 namespace skiff {
@@ -17,7 +18,8 @@ struct RandomLlamaSpec {
   int ffn_dim = 2048;
   // Every tokenizer.* key is copied from here; its token count is the vocab size.
   std::string vocab_path;
-  DType matrix_type = DType::F16;  // all 2-D weights; norm weights stay F32
+  // The 2-D weights' type (or the Q4_K_M / Q5_K_M mix); norm weights stay F32.
+  gguf::FileType file_type = DType::F16;
   int context_length = 2048;
   float rope_theta = 10000.0f;
   float norm_eps = 1e-5f;

@@ -94,9 +94,9 @@ TEST(QuantizeTypes, FallbacksFollowBlockSizes) {
   EXPECT_EQ(tensor_type(DType::Q4_K, {172, 64}), DType::F16);
   EXPECT_EQ(tensor_type(DType::BF16, {172, 64}), DType::BF16);
   EXPECT_EQ(tensor_type(DType::Q8_0, {64}), DType::F32);
-  EXPECT_EQ(gguf::llama_file_type(DType::Q8_0), 7u);
-  EXPECT_EQ(gguf::llama_file_type(DType::Q4_0), 2u);
-  EXPECT_EQ(gguf::llama_file_type(DType::BF16), 32u);
+  EXPECT_EQ(gguf::FileType(DType::Q8_0).id(), 7u);
+  EXPECT_EQ(gguf::FileType(DType::Q4_0).id(), 2u);
+  EXPECT_EQ(gguf::FileType(DType::BF16).id(), 32u);
 }
 
 struct TypeCase {
@@ -121,7 +121,7 @@ TEST_P(QuantizeStories, LogitsEqualTheDequantizedModel) {
     if (key != "general.file_type") {
       EXPECT_NE(out_file.find(key), nullptr) << key;
     }
-  EXPECT_EQ(out_file.get_int("general.file_type", -1), gguf::llama_file_type(c.type));
+  EXPECT_EQ(out_file.get_int("general.file_type", -1), gguf::FileType(c.type).id());
   EXPECT_EQ(out_file.get_int("general.quantization_version", -1), 2);
 
   const testing::IsaGuard restore_isa;
@@ -185,7 +185,8 @@ TEST(QuantizeStories, RepackedMatchesTheRows) {
   }
 }
 
-// Q4_K and Q5_K need rows of 256: a generated dim-256 model, every matrix converted.
+// Q4_K and Q5_K need rows of 256: a generated dim-256 model, every matrix
+// converted; and the Q4_K_M mix.
 TEST(QuantizeRandom, KQuantsWithRowsOf256) {
   RandomLlamaSpec spec;
   spec.n_layers = 2;
@@ -194,7 +195,7 @@ TEST(QuantizeRandom, KQuantsWithRowsOf256) {
   spec.n_kv_heads = 2;
   spec.ffn_dim = 512;
   spec.context_length = 128;
-  spec.matrix_type = DType::F32;
+  spec.file_type = DType::F32;
   spec.vocab_path = kModels + "/gguf/llama-2-tiny-random.gguf";
   const std::string f32 = temp_path("random-f32");
   write_random_llama(spec, f32);
@@ -214,6 +215,21 @@ TEST(QuantizeRandom, KQuantsWithRowsOf256) {
     if (type == DType::Q4_K && isa_supported(Isa::kAvx512)) check_repacked_against_rows(out, type);
     std::remove(out.c_str());
   }
+
+  // Q4_K_M: with 2 layers, use_more_bits picks layer 1; the head is Q6_K too.
+  const std::string mixed = temp_path("random-q4km");
+  EXPECT_EQ(quantize_model(f32, mixed, gguf::FileType(DType::Q4_K, true)).n_fallbacks, 0);
+  const gguf::GgufFile file(mixed);
+  EXPECT_EQ(file.get_int("general.file_type", -1), 15);
+  for (const gguf::TensorInfo& t : file.tensors()) {
+    const bool q6 = t.name == "output.weight" || t.name == "blk.1.attn_v.weight" || t.name == "blk.1.ffn_down.weight";
+    EXPECT_EQ(t.type, t.ne.size() == 1 ? DType::F32 : q6 ? DType::Q6_K : DType::Q4_K) << t.name;
+  }
+  const testing::IsaGuard restore_isa;
+  set_active_isa(Isa::kScalar);
+  const std::vector<float> reference = prompt_logits(*dequantized_model(mixed));
+  EXPECT_LE(max_abs_diff(prompt_logits(*load_model(mixed)), reference), 1e-5 * max_abs(reference));
+  std::remove(mixed.c_str());
   std::remove(f32.c_str());
 }
 

@@ -30,7 +30,7 @@ RandomLlamaSpec small_spec(DType type) {
   s.n_kv_heads = 2;
   s.ffn_dim = 2 * s.dim;
   s.vocab_path = kSmallVocab;
-  s.matrix_type = type;
+  s.file_type = type;
   s.context_length = 128;
   s.rope_theta = 500000.0f;
   s.seed = 5;
@@ -52,7 +52,7 @@ void expect_shape(const GgufFile& f, const std::string& name, DType type, std::v
 
 void expect_llama_layout(const GgufFile& f, const RandomLlamaSpec& s, int64_t vocab) {
   const int64_t kv_dim = s.dim / s.n_heads * s.n_kv_heads;
-  const DType m = s.matrix_type;
+  const DType m = s.file_type.base;
   EXPECT_EQ(f.tensors().size(), 3u + 9u * s.n_layers);
   expect_shape(f, "token_embd.weight", m, {s.dim, vocab});
   expect_shape(f, "output_norm.weight", DType::F32, {s.dim});
@@ -103,6 +103,24 @@ TEST(RandomLlama, EveryMatrixTypeHasLlamaLayoutAndWeightSpread) {
     EXPECT_NEAR(mean, 0.0, 0.001);
     EXPECT_NEAR(stddev, 0.02, 0.002);
   }
+}
+
+// gen-model --type q4_k_m: each matrix has the type the mix rule gives it.
+TEST(RandomLlama, Q4KMediumMix) {
+  RandomLlamaSpec s = small_spec(DType::Q4_K);
+  s.n_layers = 8;
+  s.file_type = gguf::FileType(DType::Q4_K, true);
+  TempFile out;
+  write_random_llama(s, out.path());
+  const GgufFile f(out.path());
+  EXPECT_EQ(f.get_int("general.file_type", -1), 15);
+  int q6k = 0;
+  for (const gguf::TensorInfo& t : f.tensors()) {
+    if (t.ne.size() == 1) continue;
+    EXPECT_EQ(t.type, s.file_type.matrix_type(t.name, {8, true})) << t.name;
+    q6k += t.type == DType::Q6_K;
+  }
+  EXPECT_EQ(q6k, 1 + 2 * 4);  // the head; attn_v and ffn_down of layers 0, 3, 6, 7 (use_more_bits)
 }
 
 TEST(RandomLlama, CopiesTheTokenizerOfTheVocabSource) {

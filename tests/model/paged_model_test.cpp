@@ -68,7 +68,7 @@ TEST(PagedModel, SplitKvDecodeMatchesPrefill) {
   spec.n_kv_heads = 2;
   spec.ffn_dim = 256;
   spec.vocab_path = kModels + "/gguf/llama-2-tiny-random.gguf";
-  spec.matrix_type = DType::F32;
+  spec.file_type = DType::F32;
   spec.context_length = 2048;
   write_random_llama(spec, path);
   auto model = load_model(path);

@@ -1,0 +1,83 @@
+#include "gguf/file_type.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+
+#include "base/error.h"
+
+namespace skiff::gguf {
+namespace {
+
+constexpr std::string_view kMediumSuffix = "_M";
+
+// llama-quantize's choice of layers that get more bits.
+bool use_more_bits(int layer, int n_layers) {
+  return layer < n_layers / 8 || layer >= 7 * n_layers / 8 || (layer - n_layers / 8) % 3 == 2;
+}
+
+// N of "blk.N.<rest>", or -1.
+int layer_of(std::string_view tensor) {
+  constexpr std::string_view kPrefix = "blk.";
+  if (tensor.substr(0, kPrefix.size()) != kPrefix) return -1;
+  int layer = -1;
+  const char* first = tensor.data() + kPrefix.size();
+  const auto [end, ec] = std::from_chars(first, tensor.data() + tensor.size(), layer);
+  return ec == std::errc() && end != tensor.data() + tensor.size() && *end == '.' ? layer : -1;
+}
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+}  // namespace
+
+MixModel mix_model_of(const std::vector<std::string>& tensor_names) {
+  MixModel m;
+  m.has_output = false;
+  for (const std::string& name : tensor_names) {
+    m.has_output = m.has_output || name == "output.weight";
+    m.n_layers = std::max(m.n_layers, layer_of(name) + 1);
+  }
+  return m;
+}
+
+std::string FileType::name() const {
+  return std::string(dtype_info(base).name) + (medium ? std::string(kMediumSuffix) : "");
+}
+
+uint32_t FileType::id() const {
+  switch (base) {
+    case DType::F32: return 0;
+    case DType::F16: return 1;
+    case DType::Q4_0: return 2;
+    case DType::Q8_0: return 7;
+    case DType::Q4_K: return medium ? 15 : 14;  // Q4_K_M, Q4_K_S
+    case DType::Q5_K: return medium ? 17 : 16;  // Q5_K_M, Q5_K_S
+    case DType::Q6_K: return 18;
+    case DType::BF16: return 32;
+  }
+  fail("no llama.cpp file type for dtype {}", static_cast<uint32_t>(base));
+}
+
+DType FileType::matrix_type(std::string_view tensor, const MixModel& model) const {
+  if (!medium) return base;
+  if (tensor == "output.weight" || (!model.has_output && tensor == "token_embd.weight")) return DType::Q6_K;
+  const int layer = layer_of(tensor);
+  if (layer >= 0 && (ends_with(tensor, ".attn_v.weight") || ends_with(tensor, ".ffn_down.weight")) &&
+      use_more_bits(layer, model.n_layers))
+    return DType::Q6_K;
+  return base;
+}
+
+std::optional<FileType> file_type_from_name(std::string_view name) {
+  std::string upper(name);
+  std::transform(upper.begin(), upper.end(), upper.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  if (upper == "Q4_K_M") return FileType(DType::Q4_K, true);
+  if (upper == "Q5_K_M") return FileType(DType::Q5_K, true);
+  if (const auto type = dtype_from_name(upper)) return FileType(*type);
+  return std::nullopt;
+}
+
+}  // namespace skiff::gguf

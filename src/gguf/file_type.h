@@ -1,0 +1,45 @@
+// A GGUF file's quantization as llama.cpp names it (`general.file_type`): one
+// type for every matrix, or one of the K-quant "medium" mixes, Q4_K_M and
+// Q5_K_M, the files most people download. A mix keeps its base type for most
+// matrices and gives Q6_K to the output head (the embedding when tied) and to
+// attn_v and ffn_down in the layers llama-quantize's use_more_bits picks: the
+// first and last eighth of the layers and every third one in between.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernels/dtype.h"
+
+namespace skiff::gguf {
+
+// What the mix rule needs to know of the model.
+struct MixModel {
+  int n_layers = 0;
+  bool has_output = true;  // false: the head is tied to token_embd
+};
+// The MixModel of a model with these tensors (GGUF names): layers counted from
+// the blk.N names.
+MixModel mix_model_of(const std::vector<std::string>& tensor_names);
+
+struct FileType {
+  DType base = DType::F16;  // every matrix, or most of them in a mix
+  bool medium = false;      // the _M mix (base Q4_K or Q5_K)
+
+  // Implicit: a plain type is the file type of that type throughout.
+  FileType(DType type, bool k_medium = false) : base(type), medium(k_medium) {}
+
+  std::string name() const;  // "Q4_K_M", or the base type's name
+  // llama.cpp's LLAMA_FTYPE; a plain Q4_K / Q5_K file is its _S. Throws Error
+  // for a type llama.cpp has no file type for.
+  uint32_t id() const;
+  // The type of the matrix named `tensor` (GGUF names, "blk.7.ffn_down.weight").
+  DType matrix_type(std::string_view tensor, const MixModel& model) const;
+};
+
+// "Q8_0", "q4_k_m", ...: a DType name or Q4_K_M / Q5_K_M; nullopt otherwise.
+std::optional<FileType> file_type_from_name(std::string_view name);
+
+}  // namespace skiff::gguf

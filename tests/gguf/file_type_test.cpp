@@ -1,0 +1,63 @@
+// llama.cpp's file types: names, LLAMA_FTYPE ids, and the Q4_K_M / Q5_K_M
+// rule for which matrices get Q6_K (llama-quantize's use_more_bits).
+#include "gguf/file_type.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace skiff::gguf {
+namespace {
+
+TEST(FileType, NamesAndIds) {
+  const auto q4km = file_type_from_name("q4_k_m");
+  ASSERT_TRUE(q4km.has_value());
+  EXPECT_EQ(q4km->base, DType::Q4_K);
+  EXPECT_TRUE(q4km->medium);
+  EXPECT_EQ(q4km->name(), "Q4_K_M");
+  EXPECT_EQ(q4km->id(), 15u);
+  EXPECT_EQ(file_type_from_name("Q5_K_M")->id(), 17u);
+  EXPECT_EQ(file_type_from_name("Q4_K")->id(), 14u);  // a plain Q4_K file is llama.cpp's Q4_K_S
+  EXPECT_EQ(file_type_from_name("q5_k")->id(), 16u);
+  EXPECT_EQ(file_type_from_name("Q6_K")->id(), 18u);
+  EXPECT_EQ(file_type_from_name("q8_0")->name(), "Q8_0");
+  EXPECT_FALSE(file_type_from_name("Q8_0")->medium);
+  EXPECT_FALSE(file_type_from_name("Q3_K_M").has_value());
+  EXPECT_FALSE(file_type_from_name("Q4_K_M2").has_value());
+}
+
+// 32 layers (Llama 2 7B): Q6_K in layers 0-3 and 28-31 and every third from 6
+// to 27: half of attn_v and ffn_down, as llama.cpp documents Q4_K_M.
+TEST(FileType, MediumMixGivesQ6KToHeadAndUseMoreBitsLayers) {
+  const FileType mix(DType::Q4_K, true);
+  const MixModel model{32, true};
+  std::vector<int> q6k_layers;
+  for (int l = 0; l < 32; ++l) {
+    const std::string p = "blk." + std::to_string(l) + ".";
+    const DType v = mix.matrix_type(p + "attn_v.weight", model);
+    EXPECT_EQ(mix.matrix_type(p + "ffn_down.weight", model), v) << l;
+    EXPECT_EQ(mix.matrix_type(p + "attn_q.weight", model), DType::Q4_K) << l;
+    EXPECT_EQ(mix.matrix_type(p + "ffn_up.weight", model), DType::Q4_K) << l;
+    if (v == DType::Q6_K) q6k_layers.push_back(l);
+    else EXPECT_EQ(v, DType::Q4_K) << l;
+  }
+  EXPECT_EQ(q6k_layers, (std::vector<int>{0, 1, 2, 3, 6, 9, 12, 15, 18, 21, 24, 27, 28, 29, 30, 31}));
+  EXPECT_EQ(mix.matrix_type("output.weight", model), DType::Q6_K);
+  EXPECT_EQ(mix.matrix_type("token_embd.weight", model), DType::Q4_K);
+  EXPECT_EQ(mix.matrix_type("token_embd.weight", MixModel{32, false}), DType::Q6_K);  // tied head
+  const FileType plain(DType::Q4_K);
+  EXPECT_EQ(plain.matrix_type("output.weight", model), DType::Q4_K);
+  EXPECT_EQ(plain.matrix_type("blk.0.attn_v.weight", model), DType::Q4_K);
+}
+
+TEST(FileType, MixModelFromTensorNames) {
+  const MixModel m = mix_model_of({"token_embd.weight", "blk.0.attn_v.weight", "blk.15.ffn_down.weight",
+                                   "blk.7.attn_norm.weight", "output.weight", "blkx.99.weight"});
+  EXPECT_EQ(m.n_layers, 16);
+  EXPECT_TRUE(m.has_output);
+  EXPECT_FALSE(mix_model_of({"token_embd.weight", "blk.1.attn_q.weight"}).has_output);
+}
+
+}  // namespace
+}  // namespace skiff::gguf

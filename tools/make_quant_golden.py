@@ -46,11 +46,11 @@ def q4_0_blocks(rng, n):
 
 
 def k_header(rng, n):
-    """Q4_K / Q5_K d, dmin and 12 packed scale bytes (block 0: every 6-bit value 63)."""
+    """Q4_K / Q5_K d, dmin and 12 packed scale bytes."""
     d = random_scales(rng, n, 0.001).reshape(n, 2)
     dmin = random_scales(rng, n, 0.001).reshape(n, 2)
     scales = rng.integers(0, 256, (n, 12), dtype=np.uint8)
-    scales[0, :] = 0xFF
+    scales[0, :] = 0xFF  # every 6-bit scale and min at 63
     return np.concatenate([d, dmin, scales], axis=1)
 
 

@@ -90,7 +90,13 @@ QuantizeSummary quantize_model(const std::string& in, const std::string& out, co
   summary.n_tensors = static_cast<int>(source.tensors.size());
   std::vector<std::string> names;
   for (const SourceTensor& t : source.tensors) names.push_back(t.name);
-  const gguf::MixModel model = gguf::mix_model_of(names);
+  gguf::MixModel model = gguf::mix_model_of(names);
+  int64_t heads = 0, kv_heads = 0;
+  for (const auto& [key, value] : source.metadata) {
+    if (key == "llama.attention.head_count") heads = value.as_int();
+    if (key == "llama.attention.head_count_kv") kv_heads = value.as_int();
+  }
+  model.grouped_kv = kv_heads > 0 && kv_heads < heads;
   for (size_t i = 0; i < source.tensors.size(); ++i) {
     const SourceTensor& t = source.tensors[i];
     const DType target = type.matrix_type(t.name, model);

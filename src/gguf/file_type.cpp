@@ -42,6 +42,11 @@ MixModel mix_model_of(const std::vector<std::string>& tensor_names) {
   return m;
 }
 
+FileType::FileType(DType type, bool k_medium) : base(type), medium(k_medium) {
+  if (medium && base != DType::Q4_K && base != DType::Q5_K)
+    fail("no _M mix of {}: only Q4_K_M and Q5_K_M", dtype_info(base).name);
+}
+
 std::string FileType::name() const {
   return std::string(dtype_info(base).name) + (medium ? std::string(kMediumSuffix) : "");
 }
@@ -64,9 +69,11 @@ DType FileType::matrix_type(std::string_view tensor, const MixModel& model) cons
   if (!medium) return base;
   if (tensor == "output.weight" || (!model.has_output && tensor == "token_embd.weight")) return DType::Q6_K;
   const int layer = layer_of(tensor);
-  if (layer >= 0 && (ends_with(tensor, ".attn_v.weight") || ends_with(tensor, ".ffn_down.weight")) &&
-      use_more_bits(layer, model.n_layers))
+  const bool attn_v = ends_with(tensor, ".attn_v.weight");
+  if (layer >= 0 && (attn_v || ends_with(tensor, ".ffn_down.weight")) && use_more_bits(layer, model.n_layers))
     return DType::Q6_K;
+  // llama.cpp's 70B: 8 query heads share each attn_v, a small matrix worth more bits.
+  if (attn_v && base == DType::Q4_K && model.n_layers == 80 && model.grouped_kv) return DType::Q5_K;
   return base;
 }
 

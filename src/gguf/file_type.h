@@ -3,7 +3,9 @@
 // Q5_K_M, the files most people download. A mix keeps its base type for most
 // matrices and gives Q6_K to the output head (the embedding when tied) and to
 // attn_v and ffn_down in the layers llama-quantize's use_more_bits picks: the
-// first and last eighth of the layers and every third one in between.
+// first and last eighth of the layers and every third one in between; in an
+// 80-layer model with grouped K/V heads (Llama 70B) the other attn_v of a
+// Q4_K_M get Q5_K.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -18,7 +20,8 @@ namespace skiff::gguf {
 // What the mix rule needs to know of the model.
 struct MixModel {
   int n_layers = 0;
-  bool has_output = true;  // false: the head is tied to token_embd
+  bool has_output = true;   // false: the head is tied to token_embd
+  bool grouped_kv = false;  // fewer K/V heads than query heads
 };
 // The MixModel of a model with these tensors (GGUF names): layers counted from
 // the blk.N names.
@@ -28,11 +31,13 @@ struct FileType {
   DType base = DType::F16;  // every matrix, or most of them in a mix
   bool medium = false;      // the _M mix (base Q4_K or Q5_K)
 
-  // Implicit: a plain type is the file type of that type throughout.
-  FileType(DType type, bool k_medium = false) : base(type), medium(k_medium) {}
+  // Implicit: a plain type is the file type of that type throughout. Throws
+  // Error for a medium mix of another base than Q4_K or Q5_K.
+  FileType(DType type, bool k_medium = false);
 
   std::string name() const;  // "Q4_K_M", or the base type's name
-  // llama.cpp's LLAMA_FTYPE; a plain Q4_K / Q5_K file is its _S. Throws Error
+  // llama.cpp's LLAMA_FTYPE; a file of plain Q4_K / Q5_K gets its _S id (whose
+  // llama.cpp mix differs a little: Q6_K head, some Q5_K layers). Throws Error
   // for a type llama.cpp has no file type for.
   uint32_t id() const;
   // The type of the matrix named `tensor` (GGUF names, "blk.7.ffn_down.weight").

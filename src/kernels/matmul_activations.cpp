@@ -6,8 +6,8 @@
 // unsigned for the u8 × s8 dot instructions and correct afterwards
 // (Σ (w + c)·q - c·Σq = Σ w·q).
 //
-// kQ8_K (Q4_K weights): one d per 256 elements, as ggml's Q8_K, and per 32
-// elements (a Q4_K sub-block) dsum = d·Σq for the sub-block's min term
+// kQ8_K (K-quant weights): one d per 256 elements, as ggml's Q8_K, and per 32
+// elements (a Q4_K / Q5_K sub-block) dsum = d·Σq for the sub-block's min term
 // (dmin·m·Σx). ggml keeps 16-element sums for Q6_K/Q3_K; Q4_K needs only 32,
 // and the Q6_K kernels make their own offsets (-32·Σx) once per call.
 //

@@ -137,7 +137,7 @@ void decode_rows(const Matrix& w, const Activations& x, float* y, int64_t ldy, i
       corr[t] = _mm256_setzero_ps();
       for (int c = 0; c < kDecodeChains; ++c) acc[t][c] = _mm256_setzero_ps();
     }
-    DecodeGroup G{};  // a short last group leaves units unset (never read)
+    DecodeGroup G{};  // defined throughout: a short last group loads fewer units, and _0 types no min
     for (int64_t g = 0; g + 1 < groups; ++g) {
       W::load_group(row, g, 8, G);
 #pragma GCC unroll 4

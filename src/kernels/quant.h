@@ -12,7 +12,7 @@ namespace skiff {
 void dequantize_row(DType type, const void* src, float* dst, int64_t n);
 
 // Encodes n floats into row_bytes(type, n) bytes at dst. F16, BF16, Q8_0 and
-// Q4_0 round as ggml's quantize_row_*_ref does (bit-exact). Q4_K and Q6_K use a
+// Q4_0 round as ggml's quantize_row_*_ref does (bit-exact). Q4_K, Q5_K and Q6_K use a
 // simpler max-abs / min-max quantizer than ggml's search; its worst-case error
 // per element is half a quantization step (see quant.cpp).
 void quantize_row(DType type, const float* src, void* dst, int64_t n);

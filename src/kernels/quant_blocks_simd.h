@@ -5,7 +5,7 @@
 // generic code (see the *_avx512.cpp note in CMakeLists.txt).
 //
 // A "unit" is 32 consecutive weights of a row sharing one scale (and, for
-// Q4_K, one min): a Q8_0 or Q4_0 block, or a Q4_K sub-block.
+// K-quants, one min): a Q8_0 or Q4_0 block, or a K-quant sub-block.
 #pragma once
 #include <immintrin.h>
 
@@ -72,8 +72,8 @@ inline void q4k_scales_mins(const uint8_t* q, uint64_t& scales, uint64_t& mins) 
 }
 
 // Per type: unit u of a row as 32 bytes (Q8_0: the signed weights; Q4: the
-// unsigned nibbles 0..15) and its float scale and min (value = scale·q - min,
-// with q - 8 for Q4_0).
+// unsigned nibbles 0..15; Q5_K: levels 0..31) and its float scale and min
+// (value = scale·q - min, with q - 8 for Q4_0).
 struct Q8_0Units {
   static __m256i bytes(const uint8_t* row, int64_t u) {
     return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(reinterpret_cast<const BlockQ8_0*>(row)[u].qs));

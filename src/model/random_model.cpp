@@ -59,7 +59,7 @@ struct TensorPlan {
 
 std::vector<TensorPlan> llama_tensors(const RandomLlamaSpec& s, int64_t vocab) {
   const int64_t head_dim = s.dim / s.n_heads, kv_dim = head_dim * s.n_kv_heads;
-  const gguf::MixModel model{s.n_layers, true};
+  const gguf::MixModel model{s.n_layers, true, s.n_kv_heads < s.n_heads};
   std::vector<TensorPlan> t;
   auto matrix = [&](const std::string& name, int64_t cols, int64_t rows) {
     t.push_back({name, s.file_type.matrix_type(name, model), cols, rows, false});

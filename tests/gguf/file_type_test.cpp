@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "base/error.h"
+
 #include <string>
 #include <vector>
 
@@ -49,6 +51,18 @@ TEST(FileType, MediumMixGivesQ6KToHeadAndUseMoreBitsLayers) {
   const FileType plain(DType::Q4_K);
   EXPECT_EQ(plain.matrix_type("output.weight", model), DType::Q4_K);
   EXPECT_EQ(plain.matrix_type("blk.0.attn_v.weight", model), DType::Q4_K);
+}
+
+// llama.cpp's 70B rule: 80 layers with grouped K/V heads; Q4_K_M only.
+TEST(FileType, SeventyBillionAttnVGetsQ5K) {
+  const FileType q4km(DType::Q4_K, true), q5km(DType::Q5_K, true);
+  const MixModel llama70b{80, true, true}, llama65b{80, true, false};
+  EXPECT_EQ(q4km.matrix_type("blk.40.attn_v.weight", llama70b), DType::Q5_K);  // use_more_bits: no
+  EXPECT_EQ(q4km.matrix_type("blk.42.attn_v.weight", llama70b), DType::Q6_K);  // (42 - 10) % 3 == 2
+  EXPECT_EQ(q4km.matrix_type("blk.40.ffn_down.weight", llama70b), DType::Q4_K);
+  EXPECT_EQ(q4km.matrix_type("blk.40.attn_v.weight", llama65b), DType::Q4_K);
+  EXPECT_EQ(q5km.matrix_type("blk.40.attn_v.weight", llama70b), DType::Q5_K);
+  EXPECT_THROW(FileType(DType::Q8_0, true), Error);
 }
 
 TEST(FileType, MixModelFromTensorNames) {

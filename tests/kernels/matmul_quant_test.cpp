@@ -85,21 +85,32 @@ struct Problem {
   std::vector<double> want_q, bound_q;  // against Σ w·x̂
 };
 
-// Random bytes in every field of a K-quant block but its fp16 factors (set
-// to 2^-8): negative Q6_K scales, q = 0 and other values skiff's own quantizer
-// never writes but other files may.
-void randomize_k_blocks(DType type, uint8_t* row, int64_t cols, std::mt19937& rng) {
-  const size_t bytes = dtype_info(type).type_size;
-  for (int64_t b = 0; b < cols / 256; ++b) {
-    uint8_t* block = row + bytes * b;
-    for (size_t i = 0; i < bytes; ++i) block[i] = static_cast<uint8_t>(rng());
-    const uint16_t factor = 0x1C00;  // 2^-8
-    if (type == DType::Q6_K) std::memcpy(block + bytes - 2, &factor, 2);
-    else for (int f = 0; f < 2; ++f) std::memcpy(block + 2 * f, &factor, 2);  // Q4_K/Q5_K d, dmin
+// Weight bytes beyond what quantize_row writes: random bytes in every field
+// of a K-quant block but its fp16 factors (negative Q6_K scales, q = 0, ...);
+// or every quant at its extreme (Q8_0 -128, the largest level of the others,
+// Q6_K scales -128) against activations all +1 (quantized to 127), the
+// largest sums the integer kernels' int16 and int32 steps must hold.
+enum class WeightBytes { kQuantized, kRandom, kExtreme };
+
+void rewrite_blocks(DType type, WeightBytes how, uint8_t* row, int64_t cols, std::mt19937& rng) {
+  const DTypeInfo& info = dtype_info(type);
+  const uint16_t factor = 0x1C00;  // 2^-8 for every fp16 d / dmin
+  for (int64_t b = 0; b < cols / static_cast<int64_t>(info.block_size); ++b) {
+    uint8_t* block = row + info.type_size * b;
+    for (size_t i = 0; i < info.type_size; ++i)
+      block[i] = how == WeightBytes::kRandom ? static_cast<uint8_t>(rng()) : type == DType::Q8_0 ? 0x80 : 0xFF;
+    if (type == DType::Q6_K) {
+      if (how == WeightBytes::kExtreme) std::memset(block + 192, 0x80, 16);  // scales -128
+      std::memcpy(block + 208, &factor, 2);
+    } else {
+      std::memcpy(block, &factor, 2);
+      if (type == DType::Q4_K || type == DType::Q5_K) std::memcpy(block + 2, &factor, 2);  // dmin
+    }
   }
 }
 
-Problem make_problem(DType type, int64_t rows, int64_t cols, int n_tokens, uint32_t seed, bool random_bytes = false) {
+Problem make_problem(DType type, int64_t rows, int64_t cols, int n_tokens, uint32_t seed,
+                     WeightBytes how = WeightBytes::kQuantized) {
   Problem p{type, rows, cols, n_tokens, {}, {}, {}, {}, {}, {}};
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
@@ -110,7 +121,7 @@ Problem make_problem(DType type, int64_t rows, int64_t cols, int n_tokens, uint3
     for (float& v : w) v = dist(rng) + (r % 3 == 0 ? 0.3f : 0.0f);  // some rows off-centre
     uint8_t* row = p.weights.data() + rb * r;
     quantize_row(type, w.data(), row, cols);
-    if (random_bytes) randomize_k_blocks(type, row, cols, rng);
+    if (how != WeightBytes::kQuantized) rewrite_blocks(type, how, row, cols, rng);
     dequantize_row(type, row, &wq[r * cols], cols);
     for (int64_t k = 0; k < cols; ++k) mag[r * cols + k] = std::fabs(wq[r * cols + k]);
     if (type == DType::Q4_K || type == DType::Q5_K) {  // with every level 0, the row decodes to -dmin·m_j
@@ -121,7 +132,7 @@ Problem make_problem(DType type, int64_t rows, int64_t cols, int n_tokens, uint3
       for (int64_t k = 0; k < cols; ++k) mag[r * cols + k] += 2 * std::fabs(w[k]);
     }
   }
-  p.x = random_activations(n_tokens * cols, rng);
+  p.x = how == WeightBytes::kExtreme ? std::vector<float>(n_tokens * cols, 1.0f) : random_activations(n_tokens * cols, rng);
   const double units = static_cast<double>(cols / 32);
   for (int t = 0; t < n_tokens; ++t) {
     const QuantizedRow xq = quantize_activations(format_for(type), &p.x[t * cols], cols);
@@ -186,14 +197,19 @@ TEST(MatmulQuant, OddShapesEveryIsaAndType) {
   }
 }
 
-// K-quant blocks as any file may hold them (every scale, min and quant value).
-TEST(MatmulQuant, KQuantRandomBlocksEveryIsa) {
+// K-quant blocks as any file may hold them (every scale, min and quant value),
+// and every type at its extremes; rows as stored and (Q4_K) repacked, decode
+// and prefill token counts.
+TEST(MatmulQuant, BlocksBeyondOurQuantizerEveryIsa) {
   uint32_t seed = 900;
-  for (DType type : {DType::Q4_K, DType::Q5_K, DType::Q6_K})
-    for (int n_tokens : {1, 2, 4, 5, 17}) {
-      check_all_isas(make_problem(type, 48, 512, n_tokens, seed++, true));
-      if (type == DType::Q4_K) check_all_isas(make_problem(type, 48, 512, n_tokens, seed++, true), true);
-      if (HasFatalFailure()) return;
+  for (WeightBytes how : {WeightBytes::kRandom, WeightBytes::kExtreme})
+    for (DType type : kTypes) {
+      if (how == WeightBytes::kRandom && type == DType::Q4_0) continue;  // no field it does not write
+      for (int n_tokens : {1, 2, 4, 5, 17}) {
+        check_all_isas(make_problem(type, 48, 512, n_tokens, seed++, how));
+        if (can_repack(Matrix{type, 48, 512, nullptr})) check_all_isas(make_problem(type, 48, 512, n_tokens, seed++, how), true);
+        if (HasFatalFailure()) return;
+      }
     }
 }
 

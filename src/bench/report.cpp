@@ -19,7 +19,7 @@ std::string params_label(uint64_t n) {
 }
 
 constexpr const char* kRowFormat =
-    "| {:<30} | {:>10} | {:>10} | {:<5} | {:>7} | {:>13} | {:>20} | {:>10} | {:>12} | {:>10} |\n";
+    "| {:<30} | {:>10} | {:>10} | {:<6} | {:>7} | {:>13} | {:>20} | {:>10} | {:>12} | {:>10} |\n";
 
 }  // namespace
 
@@ -48,7 +48,7 @@ double BenchRow::triad_mean_gbs() const {
 std::string markdown_header() {
   return fmt::format(fmt::runtime(kRowFormat), "model", "size", "params", "type", "threads", "test",
                      "t/s", "efficiency", "read GB/s", "triad GB/s") +
-         "| ------------------------------ | ---------: | ---------: | ----- | ------: | ------------: "
+         "| ------------------------------ | ---------: | ---------: | ------ | ------: | ------------: "
          "| -------------------: | ---------: | -----------: | ---------: |\n";
 }
 

@@ -97,6 +97,7 @@ ModelFacts describe_model(const std::string& filename, const LlamaModel& model) 
   f.n_params += norm_params;
   for (const auto& [type, n] : params_by_type)
     if (f.type_name.empty() || n > params_by_type[f.type_name]) f.type_name = type;
+  if (!model.config().file_type.empty()) f.type_name = model.config().file_type;  // names a mix: Q4_K_M
   f.description = fmt::format("{} {} {}", model.config().arch, params_label(f.n_params), f.type_name);
   f.decode_bytes_per_token = w.decode_bytes_per_token();
   return f;

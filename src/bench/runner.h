@@ -15,7 +15,7 @@ namespace skiff::bench {
 // What a benchmark table says about a model.
 struct ModelFacts {
   std::string filename;        // as given on the command line
-  std::string type_name;       // the weight type holding most parameters, e.g. "Q8_0"
+  std::string type_name;       // the file's llama.cpp type ("Q4_K_M"), else the weight type holding most parameters
   std::string description;     // llama-bench's model_type, e.g. "llama 134M F16"
   uint64_t size_bytes = 0;     // all weights (a tied head counted once)
   uint64_t n_params = 0;

@@ -77,6 +77,17 @@ DType FileType::matrix_type(std::string_view tensor, const MixModel& model) cons
   return base;
 }
 
+std::optional<FileType> file_type_from_id(int64_t id) {
+  for (DType type : {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q5_K,
+                     DType::Q6_K})
+    for (bool medium : {false, true}) {
+      if (medium && type != DType::Q4_K && type != DType::Q5_K) continue;
+      const FileType ft(type, medium);
+      if (ft.id() == id) return ft;
+    }
+  return std::nullopt;
+}
+
 std::optional<FileType> file_type_from_name(std::string_view name) {
   std::string upper(name);
   std::transform(upper.begin(), upper.end(), upper.begin(),

@@ -46,5 +46,7 @@ struct FileType {
 
 // "Q8_0", "q4_k_m", ...: a DType name or Q4_K_M / Q5_K_M; nullopt otherwise.
 std::optional<FileType> file_type_from_name(std::string_view name);
+// The FileType whose id() is `id`; nullopt for ids skiff has no FileType for.
+std::optional<FileType> file_type_from_id(int64_t id);
 
 }  // namespace skiff::gguf

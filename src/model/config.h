@@ -25,6 +25,9 @@ struct ModelConfig {
   // Per-pair frequency divisors [rope_dim/2] (Llama-3 or linear scaling); empty: none.
   std::vector<float> rope_freq_factors;
   bool tied_output = false;  // output head shares the token embedding
+  // llama.cpp's name of the file's quantization (general.file_type: "Q4_K_M");
+  // empty when the file does not say or skiff has no name for its id.
+  std::string file_type;
 
   int q_dim() const { return n_heads * head_dim; }
   int kv_dim() const { return n_kv_heads * head_dim; }

@@ -26,6 +26,10 @@ TEST(FileType, NamesAndIds) {
   EXPECT_EQ(file_type_from_name("q8_0")->name(), "Q8_0");
   EXPECT_FALSE(file_type_from_name("Q8_0")->medium);
   EXPECT_FALSE(file_type_from_name("Q3_K_M").has_value());
+  for (const char* name : {"F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_K", "Q5_K", "Q6_K", "Q4_K_M", "Q5_K_M"})
+    EXPECT_EQ(file_type_from_id(file_type_from_name(name)->id())->name(), name);
+  EXPECT_FALSE(file_type_from_id(12).has_value());  // Q3_K_M
+  EXPECT_FALSE(file_type_from_id(-1).has_value());
   EXPECT_FALSE(file_type_from_name("Q4_K_M2").has_value());
 }
 

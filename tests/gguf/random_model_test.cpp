@@ -11,6 +11,7 @@
 #include "gguf/gguf.h"
 #include "gguf_test_util.h"
 #include "kernels/quant.h"
+#include "model/loader.h"
 #include "model/random_model.h"
 
 namespace skiff {
@@ -121,6 +122,7 @@ TEST(RandomLlama, Q4KMediumMix) {
     q6k += t.type == DType::Q6_K;
   }
   EXPECT_EQ(q6k, 1 + 2 * 4);  // the head; attn_v and ffn_down of layers 0, 3, 6, 7 (use_more_bits)
+  EXPECT_EQ(load_model(out.path())->config().file_type, "Q4_K_M");  // what skiff bench labels it
 }
 
 TEST(RandomLlama, CopiesTheTokenizerOfTheVocabSource) {

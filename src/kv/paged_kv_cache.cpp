@@ -158,7 +158,7 @@ bool PagedKvCache::reserve(int seq, int n) {
   for (int i = first_written; i < last_held_written; ++i) {
     const int shared = s.blocks[i];
     if (!is_shared(shared)) continue;
-    const int copy = *pool_.allocate();
+    const int copy = *pool_.allocate_after(i > 0 ? s.blocks[i - 1] : -1);  // the tail stays in one run
     copy_block(shared, copy);
     pool_.release(shared);  // a cached block nobody else holds stays cached, evictable
     s.blocks[i] = copy;

@@ -56,6 +56,30 @@ TEST(PagedKvCache, ForkedReservedBlocksAreCopiedBeforeTheChildWritesThem) {
   EXPECT_EQ(t.cache.pool().n_used(), 6);
 }
 
+// Copies are allocated as new blocks are: each after the sequence's previous
+// block, so a forked tail stays one run of the pool (decode attention reads
+// it in order).
+TEST(PagedKvCache, CopiesOnWriteFollowTheirPreviousBlock) {
+  CacheUnderTest t(KvType::kF16, 16, 64, 256);
+  const int parent = t.create();
+  ASSERT_TRUE(t.append(parent, 3));
+  ASSERT_TRUE(t.cache.reserve(parent, 48));  // three blocks
+  // Two one-block sequences in runs of their own, freed: the most recently
+  // freed blocks (what a plain allocate() hands out first) are not adjacent.
+  const int a = t.create(), b = t.create();
+  ASSERT_TRUE(t.append(a, 1));
+  ASSERT_TRUE(t.append(b, 1));
+  ASSERT_NE(t.cache.block_table(b)[0], t.cache.block_table(a)[0] + 1);
+  t.free(a);
+  t.free(b);
+  const int child = t.fork(parent);
+  ASSERT_TRUE(t.append(child, 60));  // copies of the three, then a fourth block
+  const std::vector<int>& table = t.cache.block_table(child);
+  ASSERT_EQ(table.size(), 4u);
+  for (size_t i = 1; i < table.size(); ++i) EXPECT_EQ(table[i], table[i - 1] + 1) << "block " << i;
+  t.expect_consistent();
+}
+
 TEST(PagedKvCache, TruncatingIntoASharedBlockCopiesItAtTheNextReserve) {
   CacheUnderTest t(KvType::kQ8_0, 5, 10, 64);
   const int parent = t.create();

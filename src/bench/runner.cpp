@@ -131,12 +131,8 @@ TestResult run_test(LlamaModel& model, const TestSpec& test, const std::function
 
 double prefill_flops(const LlamaModel& model, int n_prompt, int n_depth) {
   const ModelConfig& c = model.config();
-  double layer_params = 0;
-  for (const LayerWeights& L : model.weights().layers)
-    for (const Matrix* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down})
-      layer_params += static_cast<double>(matrix_params(*m));
   const double p = n_prompt;
-  return 2.0 * p * layer_params + 2.0 * c.vocab_size * c.dim +
+  return 2.0 * p * model.weights().layer_params() + 2.0 * c.vocab_size * c.dim +
          4.0 * c.n_layers * c.q_dim() * p * (n_depth + (p + 1) / 2);
 }
 

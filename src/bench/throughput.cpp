@@ -197,13 +197,9 @@ void warm_up(LlamaModel& model, const Tokenizer& tokenizer, const EngineOptions&
 
 double forward_flops(const LlamaModel& model, const EngineMetrics& metrics, int64_t sampled_rows) {
   const ModelConfig& c = model.config();
-  double layer_params = 0;
-  for (const LayerWeights& L : model.weights().layers)
-    for (const Matrix* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down})
-      layer_params += static_cast<double>(m->rows) * static_cast<double>(m->cols);
   const Matrix& head = model.weights().output;
   const double head_params = static_cast<double>(head.rows) * static_cast<double>(head.cols);
-  return 2.0 * layer_params * static_cast<double>(metrics.step_tokens) +
+  return 2.0 * model.weights().layer_params() * static_cast<double>(metrics.step_tokens) +
          2.0 * head_params * static_cast<double>(sampled_rows) +
          4.0 * c.n_layers * static_cast<double>(c.q_dim()) * static_cast<double>(metrics.attended_positions);
 }

@@ -79,6 +79,14 @@ bool same_shape(const Matrix& a, const Matrix& b) {
 }  // namespace
 
 std::vector<Matrix*> LlamaWeights::matrices() { return matrices_of<LlamaWeights, Matrix>(*this); }
+
+double LlamaWeights::layer_params() const {
+  const std::vector<const Matrix*> all = matrices();
+  double params = 0;
+  for (auto m = all.begin() + 1; m + 1 != all.end(); ++m)  // between the embedding and the head
+    params += static_cast<double>((*m)->rows) * static_cast<double>((*m)->cols);
+  return params;
+}
 std::vector<const Matrix*> LlamaWeights::matrices() const {
   return matrices_of<const LlamaWeights, const Matrix>(*this);
 }

@@ -48,6 +48,9 @@ struct LlamaWeights {
   // (whose data is the embedding's when tied).
   std::vector<Matrix*> matrices();
   std::vector<const Matrix*> matrices() const;
+  // Parameters of the layers' matrices (not the embedding or the head): a
+  // token's forward pass makes 2 FLOP of each.
+  double layer_params() const;
 };
 
 // Builds the weights from tensors named as GGUF names them, checking every

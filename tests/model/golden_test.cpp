@@ -117,6 +117,15 @@ TEST(Golden, RejectsBadBatches) {
   EXPECT_THROW(model->forward(wrong_pos, kv, logits.data()), Error);
 }
 
+// The per-token matrix work the benchmarks count: the seven layer matrices,
+// from the config's shapes (stories260K is tied: the head is not a layer's).
+TEST(Loader, LayerParamsCountTheSevenLayerMatrices) {
+  auto model = load_model(kModels + "/derived/stories260K-f32.gguf");
+  const ModelConfig& c = model->config();
+  const double per_layer = 2.0 * c.dim * c.q_dim() + 2.0 * c.dim * c.kv_dim() + 3.0 * c.dim * c.ffn_dim;
+  EXPECT_EQ(model->weights().layer_params(), c.n_layers * per_layer);
+}
+
 TEST(Loader, MissingModelIsAClearError) {
   try {
     load_model("/nonexistent/model.gguf");

@@ -6,6 +6,8 @@
 
 #include <charconv>
 #include <filesystem>
+#include <functional>
+#include <optional>
 #include <cstdio>
 #include <thread>
 
@@ -100,8 +102,9 @@ void print_result(const bench::BenchRow& row, const bench::MachineInfo& machine,
 constexpr int kProbeReps = 2;
 constexpr size_t kProbeBytesPerArray = size_t{64} << 20;
 
+// measure_triad: the triad bandwidth now (GB/s).
 void bench_model(const std::string& path, const Plan& plan, const BenchArgs& a,
-                 const bench::MachineInfo& machine, bench::TriadProbe& triad) {
+                 const bench::MachineInfo& machine, const std::function<double()>& measure_triad) {
   fmt::print(stderr, "bench: loading {}\n", path);
   auto model = load_model(path, LoadOptions{a.mmap ? FileLoad::kMmap : FileLoad::kCopy});
   const bench::ModelFacts facts = bench::describe_model(path, *model);
@@ -119,11 +122,11 @@ void bench_model(const std::string& path, const Plan& plan, const BenchArgs& a,
       // repetitions: before each, and after the last.
       const bool decode = test.kind == bench::TestKind::kGeneration;
       row.result = bench::run_test(*model, test, [&](int rep) {
-        if (decode && rep > 0) row.triads_gbs.push_back(triad.measure(kProbeReps));
+        if (decode && rep > 0) row.triads_gbs.push_back(measure_triad());
         fmt::print(stderr, "bench: {} {} t={} {}\n", facts.filename, row.test, threads,
                    rep == 0 ? std::string("warm-up") : fmt::format("rep {}/{}", rep, test.reps));
       });
-      if (decode) row.triads_gbs.push_back(triad.measure(kProbeReps));
+      if (decode) row.triads_gbs.push_back(measure_triad());
       row.efficiency = bench::efficiency(row, *model, machine);
       print_result(row, machine, a.output == "json");
     }
@@ -139,14 +142,19 @@ void bench(const BenchArgs& a) {
   // Kept for the whole run beside the models, so smaller than the machine
   // line's arrays (3 × 64 MiB, still 6× this class of L3). A probe also
   // evicts the caches before a repetition: a model that fits in L3 starts
-  // each repetition cold (one token's worth of misses).
-  bench::TriadProbe triad(kProbeBytesPerArray, machine_threads);
+  // each repetition cold (one token's worth of misses). Made at the first tg
+  // test: a pp-only run needs none.
+  std::optional<bench::TriadProbe> triad;
+  auto measure_triad = [&] {
+    if (!triad) triad.emplace(kProbeBytesPerArray, machine_threads);
+    return triad->measure(kProbeReps);
+  };
   const std::string line = "machine: " + bench::machine_line(machine) + "\n";
   const bool json = a.output == "json";
   // In JSON mode stdout holds only JSON lines; the machine is in every object.
   std::fputs(line.c_str(), json ? stderr : stdout);
   if (!json) std::fputs(("\n" + bench::markdown_header()).c_str(), stdout);
-  for (const std::string& path : plan.models) bench_model(path, plan, a, machine, triad);
+  for (const std::string& path : plan.models) bench_model(path, plan, a, machine, measure_triad);
 }
 
 }  // namespace

@@ -16,14 +16,17 @@ bool use_more_bits(int layer, int n_layers) {
   return layer < n_layers / 8 || layer >= 7 * n_layers / 8 || (layer - n_layers / 8) % 3 == 2;
 }
 
-// N of "blk.N.<rest>", or -1.
+// N of "blk.N.<rest>", or -1 (also for N past any real model, so that layer
+// counts from a file's names stay far from int overflow).
+constexpr int kMaxLayer = 1 << 20;
 int layer_of(std::string_view tensor) {
   constexpr std::string_view kPrefix = "blk.";
   if (tensor.substr(0, kPrefix.size()) != kPrefix) return -1;
   int layer = -1;
   const char* first = tensor.data() + kPrefix.size();
   const auto [end, ec] = std::from_chars(first, tensor.data() + tensor.size(), layer);
-  return ec == std::errc() && end != tensor.data() + tensor.size() && *end == '.' ? layer : -1;
+  const bool ok = ec == std::errc() && end != tensor.data() + tensor.size() && *end == '.';
+  return ok && layer <= kMaxLayer ? layer : -1;
 }
 
 bool ends_with(std::string_view s, std::string_view suffix) {

@@ -75,6 +75,11 @@ TEST(FileType, MixModelFromTensorNames) {
   EXPECT_EQ(m.n_layers, 16);
   EXPECT_TRUE(m.has_output);
   EXPECT_FALSE(mix_model_of({"token_embd.weight", "blk.1.attn_q.weight"}).has_output);
+  // Layer numbers are the file's: absurd or unparsable ones are not layers.
+  EXPECT_EQ(mix_model_of({"blk.2147483647.attn_v.weight", "blk.99999999999999.ffn_down.weight",
+                          "blk.x.ffn_down.weight", "blk.-3.attn_v.weight"})
+                .n_layers,
+            0);
 }
 
 }  // namespace

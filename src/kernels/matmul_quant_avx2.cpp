@@ -36,35 +36,19 @@ inline __m256i unit_dot(__m256i w, __m256i x) {
 
 #include "kernels/matmul_quant_rows.h"
 
-// kWiden: groups of 4 weights summed in int16 before widening to int32.
-struct Q8_0 : Q8_0Units {
-  using Rows = RowsQ8_0;
-  static constexpr ActivationFormat kAct = ActivationFormat::kQ8_0;
-  static constexpr bool kSignTrick = true;
-  static constexpr int kWiden = 1;
-  static constexpr int kOffsetShift = -1;  // signed weights: no offset
-};
-struct Q4_0 : Q4_0Units {
-  using Rows = RowsQ4_0;
-  static constexpr ActivationFormat kAct = ActivationFormat::kQ8_0;
-  static constexpr bool kSignTrick = false;
-  static constexpr int kWiden = 8;
-  static constexpr int kOffsetShift = 3;  // nibbles are the value + 8
-};
-struct Q4_K : Q4_KUnits {
-  using Rows = RowsQ4_K;
-  static constexpr ActivationFormat kAct = ActivationFormat::kQ8_K;
-  static constexpr bool kSignTrick = false;
-  static constexpr int kWiden = 8;
-  static constexpr int kOffsetShift = -1;  // the min term uses dsum
-};
-struct Q5_K : Q5_KUnits {
-  using Rows = RowsQ5_K;
-  static constexpr ActivationFormat kAct = ActivationFormat::kQ8_K;
-  static constexpr bool kSignTrick = false;
-  static constexpr int kWiden = 4;  // a pair is up to 2·31·127 = 7874: 4 steps fit int16
-  static constexpr int kOffsetShift = -1;
-};
+// The weight types are matmul_quant_rows.h's: their row decode, and the unit
+// access (quant_blocks_simd.h) the panel packing reads.
+using Q8_0 = RowsQ8_0;
+using Q4_0 = RowsQ4_0;
+using Q4_K = RowsQ4_K;
+using Q5_K = RowsQ5_K;
+
+// Steps (4 weights each) summed in int16 before widening to int32: a
+// vpmaddubsw pair is at most 2·kMaxByte·127 (Q8_0 through the sign trick, |w|
+// up to 128: every step; Q4: 8, a whole unit; Q5_K: 4).
+template <class W>
+constexpr int kWiden = 32767 / (2 * W::kMaxByte * 127) < 8 ? 32767 / (2 * W::kMaxByte * 127) : 8;
+static_assert(kWiden<Q8_0> == 1 && kWiden<Q4_0> == 8 && kWiden<Q4_K> == 8 && kWiden<Q5_K> == 4);
 
 // One unit (32 columns) of an 8-row panel: w[g] holds columns 4g..4g+3 of
 // every row (row i in bytes 4i..4i+3), then each row's scale and min.
@@ -112,12 +96,12 @@ void unit_dots(const PackedUnit& pu, const ActRow act[T], int64_t u, __m256i dot
 #pragma GCC unroll 8
   for (int g = 0; g < 8; ++g) {
     const __m256i w = _mm256_load_si256(reinterpret_cast<const __m256i*>(pu.w[g]));
-    const __m256i aw = W::kSignTrick ? _mm256_sign_epi8(w, w) : w;
+    const __m256i aw = W::kSigned ? _mm256_sign_epi8(w, w) : w;
 #pragma GCC unroll 8
     for (int t = 0; t < T; ++t) {
       const __m256i xb = _mm256_set1_epi32(load_i32(act[t].q + 32 * u + 4 * g));
-      acc[t] = _mm256_add_epi16(acc[t], _mm256_maddubs_epi16(aw, W::kSignTrick ? _mm256_sign_epi8(xb, w) : xb));
-      if ((g + 1) % W::kWiden == 0) {  // see the top for the bounds
+      acc[t] = _mm256_add_epi16(acc[t], _mm256_maddubs_epi16(aw, W::kSigned ? _mm256_sign_epi8(xb, w) : xb));
+      if ((g + 1) % kWiden<W> == 0) {
         wide[t] = _mm256_add_epi32(wide[t], _mm256_madd_epi16(acc[t], ones));
         acc[t] = _mm256_setzero_si256();
       }
@@ -160,7 +144,7 @@ void tile(const PackedUnit* panel, int64_t units, const Activations& x, const Ac
 
 template <class W>
 void quant_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
-  if (decode_few_tokens<typename W::Rows>(w, x, y, ldy, r0, r1)) return;
+  if (decode_few_tokens<W>(w, x, y, ldy, r0, r1)) return;
   const ActLayout l = act_layout(W::kAct, w.cols);
   const int64_t units = w.cols / 32;
   auto* panel = static_cast<PackedUnit*>(kernel_scratch(units * sizeof(PackedUnit)));

@@ -25,9 +25,7 @@
 // stream; two measured slower), no per-row reductions.
 #include <immintrin.h>
 
-#include <algorithm>
 #include <cstring>
-#include <type_traits>
 
 // GCC 12's AVX-512 headers trip -Wuninitialized on their own _mm512_undefined_*
 // placeholders (a known false positive); nothing here is uninitialized.
@@ -50,41 +48,17 @@ namespace {
 
 #include "kernels/matmul_quant_rows.h"
 
-// ---- weight types -----------------------------------------------------------
-// Each type says how its rows decode (Rows: matmul_quant_rows.h) and how to
-// pack one unit of 16 rows for prefill.
+// The weight types are matmul_quant_rows.h's: their row decode, and the unit
+// access (quant_blocks_simd.h) the prefill packing reads.
+using Q8_0 = RowsQ8_0;
+using Q4_0 = RowsQ4_0;
+using Q4_K = RowsQ4_K;
+using Q5_K = RowsQ5_K;
 
-struct Q8_0 : Q8_0Units {
-  using Rows = RowsQ8_0;
-  static constexpr DType kType = DType::Q8_0;
-  static constexpr bool kSignedBytes = true;  // packing adds 128
-  static constexpr ActivationFormat kAct = ActivationFormat::kQ8_0;
-  static constexpr int kOffsetShift = 7;  // packed weights carry +128 = 1 << 7
-};
-
-struct Q4_0 : Q4_0Units {
-  static constexpr DType kType = DType::Q4_0;
-  static constexpr bool kSignedBytes = false;
-  static constexpr ActivationFormat kAct = ActivationFormat::kQ8_0;
-  static constexpr int kOffsetShift = 3;  // nibbles are the value + 8
-  // Decode has its own kernel (matmul_q4_0_decode_avx512.cpp).
-};
-
-struct Q4_K : Q4_KUnits {
-  using Rows = RowsQ4_K;
-  static constexpr DType kType = DType::Q4_K;
-  static constexpr bool kSignedBytes = false;
-  static constexpr ActivationFormat kAct = ActivationFormat::kQ8_K;
-  static constexpr int kOffsetShift = -1;  // no offset: the min term uses dsum
-};
-
-struct Q5_K : Q5_KUnits {
-  using Rows = RowsQ5_K;
-  static constexpr DType kType = DType::Q5_K;
-  static constexpr bool kSignedBytes = false;
-  static constexpr ActivationFormat kAct = ActivationFormat::kQ8_K;
-  static constexpr int kOffsetShift = -1;
-};
+// Packed panels hold signed weights + 128 (the u8 operand of vpdpbusd), which
+// the activation block sums take back out, as they do Q4_0's + 8.
+template <class W>
+constexpr int kPanelOffsetShift = W::kSigned ? 7 : W::kOffsetShift;
 
 // ---- prefill ----------------------------------------------------------------
 
@@ -126,10 +100,7 @@ void pack_panel(const uint8_t* const rows[kPanelRows], int64_t units, PackedUnit
   // hand (measured on Zen 4: 16 and 32 units ahead were slower than none).
   // Everything below is unrolled and transpose_16x8 inlined, so z stays in
   // registers (out of line, it went through the stack and a vzeroupper).
-  constexpr int64_t kUnitBytes = std::is_base_of_v<Q8_0Units, W>   ? sizeof(BlockQ8_0)
-                                 : std::is_base_of_v<Q4_0Units, W> ? sizeof(BlockQ4_0)
-                                 : std::is_base_of_v<Q5_KUnits, W> ? sizeof(BlockQ5_K) / 8
-                                                                   : sizeof(BlockQ4_K) / 8;
+  constexpr int64_t kUnitBytes = W::kBytesPerUnit;
   constexpr int64_t kAhead = 8 * kUnitBytes;
   for (int64_t u = 0; u < units; ++u) {
 #pragma GCC unroll 16
@@ -140,7 +111,7 @@ void pack_panel(const uint8_t* const rows[kPanelRows], int64_t units, PackedUnit
     for (int i = 0; i < 8; ++i) {
       const int a = i < 4 ? i : i + 4;
       z[i] = _mm512_inserti64x4(_mm512_castsi256_si512(W::bytes(rows[a], u)), W::bytes(rows[a + 4], u), 1);
-      if constexpr (W::kSignedBytes) z[i] = _mm512_xor_si512(z[i], _mm512_set1_epi8(static_cast<char>(0x80)));
+      if constexpr (W::kSigned) z[i] = _mm512_xor_si512(z[i], _mm512_set1_epi8(static_cast<char>(0x80)));
     }
     transpose_16x8(z, out[u].w);
     if constexpr (W::kAct == ActivationFormat::kQ8_0) {  // _0 blocks: one fp16 load each
@@ -237,7 +208,7 @@ template <class W, int R, int T, class Panel, class Act>
 #pragma GCC unroll 8
     for (int t = 0; t < T; ++t) {
       __m512i init = _mm512_setzero_si512();
-      if constexpr (W::kOffsetShift >= 0) init = _mm512_set1_epi32(-(a.sum(u, t) << W::kOffsetShift));
+      if constexpr (kPanelOffsetShift<W> >= 0) init = _mm512_set1_epi32(-(a.sum(u, t) << kPanelOffsetShift<W>));
 #pragma GCC unroll 4
       for (int p = 0; p < R; ++p) iacc[p][t] = init;
     }
@@ -300,30 +271,6 @@ void tokens_tiles(const Panel panels[R], int64_t units, const QuadUnit* quads, i
   static_assert(kTileTokens == 4, "the switch covers 1..kTileTokens");
 }
 
-// Rows [r0, r1) for all tokens, packing 2 panels of rows at a time.
-template <class W>
-void gemm(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
-  const int64_t units = w.cols / 32;
-  const auto* quads = static_cast<const QuadUnit*>(x.quads);
-  auto* buf = static_cast<PackedUnit*>(kernel_scratch(2 * units * sizeof(PackedUnit)));
-  const CallPanel panels[2] = {{buf}, {buf + units}};
-  for (int64_t r = r0; r < r1; r += 2 * kPanelRows) {
-    const int64_t rows = r1 - r < 2 * kPanelRows ? r1 - r : 2 * kPanelRows;
-    for (int p = 0; p * kPanelRows < rows; ++p) {
-      const uint8_t* row_ptrs[kPanelRows];
-      for (int i = 0; i < kPanelRows; ++i) {
-        const int64_t ri = r + p * kPanelRows + i;
-        row_ptrs[i] = w.row(ri < r1 ? ri : r1 - 1);
-      }
-      pack_panel<W>(row_ptrs, units, buf + p * units);
-    }
-    if (rows > kPanelRows)
-      tokens_tiles<W, 2>(panels, units, quads, x.n_tokens, y, ldy, r, rows);
-    else
-      tokens_tiles<W, 1>(panels, units, quads, x.n_tokens, y, ldy, r, rows);
-  }
-}
-
 // A Q4_K panel whose units' d·sc and dmin·m were unpacked once per call
 // (factors: [units] pairs), not once per token quad of a prefill.
 struct Q4KFactorPanel {
@@ -354,6 +301,21 @@ void panel_rows(const MakePanel& make_panel, const Activations& x, int64_t units
   }
 }
 
+// Rows [r0, r1) of rows as stored, 4+ tokens: each panel of 16 rows packed
+// per call (the last repeating the last row), then tiled as repacked ones.
+template <class W>
+void gemm(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
+  const int64_t units = w.cols / 32;
+  auto* buf = static_cast<PackedUnit*>(kernel_scratch(2 * units * sizeof(PackedUnit)));
+  auto packed = [&](int64_t r, int k) {
+    const uint8_t* row_ptrs[kPanelRows];
+    for (int i = 0; i < kPanelRows; ++i) row_ptrs[i] = w.row(r + i < r1 ? r + i : r1 - 1);
+    pack_panel<W>(row_ptrs, units, buf + k * units);
+    return CallPanel{buf + k * units};
+  };
+  panel_rows<W>(packed, x, units, y, ldy, r0, r1);
+}
+
 // Rows [r0, r1) (whole panels) of a matrix repacked at load, for any number
 // of tokens: the panels are read where they lie, one at a time for decode.
 template <class W>
@@ -365,7 +327,8 @@ void panel_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, 
     const RowAct<W::kAct> act{act_row(x, act_layout(W::kAct, x.cols), 0)};
     for (int64_t r = r0; r < r1; r += kPanelRows) {
       const Panel panels[1] = {panel(r, 0)};
-      tile_store<W, 1, 1, Panel, RowAct<W::kAct>>(panels, units, act, 0, y, ldy, r, std::min(r1 - r, int64_t{kPanelRows}));
+      const int64_t rows = r1 - r < kPanelRows ? r1 - r : kPanelRows;  // no std::min: see CMakeLists.txt
+      tile_store<W, 1, 1, Panel, RowAct<W::kAct>>(panels, units, act, 0, y, ldy, r, rows);
     }
     return;
   }
@@ -389,9 +352,9 @@ void panel_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, 
 
 template <class W>
 void quant_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
-  if constexpr (std::is_same_v<W, Q4_0>) {
+  if constexpr (W::kType == DType::Q4_0) {
     if (x.n_tokens <= kMaxDecodeTokens) return q4_0_decode_avx512(w, x, y, ldy, r0, r1);
-  } else if (decode_few_tokens<typename W::Rows>(w, x, y, ldy, r0, r1)) {
+  } else if (decode_few_tokens<W>(w, x, y, ldy, r0, r1)) {
     return;
   }
   gemm<W>(w, x, y, ldy, r0, r1);

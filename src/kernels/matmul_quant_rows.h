@@ -41,14 +41,9 @@ struct DecodeGroup {
   G.min = _mm256_mul_ps(bytes_to_f32(m), _mm256_set1_ps(half(dmin)));
 }
 
-// Per type: the activation format, whether weights are signed, the offset the
-// stored values carry (2^kOffsetShift, corrected through the activation block
-// sums; -1: none), and how group g of a row loads (n units, the last group
-// may be short).
-struct RowsQ8_0 {
-  static constexpr ActivationFormat kAct = ActivationFormat::kQ8_0;
-  static constexpr bool kSigned = true;
-  static constexpr int kOffsetShift = -1;
+// Per type: its Units (quant_blocks_simd.h: the type's facts and per-unit
+// access), and how group g of a row loads (n units; the last group may be short).
+struct RowsQ8_0 : Q8_0Units {
   [[gnu::always_inline]] static void load_group(const uint8_t* row, int64_t g, int n, DecodeGroup& G) {
     const auto* b = reinterpret_cast<const BlockQ8_0*>(row) + 8 * g;
 #pragma GCC unroll 8
@@ -57,24 +52,17 @@ struct RowsQ8_0 {
   }
 };
 
-struct RowsQ4_0 {
-  static constexpr ActivationFormat kAct = ActivationFormat::kQ8_0;
-  static constexpr bool kSigned = false;
-  static constexpr int kOffsetShift = 3;  // nibbles are the value + 8
+struct RowsQ4_0 : Q4_0Units {
   [[gnu::always_inline]] static void load_group(const uint8_t* row, int64_t g, int n, DecodeGroup& G) {
 #pragma GCC unroll 8
-    for (int j = 0; j < n; ++j) G.w[j] = Q4_0Units::bytes(row, 8 * g + j);
+    for (int j = 0; j < n; ++j) G.w[j] = bytes(row, 8 * g + j);
     G.scale = block_scales<18>(row + sizeof(BlockQ4_0) * 8 * g, n);
   }
 };
 
-// Group g is super-block g: sub-blocks 2i and 2i+1 are the low and high
-// nibbles of qs[32i..], plus (Q5_K) bit j of qh[l] as 16.
+// Group g is super-block g, loaded whole (one qs and qh load per half).
 template <class Block>
-struct RowsK {
-  static constexpr ActivationFormat kAct = ActivationFormat::kQ8_K;
-  static constexpr bool kSigned = false;
-  static constexpr int kOffsetShift = -1;  // the min term uses dsum
+struct RowsK : KUnits<Block> {
   [[gnu::always_inline]] static void load_group(const uint8_t* row, int64_t g, int, DecodeGroup& G) {
     const Block& b = reinterpret_cast<const Block*>(row)[g];
     const __m256i low4 = _mm256_set1_epi8(0x0f);
@@ -83,7 +71,7 @@ struct RowsK {
       const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * i));
       G.w[2 * i] = _mm256_and_si256(q, low4);
       G.w[2 * i + 1] = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
-      if constexpr (std::is_same_v<Block, BlockQ5_K>) {
+      if constexpr (KUnits<Block>::kFiveBits) {
         const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qh));
         G.w[2 * i] = _mm256_or_si256(G.w[2 * i], q5_fifth_bits(h, 2 * i));
         G.w[2 * i + 1] = _mm256_or_si256(G.w[2 * i + 1], q5_fifth_bits(h, 2 * i + 1));

@@ -11,6 +11,9 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
+
+#include "kernels/matmul_kernels.h"
 
 namespace skiff {
 namespace {
@@ -71,10 +74,22 @@ inline void q4k_scales_mins(const uint8_t* q, uint64_t& scales, uint64_t& mins) 
   mins = static_cast<uint64_t>(m_hi) << 32 | m_lo;
 }
 
-// Per type: unit u of a row as 32 bytes (Q8_0: the signed weights; Q4: the
-// unsigned nibbles 0..15; Q5_K: levels 0..31) and its float scale and min
-// (value = scale·q - min, with q - 8 for Q4_0).
+// Per type: its facts for the kernels, and unit u of a row as 32 bytes (Q8_0:
+// the signed weights; Q4: the unsigned nibbles 0..15; Q5_K: levels 0..31) with
+// its float scale and min (value = scale·q - min, with q - 8 for Q4_0).
+//   kAct          the activation format the kernels read
+//   kSigned       the bytes are signed (else unsigned levels)
+//   kOffsetShift  the levels carry +2^kOffsetShift, corrected through the
+//                 activation block sums (-1: none; K-quants use their mins)
+//   kMaxByte      the largest |byte| an unsigned-operand product sees
+//   kBytesPerUnit row bytes per 32 weights
 struct Q8_0Units {
+  static constexpr DType kType = DType::Q8_0;
+  static constexpr ActivationFormat kAct = ActivationFormat::kQ8_0;
+  static constexpr bool kSigned = true;
+  static constexpr int kOffsetShift = -1;
+  static constexpr int kMaxByte = 128;  // |-128|
+  static constexpr int64_t kBytesPerUnit = sizeof(BlockQ8_0);
   static __m256i bytes(const uint8_t* row, int64_t u) {
     return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(reinterpret_cast<const BlockQ8_0*>(row)[u].qs));
   }
@@ -85,6 +100,12 @@ struct Q8_0Units {
 };
 
 struct Q4_0Units {
+  static constexpr DType kType = DType::Q4_0;
+  static constexpr ActivationFormat kAct = ActivationFormat::kQ8_0;
+  static constexpr bool kSigned = false;
+  static constexpr int kOffsetShift = 3;  // nibbles are the value + 8
+  static constexpr int kMaxByte = 15;
+  static constexpr int64_t kBytesPerUnit = sizeof(BlockQ4_0);
   static __m256i bytes(const uint8_t* row, int64_t u) {
     const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(reinterpret_cast<const BlockQ4_0*>(row)[u].qs));
     return _mm256_and_si256(_mm256_setr_m128i(q, _mm_srli_epi16(q, 4)), _mm256_set1_epi8(0x0f));
@@ -103,20 +124,6 @@ inline void k_scale_min(uint16_t d, uint16_t dmin, const uint8_t* scales, int j,
   min = half(dmin) * static_cast<float>((m >> (8 * j)) & 0xff);
 }
 
-struct Q4_KUnits {
-  // Sub-blocks 2i and 2i+1 are the low and high nibbles of qs[32i, 32i+32).
-  static __m256i bytes(const uint8_t* row, int64_t u) {
-    const auto& b = reinterpret_cast<const BlockQ4_K*>(row)[u / 8];
-    const int j = static_cast<int>(u % 8);
-    const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * (j / 2)));
-    return _mm256_and_si256(j % 2 ? _mm256_srli_epi16(q, 4) : q, _mm256_set1_epi8(0x0f));
-  }
-  static void scale_min(const uint8_t* row, int64_t u, float& scale, float& min) {
-    const auto& b = reinterpret_cast<const BlockQ4_K*>(row)[u / 8];
-    k_scale_min(b.d, b.dmin, b.scales, static_cast<int>(u % 8), scale, min);
-  }
-};
-
 // Bit j of each byte of h moved to bit 4 (the 16s of a Q5_K level). The
 // 16-bit shifts carry bits across bytes only into the bits the mask drops.
 inline __m256i q5_fifth_bits(__m256i h, int j) {
@@ -124,20 +131,34 @@ inline __m256i q5_fifth_bits(__m256i h, int j) {
   return _mm256_and_si256(moved, _mm256_set1_epi8(0x10));
 }
 
-struct Q5_KUnits {
-  // As Q4_K, plus bit j of qh[l] as 16.
+// Q4_K and Q5_K: sub-blocks 2i and 2i+1 are the low and high nibbles of
+// qs[32i, 32i+32), plus (Q5_K) bit j of qh[l] as 16.
+template <class Block>
+struct KUnits {
+  static constexpr bool kFiveBits = std::is_same_v<Block, BlockQ5_K>;
+  static constexpr DType kType = kFiveBits ? DType::Q5_K : DType::Q4_K;
+  static constexpr ActivationFormat kAct = ActivationFormat::kQ8_K;
+  static constexpr bool kSigned = false;
+  static constexpr int kOffsetShift = -1;
+  static constexpr int kMaxByte = kFiveBits ? 31 : 15;
+  static constexpr int64_t kBytesPerUnit = sizeof(Block) / 8;
   static __m256i bytes(const uint8_t* row, int64_t u) {
-    const auto& b = reinterpret_cast<const BlockQ5_K*>(row)[u / 8];
+    const Block& b = reinterpret_cast<const Block*>(row)[u / 8];
     const int j = static_cast<int>(u % 8);
     const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * (j / 2)));
     const __m256i low = _mm256_and_si256(j % 2 ? _mm256_srli_epi16(q, 4) : q, _mm256_set1_epi8(0x0f));
-    return _mm256_or_si256(low, q5_fifth_bits(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qh)), j));
+    if constexpr (kFiveBits)
+      return _mm256_or_si256(low, q5_fifth_bits(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qh)), j));
+    else
+      return low;
   }
   static void scale_min(const uint8_t* row, int64_t u, float& scale, float& min) {
-    const auto& b = reinterpret_cast<const BlockQ5_K*>(row)[u / 8];
+    const Block& b = reinterpret_cast<const Block*>(row)[u / 8];
     k_scale_min(b.d, b.dmin, b.scales, static_cast<int>(u % 8), scale, min);
   }
 };
+using Q4_KUnits = KUnits<BlockQ4_K>;
+using Q5_KUnits = KUnits<BlockQ5_K>;
 
 }  // namespace
 }  // namespace skiff

@@ -65,6 +65,20 @@ void set_metadata(gguf::GgufWriter& w, const ModelSource& source, const gguf::Fi
   w.set("general.quantization_version", gguf::make_uint(gguf::ValueType::UINT32, 2));
 }
 
+// What a mix's rule needs to know of the source (gguf/file_type.h).
+gguf::MixModel mix_model_of(const ModelSource& source) {
+  std::vector<std::string> names;
+  for (const SourceTensor& t : source.tensors) names.push_back(t.name);
+  gguf::MixModel model = gguf::mix_model_of(names);
+  int64_t heads = 0, kv_heads = 0;
+  for (const auto& [key, value] : source.metadata) {
+    if (key == "llama.attention.head_count") heads = value.as_int();
+    if (key == "llama.attention.head_count_kv") kv_heads = value.as_int();
+  }
+  model.grouped_kv = kv_heads > 0 && kv_heads < heads;
+  return model;
+}
+
 void check_paths(const std::string& in, const std::string& out) {
   std::error_code ec;
   if (fs::exists(out) && fs::equivalent(in, out, ec))
@@ -88,15 +102,7 @@ QuantizeSummary quantize_model(const std::string& in, const std::string& out, co
   QuantizeSummary summary;
   summary.input_bytes = source.input_bytes;
   summary.n_tensors = static_cast<int>(source.tensors.size());
-  std::vector<std::string> names;
-  for (const SourceTensor& t : source.tensors) names.push_back(t.name);
-  gguf::MixModel model = gguf::mix_model_of(names);
-  int64_t heads = 0, kv_heads = 0;
-  for (const auto& [key, value] : source.metadata) {
-    if (key == "llama.attention.head_count") heads = value.as_int();
-    if (key == "llama.attention.head_count_kv") kv_heads = value.as_int();
-  }
-  model.grouped_kv = kv_heads > 0 && kv_heads < heads;
+  const gguf::MixModel model = mix_model_of(source);
   for (size_t i = 0; i < source.tensors.size(); ++i) {
     const SourceTensor& t = source.tensors[i];
     const DType target = type.matrix_type(t.name, model);

@@ -33,7 +33,8 @@ ModelConfig config_from_gguf(const gguf::GgufFile& f) {
   if (c.arch != "llama")
     fail("{}: architecture '{}' is not supported (supported: llama)", f.path(), c.arch);
   c.name = f.get_string("general.name", std::filesystem::path(f.path()).stem().string());
-  if (const auto file_type = gguf::file_type_from_id(f.get_int("general.file_type", -1))) c.file_type = file_type->name();
+  if (const auto file_type = gguf::file_type_from_id(f.get_int("general.file_type", -1)))
+    c.file_type = file_type->name();
   const std::string p = c.arch + ".";
   c.n_layers = positive_int(f, p + "block_count", 0);
   c.dim = positive_int(f, p + "embedding_length", 0);

@@ -79,6 +79,9 @@ bool same_shape(const Matrix& a, const Matrix& b) {
 }  // namespace
 
 std::vector<Matrix*> LlamaWeights::matrices() { return matrices_of<LlamaWeights, Matrix>(*this); }
+std::vector<const Matrix*> LlamaWeights::matrices() const {
+  return matrices_of<const LlamaWeights, const Matrix>(*this);
+}
 
 double LlamaWeights::layer_params() const {
   const std::vector<const Matrix*> all = matrices();
@@ -86,9 +89,6 @@ double LlamaWeights::layer_params() const {
   for (auto m = all.begin() + 1; m + 1 != all.end(); ++m)  // between the embedding and the head
     params += static_cast<double>((*m)->rows) * static_cast<double>((*m)->cols);
   return params;
-}
-std::vector<const Matrix*> LlamaWeights::matrices() const {
-  return matrices_of<const LlamaWeights, const Matrix>(*this);
 }
 
 int repack_for_kernels(LlamaWeights& w, const std::function<uint8_t*(const void*)>& writable) {

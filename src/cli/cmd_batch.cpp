@@ -217,6 +217,7 @@ ojson result_line(const Job& job, const RequestOutput& out) {
     o["finish_reason"] = c.finish_reason ? finish_reason_name(*c.finish_reason) : nullptr;
     if (!c.stop_reason.empty()) o["stop_reason"] = c.stop_reason;
     if (c.stop_token) o["stop_reason"] = *c.stop_token;  // vLLM: the token id
+    if (!c.error.empty()) o["error"] = c.error;
     if (job.params.logprobs) {
       ojson lps = ojson::array();
       for (const TokenLogprob& lp : c.logprobs) {

@@ -171,7 +171,7 @@ std::vector<Engine::SampleJob> Engine::plan_sampling(const ScheduledStep& step) 
     Request& request = request_of(*chunk.seq);
     Completion& c = *request.completions[chunk.seq->index];
     const float* logits = logits_.data() + row++ * vocab;
-    jobs.push_back({&c, logits, 0, {}});
+    jobs.push_back({&c, logits, 0, {}, {}});
     if (chunk.seq->index != 0) continue;
     // The prompt is in: siblings fork its blocks and draw from the same logits.
     for (auto& sibling : request.completions) {
@@ -180,7 +180,7 @@ std::vector<Engine::SampleJob> Engine::plan_sampling(const ScheduledStep& step) 
       sibling->seq.kv_seq = kv_.fork_sequence(c.seq.kv_seq);
       sibling->seq.n_computed = c.seq.n_computed;
       scheduler_.add_running(&sibling->seq);
-      jobs.push_back({sibling.get(), logits, 0, {}});
+      jobs.push_back({sibling.get(), logits, 0, {}, {}});
     }
     c.seq.slots = 1;
   }
@@ -194,9 +194,13 @@ void Engine::sample(std::span<SampleJob> jobs) {
     SampleJob& job = jobs[i];
     Completion& c = *job.completion;
     const std::span<const float> logits(job.logits, vocab);
-    job.token = c.sampler.sample(logits, c.seq.prompt(), c.seq.output());
-    const std::optional<int32_t>& top_n = c.sampler.params().logprobs;
-    if (top_n) job.logprob = token_logprob(logits, job.token, *top_n);
+    try {
+      job.token = c.sampler.sample(logits, c.seq.prompt(), c.seq.output());
+      const std::optional<int32_t>& top_n = c.sampler.params().logprobs;
+      if (top_n) job.logprob = token_logprob(logits, job.token, *top_n);
+    } catch (const Error& e) {  // this completion's failure, not the batch's
+      job.error = e.what();
+    }
   });
 }
 
@@ -207,6 +211,11 @@ void Engine::apply(SampleJob& job, std::vector<RequestOutput>& finished) {
   StreamDelta delta;
   delta.request_id = request.id;
   delta.index = c.seq.index;
+  if (!job.error.empty()) {
+    c.output.error = std::move(job.error);
+    delta.text = c.text.finish();
+    return finish(request, c, FinishReason::kError, delta, finished);
+  }
   const int32_t token = job.token;
   const bool eos = !params.ignore_eos && tokenizer_.is_end_of_generation(token);
   const bool stop_token = std::ranges::count(params.stop_token_ids, token) > 0;
@@ -248,6 +257,7 @@ void Engine::observe_latency(Request& request, Completion& c) {
 void Engine::finish(Request& request, Completion& c, FinishReason reason, StreamDelta& delta,
                     std::vector<RequestOutput>& finished) {
   scheduler_.finish(&c.seq);
+  c.sampler.release_scratch();  // siblings may run on: keep only running sequences' scratch
   c.output.text = c.text.text();
   c.output.finish_reason = reason;
   delta.finish_reason = reason;

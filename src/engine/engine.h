@@ -100,6 +100,7 @@ class Engine {
     const float* logits;
     int32_t token = 0;
     TokenLogprob logprob;
+    std::string error;  // sampling failed: the completion ends with FinishReason::kError
   };
 
   void take_pending(std::vector<RequestOutput>& finished);

@@ -12,22 +12,22 @@ namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-// The largest logit; also where bad logits are caught, as this pass reads them all.
+// The largest logit, NaN counted as -inf (as the sampler counts it).
 float max_logit(std::span<const float> logits) {
   float max = -kInf;
-  for (const float x : logits) {
-    if (!(x < kInf)) fail("logprobs: logit {} is neither finite nor -inf", x);
-    max = std::max(max, x);
-  }
-  if (max == -kInf) fail("logprobs: every logit is -inf");
+  for (const float x : logits) max = x > max ? x : max;
+  if (max == -kInf) fail("logprobs: no logit is finite or +inf (all NaN or -inf)");
   return max;
 }
 
-// log(sum exp(logit)) - max. Each term is at most 1 and computed in float; the
-// sum runs in double so 150k small terms add up without losing the tail.
+// log(sum exp(logit - max)). Each term is at most 1 and computed in float; the
+// sum runs in double so 150k small terms add up without losing the tail. With
+// +inf logits each of them is one term of 1 and the finite ones are 0.
 double log_sum_exp_above_max(std::span<const float> logits, float max) {
   double sum = 0;
-  for (const float x : logits) sum += std::exp(x - max);
+  for (const float x : logits)
+    if (x == max) sum += 1;
+    else if (x > -kInf) sum += std::exp(x - max);
   return std::log(sum);
 }
 
@@ -48,7 +48,8 @@ std::vector<Ranked> top_tokens(std::span<const float> logits, size_t n) {
   std::vector<Ranked> heap;
   heap.reserve(n);
   for (size_t i = 0; i < logits.size(); ++i) {
-    const Ranked candidate{logits[i], static_cast<int32_t>(i)};
+    const float logit = std::isnan(logits[i]) ? -kInf : logits[i];  // keeps the heap ordered
+    const Ranked candidate{logit, static_cast<int32_t>(i)};
     if (heap.size() < n) {
       heap.push_back(candidate);
       std::push_heap(heap.begin(), heap.end(), ranks_higher);
@@ -71,8 +72,12 @@ TokenLogprob token_logprob(std::span<const float> logits, int32_t token, int top
   if (top_n < 0) fail("logprobs: top_n {} is negative", top_n);
   const float max = max_logit(logits);
   const double log_norm = log_sum_exp_above_max(logits, max);
-  // -inf logits stay -inf: (-inf - max) - log_norm.
-  const auto logprob = [&](float logit) { return static_cast<float>(double(logit) - max - log_norm); };
+  // -inf (and NaN) logits are -inf; the maxima are -log_norm, also when +inf.
+  const auto logprob = [&](float logit) {
+    if (logit == max) return static_cast<float>(-log_norm);
+    if (!(logit > -kInf)) return -kInf;
+    return static_cast<float>(double(logit) - max - log_norm);
+  };
 
   TokenLogprob result;
   result.token = token;

@@ -16,8 +16,10 @@ enum class FinishReason {
   kStop,       // EOS, a stop token or a stop string
   kLength,     // max_tokens, or the context is full
   kCancelled,  // cancel() before it finished
+  kError,      // no token could be sampled (the model produced no usable logit)
 };
-const char* finish_reason_name(FinishReason reason);  // "stop", "length", "abort" (OpenAI/vLLM)
+// "stop", "length", "abort", "error" (OpenAI/vLLM)
+const char* finish_reason_name(FinishReason reason);
 
 // One output token's log-probability under the model (log-softmax of the raw
 // logits), and the top alternatives, most likely first.
@@ -36,6 +38,7 @@ struct CompletionOutput {
   std::optional<FinishReason> finish_reason;  // unset while running
   std::string stop_reason;           // the stop string that matched, if one did
   std::optional<int32_t> stop_token; // the stop_token_ids entry that ended it, if one did
+  std::string error;                 // what went wrong, with FinishReason::kError
 };
 
 struct RequestOutput {

@@ -60,10 +60,21 @@ Sampler::Sampler(const SamplingParams& params, int32_t vocab_size)
       rng_(seed_) {
   params_.validate();
   if (vocab_size <= 0) fail("sampler: vocabulary size must be positive, got {}", vocab_size);
-  penalized_.resize(vocab_size);
-  output_counts_.resize(vocab_size);
-  seen_.resize(vocab_size);
-  candidates_.resize(vocab_size);
+}
+
+void Sampler::allocate_scratch() {
+  if (!candidates_.empty()) return;
+  penalized_.resize(vocab_size_);
+  output_counts_.resize(vocab_size_);
+  seen_.resize(vocab_size_);
+  candidates_.resize(vocab_size_);
+}
+
+void Sampler::release_scratch() {
+  std::vector<float>().swap(penalized_);
+  std::vector<int32_t>().swap(output_counts_);
+  std::vector<uint8_t>().swap(seen_);
+  std::vector<Candidate>().swap(candidates_);
 }
 
 int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> prompt_tokens,
@@ -95,6 +106,7 @@ std::span<const float> Sampler::penalized_logits(std::span<const float> logits,
   if (logits.size() != static_cast<size_t>(vocab_size_))
     fail("sampler: got {} logits for a vocabulary of {}", logits.size(), vocab_size_);
   if (!has_penalties()) return logits;
+  allocate_scratch();
   // Checked before any change, so a bad id cannot leave the scratch dirty.
   check_tokens(output_tokens);
   if (params_.repetition_penalty != 1.0f) check_tokens(prompt_tokens);
@@ -146,15 +158,21 @@ void Sampler::apply_frequency_presence_penalties(std::span<const int32_t> output
 }
 
 int32_t Sampler::argmax(std::span<const float> scores) const {
-  // max_element returns the first of equal maxima: the lowest id.
-  auto best = std::max_element(scores.begin(), scores.end());
-  if (*best == kMaskedLogit) fail("sampler: every logit is -inf, no token can be chosen");
-  return static_cast<int32_t>(best - scores.begin());
+  // The first of equal maxima (the lowest id); NaN compares false, so it is never chosen.
+  int32_t best = -1;
+  float best_score = kMaskedLogit;
+  for (int32_t id = 0; id < vocab_size_; ++id)
+    if (scores[id] > best_score) best_score = scores[best = id];
+  if (best < 0) fail("sampler: no logit is finite or +inf (all NaN or -inf): no token can be chosen");
+  return best;
 }
 
 std::span<Sampler::Candidate> Sampler::filter(std::span<const float> scores) {
   const float max_score = scores[argmax(scores)];
-  for (int32_t id = 0; id < vocab_size_; ++id) candidates_[id] = {scores[id], 0.0f, id};
+  allocate_scratch();
+  // NaN ranks as masked, so the orderings below stay strict weak orders.
+  for (int32_t id = 0; id < vocab_size_; ++id)
+    candidates_[id] = {std::isnan(scores[id]) ? kMaskedLogit : scores[id], 0.0f, id};
   std::span<Candidate> candidates(candidates_);
 
   if (params_.top_k > 0 && params_.top_k < vocab_size_) {
@@ -163,7 +181,11 @@ std::span<Sampler::Candidate> Sampler::filter(std::span<const float> scores) {
     candidates = candidates.first(params_.top_k);
   }
   const float inverse_temperature = 1.0f / params_.temperature;
-  for (Candidate& c : candidates) c.weight = std::exp((c.logit - max_score) * inverse_temperature);
+  // The best scores weigh exactly 1, also when they are +inf (inf - inf would be
+  // NaN) or the temperature is so small that 0 x (1/T) would be: +inf logits
+  // share the draw and everything finite gets weight 0.
+  for (Candidate& c : candidates)
+    c.weight = c.logit == max_score ? 1.0f : std::exp((c.logit - max_score) * inverse_temperature);
 
   if (params_.top_p < 1.0f) candidates = keep_nucleus(candidates, sum_weights(candidates));
   if (params_.min_p > 0.0f) candidates = drop_below_min_p(candidates);

@@ -14,7 +14,10 @@
 namespace skiff {
 
 // Logits are one position's scores over the vocabulary: finite, or -inf for a
-// token masked out (never chosen). The token history comes in with every call
+// token masked out (never chosen). Non-finite values have a defined meaning, as
+// a broken model or an extreme penalty can produce them: NaN counts as -inf, and
+// +inf logits (a repetition penalty of 1e-38 makes them) take all the
+// probability, shared equally. With no logit above -inf, sample() throws Error. The token history comes in with every call
 // rather than living here: the engine owns the sequence, so preemption,
 // recomputation and speculative rollback need no sampler bookkeeping. It costs
 // O(prompt + output) per call, and only when a penalty is on.
@@ -42,6 +45,10 @@ class Sampler {
                                           std::span<const int32_t> prompt_tokens,
                                           std::span<const int32_t> output_tokens);
 
+  // Frees the vocabulary-sized scratch, which is allocated at the first call
+  // that needs it: a queued request costs no memory per vocabulary entry.
+  void release_scratch();
+
   const SamplingParams& params() const { return params_; }
   int32_t vocab_size() const { return vocab_size_; }
   // The seed in use, also when it came from std::random_device, so a random
@@ -58,6 +65,7 @@ class Sampler {
   };
 
   bool has_penalties() const;
+  void allocate_scratch();
   void check_tokens(std::span<const int32_t> tokens) const;
   void apply_repetition_penalty(std::span<const int32_t> prompt_tokens,
                                 std::span<const int32_t> output_tokens);
@@ -73,7 +81,8 @@ class Sampler {
   int32_t vocab_size_;
   uint64_t seed_;
   std::mt19937_64 rng_;
-  // Scratch of vocab_size entries, reused so that a call allocates nothing.
+  // Scratch of vocab_size entries (or empty: see release_scratch), reused so
+  // that a call allocates nothing.
   std::vector<float> penalized_;
   std::vector<int32_t> output_counts_;  // all zero between calls
   std::vector<uint8_t> seen_;           // all zero between calls

@@ -19,6 +19,23 @@ void ModelConfig::validate() const {
   positive(ffn_dim, "FFN width");
   positive(vocab_size, "vocab size");
   positive(max_ctx, "context length");
+  // Widths multiply token counts in int arithmetic all through the forward pass:
+  // each is computed here in 64 bits and bounded, so no product from a file wraps.
+  auto bounded = [](int64_t v, int64_t limit, const char* what) {
+    if (v > limit) fail("model config: {} {} is too large (at most {})", what, v, limit);
+  };
+  bounded(dim, kMaxWidth, "embedding width");
+  bounded(ffn_dim, kMaxWidth, "FFN width");
+  bounded(int64_t{n_heads} * head_dim, kMaxWidth, "query width (heads x head dim)");
+  bounded(int64_t{n_kv_heads} * head_dim, kMaxWidth, "KV width (KV heads x head dim)");
+  bounded(vocab_size, kMaxVocab, "vocab size");
+  bounded(n_layers, kMaxLayers, "layer count");
+  if (!(std::isfinite(norm_eps) && norm_eps >= 0))
+    fail("model config: norm epsilon {} must be finite and >= 0", norm_eps);
+  if (!(std::isfinite(rope_theta) && rope_theta > 0))
+    fail("model config: RoPE base {} must be finite and positive", rope_theta);
+  for (float f : rope_freq_factors)
+    if (!(std::isfinite(f) && f > 0)) fail("model config: RoPE frequency factor {} is not finite and positive", f);
   if (n_heads % n_kv_heads != 0)
     fail("model config: {} heads is not a multiple of {} KV heads", n_heads, n_kv_heads);
   if (rope_dim <= 0 || rope_dim > head_dim || rope_dim % 2 != 0)

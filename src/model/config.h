@@ -1,5 +1,6 @@
 // Hyperparameters of a decoder model, read from GGUF metadata or config.json.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -8,6 +9,13 @@
 namespace skiff {
 
 struct ModelConfig {
+  // Bounds validate() puts on what a file may declare (the largest public
+  // models are 10-50x below each), so that a batch's token count times any
+  // width stays far inside int.
+  static constexpr int64_t kMaxWidth = int64_t{1} << 20;
+  static constexpr int64_t kMaxVocab = int64_t{1} << 24;
+  static constexpr int64_t kMaxLayers = 4096;
+
   std::string arch = "llama";
   std::string name;
   int n_layers = 0;

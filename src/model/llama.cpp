@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "base/error.h"
 #include "kernels/attention.h"
@@ -68,6 +69,10 @@ void LlamaModel::check_batch(const Batch& batch, const PagedKvCache& kv) const {
     n += s.n_new;
   }
   if (n != batch.tokens.size()) fail("batch: {} tokens but sequences claim {}", batch.tokens.size(), n);
+  // Scratch offsets are token x width in int (config widths are bounded by validate()).
+  const int64_t widest = std::max<int64_t>({config_.dim, config_.q_dim(), config_.ffn_dim});
+  if (static_cast<int64_t>(n) * widest > std::numeric_limits<int32_t>::max())
+    fail("batch: {} tokens of width {} are too many for one forward pass", n, widest);
   for (int32_t tok : batch.tokens)
     if (tok < 0 || tok >= config_.vocab_size) fail("token id {} is outside the vocabulary", tok);
 }

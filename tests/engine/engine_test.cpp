@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <malloc.h>
+
 #include <fstream>
 #include <atomic>
 #include <map>
@@ -344,6 +346,55 @@ TEST_F(EngineTest, MetricsCountTokensRequestsAndLatencies) {
   EXPECT_EQ(m.time_per_output_token.count(), m.generation_tokens - 3);
   EXPECT_EQ(m.kv_blocks_used, 0);
   EXPECT_GT(m.kv_blocks_total, 0);
+}
+
+// A model whose logits are all NaN (NaN weights in a downloaded file) ends each
+// request with FinishReason::kError and a message; the engine stays usable.
+TEST_F(EngineTest, NanLogitsEndTheRequestWithAnErrorNotTheEngine) {
+  LlamaWeights weights = model_->weights();
+  std::fill(weights.output_norm.begin(), weights.output_norm.end(), NAN);
+  LlamaModel broken(model_->config(), std::move(weights));
+  EngineOptions options;
+  options.kv_type = KvType::kF32;
+  Engine engine(broken, *tokenizer_, options);
+  SamplingParams sampled = seeded(1, 8);
+  sampled.n = 2;
+  engine.add_request(encode("Once upon a time"), greedy(8));
+  engine.add_request(encode("The cat"), sampled);
+  const std::vector<RequestOutput> outs = engine.run_to_completion();
+  ASSERT_EQ(outs.size(), 2u);
+  for (const RequestOutput& out : outs)
+    for (const CompletionOutput& c : out.outputs) {
+      EXPECT_EQ(c.finish_reason, FinishReason::kError);
+      EXPECT_NE(c.error.find("NaN"), std::string::npos) << c.error;
+      EXPECT_TRUE(c.token_ids.empty());
+    }
+  EXPECT_EQ(engine.kv_cache().pool().n_used(), 0);
+  EXPECT_FALSE(engine.has_unfinished());
+}
+
+// Queued requests hold nothing that scales with the vocabulary (a sampler's
+// scratch is 21 bytes per entry): 160 queued completions on a 32k-vocabulary
+// model grew the heap by 107 MB when each allocated it at add_request.
+TEST(EngineMemory, QueuedCompletionsHoldNoPerVocabularyState) {
+  const std::string path = std::string(SKIFF_MODELS_DIR) + "/gguf/llama-2-tiny-random.gguf";
+  const std::unique_ptr<LlamaModel> model = load_model(path);
+  const std::unique_ptr<Tokenizer> tokenizer = Tokenizer::from_path(path);
+  const int vocab = model->config().vocab_size;
+  ASSERT_GE(vocab, 32000);
+  EngineOptions options;
+  options.scheduler.max_seqs = 8;
+  Engine engine(*model, *tokenizer, options);
+  SamplingParams params;
+  params.n = 8;
+  params.repetition_penalty = 1.1f;  // every scratch array in use once running
+  params.max_tokens = 2;
+  const int kRequests = 20;
+  const size_t before = mallinfo2().uordblks;
+  for (int i = 0; i < kRequests; ++i) engine.add_request({1, 2, 3}, params);
+  const size_t grown = mallinfo2().uordblks - before;
+  EXPECT_LT(grown / (kRequests * params.n), static_cast<size_t>(vocab)) << grown << " bytes";
+  EXPECT_EQ(engine.run_to_completion().size(), static_cast<size_t>(kRequests));
 }
 
 }  // namespace

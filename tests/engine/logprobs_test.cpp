@@ -145,9 +145,25 @@ TEST(TokenLogprob, RejectsBadInput) {
   EXPECT_THROW(token_logprob(logits, 3, 0), Error);
   EXPECT_THROW(token_logprob(logits, 0, -1), Error);
   EXPECT_THROW(token_logprob({}, 0, 0), Error);
-  EXPECT_THROW(token_logprob(std::vector<float>{1, NAN, 3}, 0, 0), Error);
-  EXPECT_THROW(token_logprob(std::vector<float>{1, kInf, 3}, 0, 0), Error);
   EXPECT_THROW(token_logprob(std::vector<float>(4, -kInf), 0, 0), Error);
+  EXPECT_THROW(token_logprob(std::vector<float>{NAN, -kInf, NAN}, 0, 0), Error);
+}
+
+// A broken model's NaN is a masked token; +inf logits share all the probability.
+TEST(TokenLogprob, NonFiniteLogitsHaveADefinedMeaning) {
+  const TokenLogprob nan = token_logprob(std::vector<float>{1, NAN, 1}, 0, 3);
+  EXPECT_NEAR(nan.logprob, -std::log(2.0), 1e-6);
+  ASSERT_EQ(nan.top.size(), 3u);
+  EXPECT_EQ(nan.top[2].first, 1);
+  EXPECT_EQ(nan.top[2].second, -kInf);
+
+  const std::vector<float> two_inf = {kInf, 5, kInf, NAN};
+  const TokenLogprob inf = token_logprob(two_inf, 2, 2);
+  EXPECT_NEAR(inf.logprob, -std::log(2.0), 1e-6);
+  EXPECT_EQ(token_logprob(two_inf, 1, 0).logprob, -kInf);
+  ASSERT_EQ(inf.top.size(), 2u);
+  EXPECT_EQ(inf.top[0].first, 0);
+  EXPECT_EQ(inf.top[1].first, 2);
 }
 
 }  // namespace

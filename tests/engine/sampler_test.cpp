@@ -419,8 +419,53 @@ TEST(SamplerErrors, RejectsBadInputs) {
   EXPECT_THROW(sampler.sample(logits, std::vector<int32_t>{4}, {}), Error);
   EXPECT_THROW(sampler.sample(logits, {}, std::vector<int32_t>{-1}), Error);
   EXPECT_THROW(sampler.sample(std::vector<float>(4, kMasked), {}, {}), Error);
+  EXPECT_THROW(sampler.sample(std::vector<float>{NAN, kMasked, NAN, NAN}, {}, {}), Error);
+  EXPECT_THROW(Sampler(SamplingParams{}, 4).sample(std::vector<float>(4, NAN), {}, {}), Error);
   std::vector<float> too_small(3);
   EXPECT_THROW(sampler.probabilities(logits, {}, {}, too_small), Error);
+}
+
+// NaN is never drawn; +inf logits share every draw equally, whatever the
+// temperature.
+TEST(SamplerNonFinite, NanIsMaskedAndInfinityTakesAll) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> nan_logits = {NAN, 1, NAN, 1};
+  const std::vector<float> inf_logits = {2, inf, 3, inf};
+  for (float temperature : {1.0f, 1e-3f}) {
+    SamplingParams params = seeded(7);
+    params.temperature = temperature;
+    Sampler sampler(params, 4);
+    std::vector<int> nan_counts(4), inf_counts(4);
+    for (int i = 0; i < 2000; ++i) {
+      ++nan_counts[sampler.sample(nan_logits, {}, {})];
+      ++inf_counts[sampler.sample(inf_logits, {}, {})];
+    }
+    EXPECT_EQ(nan_counts[0] + nan_counts[2], 0) << temperature;
+    EXPECT_EQ(inf_counts[0] + inf_counts[2], 0) << temperature;
+    EXPECT_GT(inf_counts[1], 800) << temperature;  // about 1000 each
+    EXPECT_GT(inf_counts[3], 800) << temperature;
+    std::vector<float> probs(4);
+    sampler.probabilities(inf_logits, {}, {}, probs);
+    EXPECT_EQ(probs, (std::vector<float>{0, 0.5f, 0, 0.5f})) << temperature;
+  }
+  SamplingParams greedy;
+  greedy.temperature = 0;
+  EXPECT_EQ(Sampler(greedy, 4).sample(inf_logits, {}, {}), 1);  // the lowest id of the maxima
+  EXPECT_EQ(Sampler(greedy, 4).sample(nan_logits, {}, {}), 1);
+}
+
+TEST(SamplerNonFinite, TinyRepetitionPenaltyGivesInfinityNotGarbage) {
+  SamplingParams params = seeded(3);
+  params.repetition_penalty = 1e-38f;
+  params.top_k = 2;
+  Sampler sampler(params, 4);
+  const std::vector<float> logits = {1, 5, 4, 0};
+  const std::vector<int32_t> prompt = {1, 2};  // 5 and 4 become +inf (over 3.4e38)
+  std::vector<int> counts(4);
+  for (int i = 0; i < 1000; ++i) ++counts[sampler.sample(logits, prompt, {})];
+  EXPECT_EQ(counts[0] + counts[3], 0);
+  EXPECT_GT(counts[1], 400);
+  EXPECT_GT(counts[2], 400);
 }
 
 }  // namespace

@@ -51,5 +51,28 @@ TEST(ModelConfig, ValidateRejectsInconsistentShapes) {
   EXPECT_THROW(bad.validate(), Error);
 }
 
+// A file whose heads x head dim wraps int to the true row count (65537 x 65536
+// = 2^32 + 65536 -> 65536) must be refused, not passed to RoPE and attention.
+TEST(ModelConfig, ValidateRejectsWidthsThatWrapInt) {
+  ModelConfig c;
+  c.n_layers = 2; c.dim = 64; c.n_heads = 65537; c.n_kv_heads = 65537; c.head_dim = 65536;
+  c.ffn_dim = 128; c.vocab_size = 10; c.max_ctx = 16; c.rope_dim = 8;
+  ASSERT_EQ(static_cast<int32_t>(static_cast<uint32_t>(int64_t{c.n_heads} * c.head_dim)), 65536);
+  try {
+    c.validate();
+    FAIL() << "accepted a wrapping query width";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("query width"), std::string::npos) << e.what();
+  }
+  ModelConfig wide = c;
+  wide.n_heads = wide.n_kv_heads = 8;
+  wide.head_dim = 8;
+  wide.vocab_size = 1 << 30;
+  EXPECT_THROW(wide.validate(), Error);
+  wide.vocab_size = 10;
+  wide.ffn_dim = 1 << 30;
+  EXPECT_THROW(wide.validate(), Error);
+}
+
 }  // namespace
 }  // namespace skiff

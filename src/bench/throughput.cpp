@@ -6,6 +6,7 @@
 #include <random>
 
 #include "base/error.h"
+#include "base/json.h"
 #include "base/timer.h"
 
 namespace skiff::bench {
@@ -26,7 +27,7 @@ int output_len_field(const nlohmann::json& line, int default_output_len, const s
   }
   const nlohmann::json& v = line["output_len"];
   if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > (1 << 24))
-    fail("{}: output_len must be an integer in [1, {}], got {}", where, 1 << 24, v.dump());
+    fail("{}: output_len must be an integer in [1, {}], got {}", where, 1 << 24, json_excerpt(v));
   return v.get<int>();
 }
 
@@ -94,7 +95,12 @@ Workload load_dataset(const std::string& path, const Tokenizer& tokenizer, int d
     if (text.find_first_not_of(" \t\r\f\v") == std::string::npos) continue;
     if (max_requests > 0 && static_cast<int>(w.requests.size()) >= max_requests) break;
     const std::string where = fmt::format("{} line {}", path, line_no);
-    const nlohmann::json line = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    nlohmann::json line;
+    try {
+      line = parse_json(text);
+    } catch (const Error& e) {
+      fail("{}: {}", where, e.what());
+    }
     if (!line.is_object()) fail("{}: not a JSON object", where);
     ThroughputRequest r;
     if (line.contains("prompt_token_ids")) {
@@ -102,7 +108,7 @@ Workload load_dataset(const std::string& path, const Tokenizer& tokenizer, int d
       if (!ids.is_array()) fail("{}: prompt_token_ids must be a list of token ids", where);
       for (const nlohmann::json& t : ids) {
         if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() >= tokenizer.n_vocab())
-          fail("{}: prompt_token_ids entry {} is not a token id in [0, {})", where, t.dump(), tokenizer.n_vocab());
+          fail("{}: prompt_token_ids entry {} is not a token id in [0, {})", where, json_excerpt(t), tokenizer.n_vocab());
         r.prompt.push_back(t.get<int32_t>());
       }
     } else if (line.contains("prompt")) {

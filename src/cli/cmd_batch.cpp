@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/json.h"
 #include "base/timer.h"
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
@@ -73,19 +74,19 @@ uint64_t splitmix64(uint64_t x) {
 }
 
 int64_t integer_field(const json& v, const std::string& name, int64_t lo, int64_t hi) {
-  if (!v.is_number_integer()) fail("{} must be an integer, got {}", name, v.dump());
+  if (!v.is_number_integer()) fail("{} must be an integer, got {}", name, json_excerpt(v));
   if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(hi))
-    fail("{} must be in [{}, {}], got {}", name, lo, hi, v.dump());
+    fail("{} must be in [{}, {}], got {}", name, lo, hi, json_excerpt(v));
   const int64_t x = v.get<int64_t>();
   if (x < lo || x > hi) fail("{} must be in [{}, {}], got {}", name, lo, hi, x);
   return x;
 }
 
 float number_field(const json& v, const std::string& name) {
-  if (!v.is_number()) fail("{} must be a number, got {}", name, v.dump());
+  if (!v.is_number()) fail("{} must be a number, got {}", name, json_excerpt(v));
   const double x = v.get<double>();
   if (!std::isfinite(x) || std::fabs(x) > std::numeric_limits<float>::max())
-    fail("{} is out of range: {}", name, v.dump());
+    fail("{} is out of range: {}", name, json_excerpt(v));
   return static_cast<float>(x);
 }
 
@@ -122,7 +123,7 @@ void parse_request(const json& line, Job& job, const SamplingParams& defaults, i
         p.seed.reset();
       } else {
         if (!v.is_number_integer() || (!v.is_number_unsigned() && v.get<int64_t>() < 0))
-          fail("seed must be an integer >= 0 or null, got {}", v.dump());
+          fail("seed must be an integer >= 0 or null, got {}", json_excerpt(v));
         p.seed = v.get<uint64_t>();
       }
     } else if (key == "stop") {
@@ -131,7 +132,7 @@ void parse_request(const json& line, Job& job, const SamplingParams& defaults, i
         p.stop.push_back(v.get<std::string>());
       } else if (v.is_array()) {
         for (const json& s : v) {
-          if (!s.is_string()) fail("stop must be a string or a list of strings, got {}", v.dump());
+          if (!s.is_string()) fail("stop must be a string or a list of strings, got {}", json_excerpt(v));
           p.stop.push_back(s.get<std::string>());
         }
       } else if (!v.is_null()) {
@@ -149,7 +150,7 @@ void parse_request(const json& line, Job& job, const SamplingParams& defaults, i
       if (v.is_null()) p.logprobs.reset();
       else p.logprobs = static_cast<int32_t>(integer_field(v, key, 0, std::numeric_limits<int32_t>::max()));
     } else if (key == "ignore_eos") {
-      if (!v.is_boolean()) fail("ignore_eos must be true or false, got {}", v.dump());
+      if (!v.is_boolean()) fail("ignore_eos must be true or false, got {}", json_excerpt(v));
       p.ignore_eos = v.get<bool>();
     } else if (key == "repetition_penalty") {
       p.repetition_penalty = number_field(v, key);
@@ -310,15 +311,7 @@ void batch(const BatchArgs& a) {
     Job job;
     job.index = static_cast<int>(i);
     try {
-      json line;
-      try {
-        line = json::parse(lines[i]);
-      } catch (const json::parse_error& e) {
-        // "[json.exception.parse_error.101] parse error at ...": the part after the tag.
-        const std::string what = e.what();
-        const size_t tag_end = what.find("] ");
-        fail("invalid JSON: {}", tag_end == std::string::npos ? what : what.substr(tag_end + 2));
-      }
+      const json line = parse_json(lines[i]);
       parse_request(line, job, defaults, a.seed, tokenizer, engine.max_model_len());
       const RequestId id = engine.add_request(job.tokens, job.params);
       queued.emplace(id, std::move(job));

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "base/error.h"
+#include "base/json.h"
 #include "model/loader.h"
 #include "safetensors/safetensors.h"
 
@@ -19,10 +20,16 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 json read_json(const fs::path& path) {
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) fail("cannot open {}", path.string());
-  json j = json::parse(in, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) fail("{}: not a JSON object", path.string());
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  json j;
+  try {
+    j = parse_json(text);
+  } catch (const Error& e) {
+    fail("{}: {}", path.string(), e.what());
+  }
+  if (!j.is_object()) fail("{}: not a JSON object", path.string());
   return j;
 }
 

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
+#include "base/json.h"
 
 namespace skiff::safetensors {
 
@@ -60,8 +61,8 @@ SafetensorsFile::SafetensorsFile(const std::string& path, FileLoad load) {
     std::memcpy(&header_len, file_->data(), 8);
     if (header_len > file_->size() - 8) fail("header length {} runs past the end of the file", header_len);
     const char* header = reinterpret_cast<const char*>(file_->data() + 8);
-    nlohmann::json j = nlohmann::json::parse(header, header + header_len, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) fail("header is not a JSON object");
+    const nlohmann::json j = parse_json(std::string_view(header, header_len));
+    if (!j.is_object()) fail("header is not a JSON object");
     const uint8_t* data = file_->data() + 8 + header_len;
     const uint64_t data_size = file_->size() - 8 - header_len;
     for (const auto& [name, entry] : j.items()) {

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "base/json.h"
 
 namespace skiff::hf {
 
@@ -18,9 +19,9 @@ std::string read_file(const std::string& path) {
 
 nlohmann::json read_json(const std::string& path) {
   try {
-    return nlohmann::json::parse(read_file(path));
-  } catch (const nlohmann::json::exception& e) {
-    fail("{}: bad JSON: {}", path, e.what());
+    return parse_json(read_file(path));
+  } catch (const Error& e) {
+    fail("{}: {}", path, e.what());
   }
 }
 

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "base/error.h"
+#include "base/json.h"
 #include "tokenizer/hf_files.h"
 #include "tokenizer/tokenizer.h"
 
@@ -30,7 +31,7 @@ std::vector<std::string> read_merges(const json& merges) {
       }
       out.push_back(left + ' ' + right);
     } else {
-      fail("a merge is neither \"left right\" nor [left, right]: {}", merge.dump());
+      fail("a merge is neither \"left right\" nor [left, right]: {}", json_excerpt(merge));
     }
   }
   return out;
@@ -44,7 +45,7 @@ void read_added_tokens(const json& added, Vocab& vocab) {
   for (const json& token : added) {
     if (!token.is_object() || !token.contains("id") || !token["id"].is_number_integer() ||
         !token.contains("content") || !token["content"].is_string()) {
-      fail("bad added token: {}", token.dump());
+      fail("bad added token: {}", json_excerpt(token));
     }
     const int64_t id = token["id"].get<int64_t>();
     if (id < 0 || static_cast<size_t>(id) > vocab.texts.size() + added.size()) fail("added token id {} is out of range", id);
@@ -91,7 +92,7 @@ PreTokenizer read_pre_tokenizer(const json& pre) {
     return pre_tokenizer_of_regex(pre["pattern"]["Regex"].get<std::string>());
   }
   if (type == "ByteLevel") return PreTokenizer::Gpt2;
-  fail("unsupported pre_tokenizer {}", pre.dump());
+  fail("unsupported pre_tokenizer {}", json_excerpt(pre));
 }
 
 // SentencePiece-style BPE: merging by best score with score = -rank

@@ -219,4 +219,33 @@ TEST(CliBatch, MissingInputOrBadFlagsFailClearly) {
   EXPECT_NE(r.err.find("not found"), std::string::npos) << r.err;
 }
 
+// Hostile lines each get an error (or a defined run) and never take the
+// process down with the other lines: values nested 60k deep (they overflowed
+// the stack when copied or printed), a megabyte quoted in an error, and a
+// repetition penalty that turns logits into +inf.
+TEST(CliBatch, HostileLinesFailAloneAndQuoteOnlyAnExcerpt) {
+  const std::string deep = std::string(60000, '[') + std::string(60000, ']');
+  const std::string huge(1 << 20, '7');
+  const std::vector<std::string> lines = {
+      R"({"prompt": "Once", "id": )" + deep + "}",
+      R"({"prompt": "Once", "stop": )" + deep + "}",
+      R"({"prompt": "Once", "max_tokens": )" + deep + "}",
+      R"({"prompt": "Once", "max_tokens": ")" + huge + R"("})",
+      R"({"prompt": "Once upon a time", "max_tokens": 8, "repetition_penalty": 1e-38, "seed": 1})",
+      R"({"prompt": "Once upon a time", "max_tokens": 8, "temperature": 0})",
+  };
+  const std::map<int, json> results = batch(lines);
+  ASSERT_EQ(results.size(), lines.size());
+  for (int i = 0; i < 3; ++i)
+    EXPECT_NE(results.at(i).value("error", "").find("nested deeper"), std::string::npos) << i;
+  const std::string quoted = results.at(3).value("error", "");
+  EXPECT_NE(quoted.find("max_tokens must be an integer"), std::string::npos) << quoted.substr(0, 200);
+  EXPECT_LT(quoted.size(), 200u);
+  for (int i : {4, 5}) {
+    const json& out = results.at(i)["outputs"][0];
+    EXPECT_EQ(out["finish_reason"], "length") << results.at(i);
+    EXPECT_EQ(out["token_ids"].size(), 8u);
+  }
+}
+
 }  // namespace

@@ -3,6 +3,7 @@
 // from the stories260K F32 checkpoint and must agree with it.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 
 #include "base/error.h"
@@ -10,6 +11,7 @@
 #include "model/loader.h"
 #include "safetensors/safetensors.h"
 #include "safetensors_writer.h"
+#include "tokenizer/tokenizer.h"
 
 namespace skiff {
 namespace {
@@ -105,6 +107,27 @@ TEST(HfVariants, MissingTensorOrConfigIsAClearError) {
   EXPECT_THROW(load_model(dir.string()), Error);
   write_file((dir / "config.json").string(), "{\"model_type\": \"llama\", \"hidden_size\": \"wide\"}");
   EXPECT_THROW(load_model(dir.string()), Error);
+  // Nesting that would overflow the stack, in config.json, tokenizer.json and a safetensors header.
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  write_file((dir / "config.json").string(), "{\"model_type\": \"llama\", \"x\": " + deep + "}");
+  auto nesting_error = [&](auto&& load) {
+    try {
+      load();
+    } catch (const Error& e) {
+      return std::string(e.what()).find("nested deeper") != std::string::npos;
+    }
+    return false;
+  };
+  EXPECT_TRUE(nesting_error([&] { load_model(dir.string()); }));
+  fs::copy_file(kHfDir / "config.json", dir / "config.json", fs::copy_options::overwrite_existing);
+  write_file((dir / "tokenizer.json").string(), "{\"normalizer\": " + deep + "}");
+  EXPECT_TRUE(nesting_error([&] { Tokenizer::from_path(dir.string()); }));
+  const std::string header = "{\"t\": " + deep + "}";
+  std::string file(8, '\0');
+  const uint64_t n = header.size();
+  std::memcpy(file.data(), &n, 8);
+  write_file((dir / "model.safetensors").string(), file + header);
+  EXPECT_TRUE(nesting_error([&] { load_model(dir.string()); }));
 }
 
 }  // namespace

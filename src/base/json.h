@@ -1,0 +1,22 @@
+// JSON from outside (request lines, config.json, tokenizer.json, safetensors
+// headers): nlohmann's copy and dump() recurse once per nesting level, so a
+// value nested 60k deep overflows the stack wherever it is copied or printed.
+// Parsing bounds the depth; messages quote an excerpt, never a value whole.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+namespace skiff {
+
+// Real files nest a few levels (tokenizer.json: ~6); requests less.
+inline constexpr int kMaxJsonDepth = 64;
+
+// Parses text; throws Error "invalid JSON: ..." (nlohmann's position and
+// reason, without its exception tag) or "JSON nested deeper than N levels".
+nlohmann::json parse_json(std::string_view text, int max_depth = kMaxJsonDepth);
+
+// v printed compactly, cut to about max_chars with "..." (invalid UTF-8 replaced).
+std::string json_excerpt(const nlohmann::json& v, size_t max_chars = 80);
+
+}  // namespace skiff

@@ -11,6 +11,7 @@
 #include <variant>
 #include <vector>
 
+#include "base/huge_page_buffer.h"
 #include "base/mapped_file.h"
 #include "kernels/dtype.h"
 
@@ -22,11 +23,21 @@ enum class ValueType : uint32_t {
   FLOAT32 = 6, BOOL = 7, STRING = 8, ARRAY = 9, UINT64 = 10, INT64 = 11, FLOAT64 = 12,
 };
 const char* value_type_name(ValueType type);
+// Bytes of one value of a number or bool type as files store it; 0 for STRING and ARRAY.
+size_t fixed_value_size(ValueType type);
 
 struct Value;
+// A metadata array. Numbers and bools stay packed as the file stores them
+// (little-endian, fixed_value_size bytes each): one Value per element would
+// cost ~70x a u8 array's size in memory.
 struct Array {
   ValueType elem_type = ValueType::UINT8;
-  std::vector<Value> items;
+  std::vector<uint8_t> packed;       // number and bool elements
+  std::vector<std::string> strings;  // STRING elements
+  std::vector<Value> arrays;         // ARRAY elements
+
+  size_t size() const;
+  Value at(size_t i) const;  // element i, decoded (Error when out of range)
 };
 
 // One metadata value. Integers of every width are held as int64/uint64 and
@@ -48,7 +59,7 @@ struct TensorInfo {
   DType type = DType::F32;
   std::vector<int64_t> ne;     // dimensions, ggml order: ne[0] is the contiguous one
   uint64_t offset = 0;         // from the start of the data section
-  const uint8_t* data = nullptr;  // in the mapping
+  const uint8_t* data = nullptr;  // in the mapping, or an aligned copy
   uint64_t nbytes = 0;
 
   int64_t n_elements() const;
@@ -85,7 +96,13 @@ class GgufFile {
   const TensorInfo* find_tensor(const std::string& name) const;
 
  private:
+  // Kernels read F16/F32 elements and SIMD vectors in place: tensors that a
+  // small general.alignment (1, 2, ...) leaves misaligned are copied here.
+  static constexpr uint64_t kTensorAlignment = 32;
+  void copy_misaligned_tensors();
+
   std::shared_ptr<MappedFile> file_;
+  HugePageBuffer aligned_copies_;
   uint32_t version_ = 0;
   uint64_t alignment_ = 32;
   std::map<std::string, Value> metadata_;

@@ -31,6 +31,14 @@ class Reader {
     return v;
   }
 
+  // n bytes, bounds-checked, as a view into the mapping.
+  const uint8_t* read_bytes(uint64_t n, const char* what) {
+    if (n > remaining()) fail("{} of {} bytes runs past the end of the file", what, n);
+    const uint8_t* p = data_ + pos_;
+    pos_ += n;
+    return p;
+  }
+
   std::string read_string(const char* what) {
     const uint64_t len = read<uint64_t>(what);
     if (len > remaining()) fail("{} length {} runs past the end of the file", what, len);
@@ -51,15 +59,9 @@ class Reader {
 // Smallest encoded size of one element of a type: bounds array counts before
 // anything is allocated for them.
 size_t min_encoded_size(ValueType t) {
-  switch (t) {
-    case ValueType::UINT8: case ValueType::INT8: case ValueType::BOOL: return 1;
-    case ValueType::UINT16: case ValueType::INT16: return 2;
-    case ValueType::UINT32: case ValueType::INT32: case ValueType::FLOAT32: return 4;
-    case ValueType::UINT64: case ValueType::INT64: case ValueType::FLOAT64: return 8;
-    case ValueType::STRING: return 8;
-    case ValueType::ARRAY: return 12;
-  }
-  return 1;
+  if (t == ValueType::STRING) return 8;  // its length
+  if (t == ValueType::ARRAY) return 12;  // element type and length
+  return fixed_value_size(t);
 }
 
 bool valid_value_type(uint32_t t) { return t <= static_cast<uint32_t>(ValueType::FLOAT64); }
@@ -75,8 +77,19 @@ Array read_array(Reader& r, int depth) {
   const uint64_t n = r.read<uint64_t>("array length");
   if (n > r.remaining() / min_encoded_size(a.elem_type))
     fail("array of {} elements runs past the end of the file", n);
-  a.items.reserve(n);
-  for (uint64_t i = 0; i < n; ++i) a.items.push_back(read_value(r, a.elem_type, depth + 1));
+  if (const size_t size = fixed_value_size(a.elem_type)) {
+    const uint8_t* p = r.read_bytes(n * size, "array");
+    a.packed.assign(p, p + n * size);
+    if (a.elem_type == ValueType::BOOL)
+      for (uint8_t b : a.packed)
+        if (b > 1) fail("bool array element {} is neither 0 nor 1", b);
+  } else if (a.elem_type == ValueType::STRING) {
+    a.strings.reserve(n);
+    for (uint64_t i = 0; i < n; ++i) a.strings.push_back(r.read_string("string value"));
+  } else {
+    a.arrays.reserve(n);
+    for (uint64_t i = 0; i < n; ++i) a.arrays.push_back(read_value(r, a.elem_type, depth + 1));
+  }
   return a;
 }
 
@@ -184,8 +197,25 @@ GgufFile::GgufFile(const std::string& path, FileLoad load) {
              t.nbytes);
       t.data = file_->data() + data_start + t.offset;
     }
+    copy_misaligned_tensors();
   } catch (const Error& e) {
     fail("{}: {}", path, e.what());
+  }
+}
+
+void GgufFile::copy_misaligned_tensors() {
+  auto misaligned = [](const TensorInfo& t) { return reinterpret_cast<uintptr_t>(t.data) % kTensorAlignment != 0; };
+  uint64_t bytes = 0;
+  for (const TensorInfo& t : tensors_)
+    if (misaligned(t)) bytes += (t.nbytes + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
+  if (bytes == 0) return;
+  aligned_copies_ = HugePageBuffer(bytes);
+  uint8_t* out = aligned_copies_.data();
+  for (TensorInfo& t : tensors_) {
+    if (!misaligned(t)) continue;
+    std::memcpy(out, t.data, t.nbytes);
+    t.data = out;
+    out += (t.nbytes + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
   }
 }
 
@@ -201,6 +231,9 @@ const TensorInfo* GgufFile::find_tensor(const std::string& name) const {
 
 uint8_t* GgufFile::writable(const void* data) {
   const auto* p = static_cast<const uint8_t*>(data);
+  uint8_t* copies = aligned_copies_.data();
+  if (file_->unsealed() && copies && p >= copies && p < copies + aligned_copies_.size())
+    return const_cast<uint8_t*>(p);
   if (!file_->unsealed() || p < file_->data() || p >= file_->data() + file_->size()) return nullptr;
   return const_cast<uint8_t*>(p);  // the private copy, writable while unsealed
 }

@@ -1,4 +1,6 @@
 // Typed access to GGUF metadata values.
+#include <cstring>
+
 #include "base/error.h"
 #include "gguf/gguf.h"
 
@@ -10,6 +12,53 @@ const char* value_type_name(ValueType type) {
                                        "uint64", "int64", "float64"};
   const auto i = static_cast<uint32_t>(type);
   return i < std::size(kNames) ? kNames[i] : "unknown";
+}
+
+size_t fixed_value_size(ValueType type) {
+  switch (type) {
+    case ValueType::UINT8: case ValueType::INT8: case ValueType::BOOL: return 1;
+    case ValueType::UINT16: case ValueType::INT16: return 2;
+    case ValueType::UINT32: case ValueType::INT32: case ValueType::FLOAT32: return 4;
+    case ValueType::UINT64: case ValueType::INT64: case ValueType::FLOAT64: return 8;
+    case ValueType::STRING: case ValueType::ARRAY: return 0;
+  }
+  return 0;
+}
+
+namespace {
+template <typename T>
+T load(const uint8_t* p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;
+}
+}  // namespace
+
+size_t Array::size() const {
+  if (elem_type == ValueType::STRING) return strings.size();
+  if (elem_type == ValueType::ARRAY) return arrays.size();
+  return packed.size() / fixed_value_size(elem_type);
+}
+
+Value Array::at(size_t i) const {
+  if (i >= size()) fail("array index {} is out of range (size {})", i, size());
+  if (elem_type == ValueType::STRING) return Value{elem_type, strings[i]};
+  if (elem_type == ValueType::ARRAY) return arrays[i];
+  const uint8_t* p = packed.data() + i * fixed_value_size(elem_type);
+  switch (elem_type) {
+    case ValueType::UINT8: return Value{elem_type, uint64_t{load<uint8_t>(p)}};
+    case ValueType::INT8: return Value{elem_type, int64_t{load<int8_t>(p)}};
+    case ValueType::UINT16: return Value{elem_type, uint64_t{load<uint16_t>(p)}};
+    case ValueType::INT16: return Value{elem_type, int64_t{load<int16_t>(p)}};
+    case ValueType::UINT32: return Value{elem_type, uint64_t{load<uint32_t>(p)}};
+    case ValueType::INT32: return Value{elem_type, int64_t{load<int32_t>(p)}};
+    case ValueType::UINT64: return Value{elem_type, load<uint64_t>(p)};
+    case ValueType::INT64: return Value{elem_type, load<int64_t>(p)};
+    case ValueType::FLOAT32: return Value{elem_type, double{load<float>(p)}};
+    case ValueType::FLOAT64: return Value{elem_type, load<double>(p)};
+    case ValueType::BOOL: return Value{elem_type, *p != 0};
+    default: fail("array of {} holds no packed elements", value_type_name(elem_type));
+  }
 }
 
 bool Value::is_integer() const {
@@ -81,7 +130,9 @@ std::vector<std::string> GgufFile::get_string_array(const std::string& key) cons
   std::vector<std::string> out;
   if (const Value* v = find(key))
     with_key(key, [&] {
-      for (const Value& item : v->as_array().items) out.push_back(item.as_string());
+      const Array& a = v->as_array();
+      if (a.elem_type != ValueType::STRING) fail("expected an array of strings, found {}s", value_type_name(a.elem_type));
+      out = a.strings;
     });
   return out;
 }
@@ -90,7 +141,9 @@ std::vector<float> GgufFile::get_float_array(const std::string& key) const {
   std::vector<float> out;
   if (const Value* v = find(key))
     with_key(key, [&] {
-      for (const Value& item : v->as_array().items) out.push_back(static_cast<float>(item.as_float()));
+      const Array& a = v->as_array();
+      out.reserve(a.size());
+      for (size_t i = 0; i < a.size(); ++i) out.push_back(static_cast<float>(a.at(i).as_float()));
     });
   return out;
 }
@@ -99,7 +152,9 @@ std::vector<int64_t> GgufFile::get_int_array(const std::string& key) const {
   std::vector<int64_t> out;
   if (const Value* v = find(key))
     with_key(key, [&] {
-      for (const Value& item : v->as_array().items) out.push_back(item.as_int());
+      const Array& a = v->as_array();
+      out.reserve(a.size());
+      for (size_t i = 0; i < a.size(); ++i) out.push_back(a.at(i).as_int());
     });
   return out;
 }

@@ -46,8 +46,10 @@ void put_value(std::vector<uint8_t>& out, const Value& v) {
     case ValueType::ARRAY: {
       const Array& a = std::get<Array>(v.data);
       put<uint32_t>(out, static_cast<uint32_t>(a.elem_type));
-      put<uint64_t>(out, a.items.size());
-      for (const Value& item : a.items) put_value(out, item);
+      put<uint64_t>(out, a.size());
+      out.insert(out.end(), a.packed.begin(), a.packed.end());
+      for (const std::string& s : a.strings) put_string(out, s);
+      for (const Value& item : a.arrays) put_value(out, item);
       break;
     }
   }
@@ -69,11 +71,12 @@ void check_value(const Value& v) {
   }
   if (!ok) fail("value declared {} holds another kind of data", value_type_name(v.type));
   if (const Array* a = std::get_if<Array>(&v.data)) {
-    for (const Value& item : a->items) {
-      if (item.type != a->elem_type)
-        fail("array of {} holds a {}", value_type_name(a->elem_type), value_type_name(item.type));
-      check_value(item);
-    }
+    const size_t size = fixed_value_size(a->elem_type);
+    const bool consistent = (size ? a->packed.size() % size == 0 : a->packed.empty()) &&
+                            (a->elem_type == ValueType::STRING || a->strings.empty()) &&
+                            (a->elem_type == ValueType::ARRAY || a->arrays.empty());
+    if (!consistent) fail("array of {} holds elements of another type", value_type_name(a->elem_type));
+    for (const Value& item : a->arrays) check_value(item);
   }
 }
 
@@ -130,16 +133,24 @@ Value make_bool(bool v) { return Value{ValueType::BOOL, v}; }
 Value make_string(std::string v) { return Value{ValueType::STRING, std::move(v)}; }
 
 Value make_array(ValueType elem_type, std::vector<Value> items) {
-  Value v{ValueType::ARRAY, Array{elem_type, std::move(items)}};
-  check_value(v);
-  return v;
+  Array a;
+  a.elem_type = elem_type;
+  for (Value& item : items) {
+    if (item.type != elem_type)
+      fail("make_array: a {} in an array of {}", value_type_name(item.type), value_type_name(elem_type));
+    check_value(item);
+    if (elem_type == ValueType::STRING) a.strings.push_back(std::move(std::get<std::string>(item.data)));
+    else if (elem_type == ValueType::ARRAY) a.arrays.push_back(std::move(item));
+    else put_value(a.packed, item);  // the file's encoding
+  }
+  return Value{ValueType::ARRAY, std::move(a)};
 }
 
 Value make_string_array(const std::vector<std::string>& items) {
-  std::vector<Value> values;
-  values.reserve(items.size());
-  for (const std::string& s : items) values.push_back(make_string(s));
-  return make_array(ValueType::STRING, std::move(values));
+  Array a;
+  a.elem_type = ValueType::STRING;
+  a.strings = items;
+  return Value{ValueType::ARRAY, std::move(a)};
 }
 
 GgufWriter::GgufWriter(uint32_t version) : version_(version) {}

@@ -24,11 +24,16 @@ void quantize_kv_q8_row(const float* x, int head_dim, uint8_t* dst) {
       d = quantize_q8_span(x, reinterpret_cast<int8_t*>(dst + 2), group, &sum);
     } else {
       float amax = 0.0f;
-      for (int i = 0; i < group; ++i) amax = std::fmax(amax, std::fabs(x[i]));
-      d = amax / 127.0f;
-      const float inv = d != 0.0f && 1.0f / d <= __FLT_MAX__ ? 1.0f / d : 0.0f;  // as quantize_q8_span
+      bool finite = true;
+      for (int i = 0; i < group; ++i) {
+        amax = std::fmax(amax, std::fabs(x[i]));
+        finite = finite && std::isfinite(x[i]);
+      }
+      // As quantize_q8_span: a non-finite group is zeros with scale NaN.
+      d = finite ? amax / 127.0f : std::nanf("");
+      const float inv = finite && d != 0.0f && 1.0f / d <= __FLT_MAX__ ? 1.0f / d : 0.0f;
       for (int i = 0; i < group; ++i)
-        dst[2 + i] = static_cast<uint8_t>(static_cast<int8_t>(std::nearbyint(x[i] * inv)));
+        dst[2 + i] = finite ? static_cast<uint8_t>(static_cast<int8_t>(std::nearbyint(x[i] * inv))) : 0;
     }
     const uint16_t half = f32_to_fp16(d);
     std::memcpy(dst, &half, 2);

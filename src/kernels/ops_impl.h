@@ -43,10 +43,24 @@ inline float inverse_scale(float d) {
   return id <= __FLT_MAX__ ? id : 0.0f;
 }
 
+// A span holding NaN or ±inf (a broken model's activations) quantizes to zeros
+// with the scale NaN, so every product with it is NaN, on every ISA: converted,
+// such values became INT_MIN and overflowed the int sums.
+inline float non_finite_q8_span(signed char* q, long n, int* sums32) {
+  for (long i = 0; i < n; ++i) q[i] = 0;
+  for (long i = 0; i < n / 32; ++i) sums32[i] = 0;
+  return __builtin_nanf("");
+}
+
 #if defined(__AVX512F__)
 inline float quantize_q8_span(const float* x, signed char* q, long n, int* sums32) {
-  __m512 amax = _mm512_setzero_ps();
-  for (long i = 0; i < n; i += 16) amax = _mm512_max_ps(amax, _mm512_abs_ps(_mm512_loadu_ps(x + i)));
+  __m512 amax = _mm512_setzero_ps(), finite = _mm512_setzero_ps();  // x * 0 is NaN unless x is finite
+  for (long i = 0; i < n; i += 16) {
+    const __m512 v = _mm512_loadu_ps(x + i);
+    amax = _mm512_max_ps(amax, _mm512_abs_ps(v));
+    finite = _mm512_add_ps(finite, _mm512_mul_ps(v, _mm512_setzero_ps()));
+  }
+  if (_mm512_reduce_add_ps(finite) != 0) return non_finite_q8_span(q, n, sums32);
   const float d = _mm512_reduce_max_ps(amax) / 127;
   const __m512 id = _mm512_set1_ps(inverse_scale(d));
   for (long i = 0; i < n; i += 32) {
@@ -61,8 +75,14 @@ inline float quantize_q8_span(const float* x, signed char* q, long n, int* sums3
 #elif defined(__AVX2__)
 inline float quantize_q8_span(const float* x, signed char* q, long n, int* sums32) {
   const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
-  __m256 amax = _mm256_setzero_ps();
-  for (long i = 0; i < n; i += 8) amax = _mm256_max_ps(amax, _mm256_and_ps(_mm256_loadu_ps(x + i), abs_mask));
+  __m256 amax = _mm256_setzero_ps(), finite = _mm256_setzero_ps();  // x * 0 is NaN unless x is finite
+  for (long i = 0; i < n; i += 8) {
+    const __m256 v = _mm256_loadu_ps(x + i);
+    amax = _mm256_max_ps(amax, _mm256_and_ps(v, abs_mask));
+    finite = _mm256_add_ps(finite, _mm256_mul_ps(v, _mm256_setzero_ps()));
+  }
+  const __m128 f4 = _mm_add_ps(_mm256_castps256_ps128(finite), _mm256_extractf128_ps(finite, 1));
+  if (_mm_movemask_ps(_mm_cmpneq_ps(f4, _mm_setzero_ps())) != 0) return non_finite_q8_span(q, n, sums32);
   __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
   m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
   m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
@@ -85,11 +105,13 @@ inline float quantize_q8_span(const float* x, signed char* q, long n, int* sums3
 }
 #else
 inline float quantize_q8_span(const float* x, signed char* q, long n, int* sums32) {
-  float amax = 0;
+  float amax = 0, finite = 0;  // x * 0 is NaN unless x is finite
   for (long i = 0; i < n; ++i) {
     const float a = __builtin_fabsf(x[i]);
     amax = a > amax ? a : amax;
+    finite += x[i] * 0.0f;
   }
+  if (finite != 0) return non_finite_q8_span(q, n, sums32);
   const float d = amax / 127;
   const float id = inverse_scale(d);
   constexpr float kMagic = 12582912.0f;  // 1.5 · 2^23: x + kMagic - kMagic rounds half to even

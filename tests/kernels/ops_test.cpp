@@ -144,6 +144,19 @@ TEST(Ops, QuantizeQ8SpanMatchesReferenceEveryIsa) {
     EXPECT_EQ(q, std::vector<int8_t>(32, 0)) << isa_name(isa);
     EXPECT_EQ(sum, 0) << isa_name(isa);
   });
+  testing::for_each_isa([&](Isa isa) {  // NaN or inf anywhere: zeros, d NaN (became INT_MIN sums)
+    for (const float bad : {NAN, INFINITY, -INFINITY}) {
+      for (int at : {0, 17, 31, 200}) {
+        std::vector<float> x(256, 1.0f);
+        x[at] = bad;
+        std::vector<int8_t> q(256, 1);
+        std::vector<int32_t> sums(8, 1);
+        EXPECT_TRUE(std::isnan(quantize_q8_span(x.data(), q.data(), 256, sums.data()))) << isa_name(isa) << at;
+        EXPECT_EQ(q, std::vector<int8_t>(256, 0)) << isa_name(isa) << " " << bad << " at " << at;
+        EXPECT_EQ(sums, std::vector<int32_t>(8, 0)) << isa_name(isa);
+      }
+    }
+  });
   testing::for_each_isa([&](Isa isa) {  // all zeros: d = 0, q = 0
     std::vector<float> zeros(32, 0.0f);
     std::vector<int8_t> q(32, 1);

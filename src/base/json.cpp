@@ -16,11 +16,29 @@ nlohmann::json parse_json(std::string_view text, int max_depth) {
   try {
     return json::parse(text, bound_depth);
   } catch (const json::exception& e) {
-    // "[json.exception.parse_error.101] parse error at ...": the part after the tag.
-    const std::string what = e.what();
-    const size_t tag_end = what.find("] ");
-    fail("invalid JSON: {}", tag_end == std::string::npos ? what : what.substr(tag_end + 2));
+    fail("invalid JSON: {}", json_error_text(e));
   }
+}
+
+std::string json_error_text(const nlohmann::json::exception& e) {
+  // "[json.exception.parse_error.101] parse error at ...": the part after the tag.
+  const std::string what = e.what();
+  const size_t tag_end = what.find("] ");
+  return tag_end == std::string::npos ? what : what.substr(tag_end + 2);
+}
+
+std::string string_field(const nlohmann::json& object, const char* key, const std::string& fallback) {
+  const auto it = object.find(key);
+  if (it == object.end() || it->is_null()) return fallback;
+  if (!it->is_string()) fail("'{}' must be a string, got {}", key, json_excerpt(*it));
+  return it->get<std::string>();
+}
+
+bool bool_field(const nlohmann::json& object, const char* key, bool fallback) {
+  const auto it = object.find(key);
+  if (it == object.end() || it->is_null()) return fallback;
+  if (!it->is_boolean()) fail("'{}' must be true or false, got {}", key, json_excerpt(*it));
+  return it->get<bool>();
 }
 
 std::string json_excerpt(const nlohmann::json& v, size_t max_chars) {

@@ -16,6 +16,14 @@ inline constexpr int kMaxJsonDepth = 64;
 // reason, without its exception tag) or "JSON nested deeper than N levels".
 nlohmann::json parse_json(std::string_view text, int max_depth = kMaxJsonDepth);
 
+// nlohmann's message without its "[json.exception.type_error.302] " tag.
+std::string json_error_text(const nlohmann::json::exception& e);
+
+// Typed optional fields of an object: the fallback when absent or null, else
+// the value, or Error "'key' must be a string/boolean, got ..." naming it.
+std::string string_field(const nlohmann::json& object, const char* key, const std::string& fallback);
+bool bool_field(const nlohmann::json& object, const char* key, bool fallback);
+
 // v printed compactly, cut to about max_chars with "..." (invalid UTF-8 replaced).
 std::string json_excerpt(const nlohmann::json& v, size_t max_chars = 80);
 

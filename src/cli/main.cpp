@@ -1,6 +1,7 @@
 // skiff: command-line entry point. Subcommands are defined in cmd_*.cpp.
 #include <cstdio>
 #include <exception>
+#include <new>
 
 #include "base/error.h"
 #include "cli/commands.h"
@@ -21,6 +22,9 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "skiff: error: out of memory\n");
+    return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "skiff: error: %s\n", e.what());
     return 1;

@@ -1,5 +1,7 @@
 // Llama models from GGUF (llama.cpp's tensor names and metadata keys).
 #include <filesystem>
+#include <new>
+#include <stdexcept>
 
 #include "base/error.h"
 #include "gguf/file_type.h"
@@ -84,8 +86,14 @@ std::unique_ptr<LlamaModel> load_gguf_model(std::shared_ptr<gguf::GgufFile> file
 std::unique_ptr<LlamaModel> load_model(const std::string& path, const LoadOptions& options) {
   namespace fs = std::filesystem;
   if (!fs::exists(path)) fail("model not found: {}", path);
-  if (fs::is_directory(path)) return load_hf_model(path, options);
-  return load_gguf_model(std::make_shared<gguf::GgufFile>(path, options.weights));
+  try {
+    if (fs::is_directory(path)) return load_hf_model(path, options);
+    return load_gguf_model(std::make_shared<gguf::GgufFile>(path, options.weights));
+  } catch (const std::bad_alloc&) {  // library errors get the file's name
+    fail("{}: not enough memory to load the model", path);
+  } catch (const std::length_error& e) {
+    fail("{}: a size in the file is too large ({})", path, e.what());
+  }
 }
 
 }  // namespace skiff

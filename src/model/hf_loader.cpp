@@ -35,28 +35,28 @@ json read_json(const fs::path& path) {
 
 int int_field(const json& j, const char* key, int fallback) {
   if (!j.contains(key) || j[key].is_null()) {
-    if (fallback < 0) fail("config.json: missing '{}'", key);
+    if (fallback < 0) fail("missing '{}'", key);
     return fallback;
   }
-  if (!j[key].is_number_integer()) fail("config.json: '{}' is not an integer", key);
+  if (!j[key].is_number_integer()) fail("'{}' is not an integer", key);
   const int64_t v = j[key].get<int64_t>();
-  if (v <= 0 || v > (1 << 30)) fail("config.json: '{}' = {} is out of range", key, v);
+  if (v <= 0 || v > (1 << 30)) fail("'{}' = {} is out of range", key, v);
   return static_cast<int>(v);
 }
 
 float float_field(const json& j, const char* key, float fallback) {
   if (!j.contains(key) || j[key].is_null()) return fallback;
-  if (!j[key].is_number()) fail("config.json: '{}' is not a number", key);
+  if (!j[key].is_number()) fail("'{}' is not a number", key);
   return j[key].get<float>();
 }
 
 ModelConfig config_from_hf(const json& j) {
-  const std::string type = j.value("model_type", "");
+  const std::string type = string_field(j, "model_type", "");
   if (type != "llama" && type != "mistral")
-    fail("config.json: model_type '{}' is not supported (supported: llama, mistral)", type);
+    fail("model_type '{}' is not supported (supported: llama, mistral)", type);
   ModelConfig c;
   c.arch = "llama";
-  c.name = j.value("_name_or_path", type);
+  c.name = string_field(j, "_name_or_path", type);
   c.n_layers = int_field(j, "num_hidden_layers", -1);
   c.dim = int_field(j, "hidden_size", -1);
   c.n_heads = int_field(j, "num_attention_heads", -1);
@@ -68,7 +68,7 @@ ModelConfig config_from_hf(const json& j) {
   c.norm_eps = float_field(j, "rms_norm_eps", 1e-6f);
   c.rope_dim = c.head_dim;
   c.rope_style = RopeStyle::kRotateHalf;
-  c.tied_output = j.value("tie_word_embeddings", false);
+  c.tied_output = bool_field(j, "tie_word_embeddings", false);
   // transformers >= 5 writes "rope_parameters" with rope_theta inside; older
   // versions a top-level "rope_theta" and an optional "rope_scaling".
   const json* rope = nullptr;
@@ -78,7 +78,7 @@ ModelConfig config_from_hf(const json& j) {
   if (rope) c.rope_theta = float_field(*rope, "rope_theta", c.rope_theta);
   if (rope) {
     const json& rs = *rope;
-    const std::string kind = rs.value("rope_type", rs.value("type", ""));
+    const std::string kind = string_field(rs, "rope_type", string_field(rs, "type", ""));
     const float factor = float_field(rs, "factor", 1.0f);
     if (kind == "llama3") {
       c.rope_freq_factors = llama3_rope_factors(
@@ -88,7 +88,7 @@ ModelConfig config_from_hf(const json& j) {
     } else if (kind == "linear") {
       c.rope_freq_factors.assign(c.rope_dim / 2, factor);
     } else if (kind != "default" && !kind.empty()) {
-      fail("config.json: rope_scaling type '{}' is not supported", kind);
+      fail("rope_scaling type '{}' is not supported", kind);
     }
   }
   c.validate();
@@ -148,7 +148,8 @@ std::unique_ptr<LlamaModel> load_hf_model(const std::string& dir_name, const Loa
   try {
     config = config_from_hf(read_json(dir / "config.json"));
   } catch (const Error& e) {
-    fail("{}: {}", dir_name, e.what());
+    if (std::string_view(e.what()).starts_with(dir_name)) throw;  // read_json named the file
+    fail("{}: {}", (dir / "config.json").string(), e.what());
   }
   TensorMap tensors;
   LlamaWeights weights;

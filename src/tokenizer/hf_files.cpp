@@ -96,6 +96,8 @@ std::unique_ptr<Tokenizer> load_tokenizer_file(const std::string& path,
   } catch (const Error& e) {
     if (std::string_view(e.what()).starts_with(path)) throw;
     fail("{}: {}", path, e.what());
+  } catch (const nlohmann::json::exception& e) {  // a field of the wrong type
+    fail("{}: {}", path, json_error_text(e));
   }
 }
 

@@ -5,6 +5,8 @@
 
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "base/error.h"
 #include "kernels/fp16.h"
@@ -107,6 +109,23 @@ TEST(HfVariants, MissingTensorOrConfigIsAClearError) {
   EXPECT_THROW(load_model(dir.string()), Error);
   write_file((dir / "config.json").string(), "{\"model_type\": \"llama\", \"hidden_size\": \"wide\"}");
   EXPECT_THROW(load_model(dir.string()), Error);
+  // Fields of the wrong type are named, not reported as a library type_error.
+  for (const auto& [field, value] : {std::pair{"model_type", "[1]"}, {"tie_word_embeddings", "\"x\""},
+                                     {"_name_or_path", "{}"}, {"rope_scaling", "{\"rope_type\": 3}"}}) {
+    std::ifstream base(kHfDir / "config.json");
+    nlohmann::json config = nlohmann::json::parse(base);
+    config[field] = nlohmann::json::parse(value);
+    write_file((dir / "config.json").string(), config.dump());
+    try {
+      load_model(dir.string());
+      ADD_FAILURE() << field;
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("config.json"), std::string::npos) << what;
+      EXPECT_EQ(what.find("json.exception"), std::string::npos) << what;
+      EXPECT_NE(what.find(field == std::string("rope_scaling") ? "rope_type" : field), std::string::npos) << what;
+    }
+  }
   // Nesting that would overflow the stack, in config.json, tokenizer.json and a safetensors header.
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
   write_file((dir / "config.json").string(), "{\"model_type\": \"llama\", \"x\": " + deep + "}");

@@ -23,7 +23,7 @@ constexpr const char* kRowFormat =
 
 }  // namespace
 
-double efficiency(const BenchRow& row, const LlamaModel& model, const MachineInfo& machine) {
+double efficiency(const BenchRow& row, const Model& model, const MachineInfo& machine) {
   if (row.n_gen > 0) {
     const std::vector<double>& ts = row.result.samples_ts;
     if (row.triads_gbs.size() != ts.size() + 1)

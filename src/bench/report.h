@@ -31,7 +31,7 @@ struct BenchRow {
 };
 
 // The row's efficiency from its result and the machine's limits.
-double efficiency(const BenchRow& row, const LlamaModel& model, const MachineInfo& machine);
+double efficiency(const BenchRow& row, const Model& model, const MachineInfo& machine);
 
 std::string markdown_header();        // two lines: column names and alignment
 std::string markdown_row(const BenchRow& row);

@@ -18,7 +18,7 @@ uint64_t matrix_params(const Matrix& m) { return static_cast<uint64_t>(m.rows * 
 uint64_t matrix_bytes(const Matrix& m) { return m.rows * row_bytes(m.type, m.cols); }
 
 // Every distinct weight matrix of the model, the tied head once.
-std::vector<const Matrix*> all_matrices(const LlamaWeights& w) {
+std::vector<const Matrix*> all_matrices(const ModelWeights& w) {
   std::vector<const Matrix*> out = w.matrices();
   if (w.output.data == w.token_embedding.data) out.pop_back();
   return out;
@@ -38,7 +38,7 @@ std::vector<int32_t> random_tokens(int n, int vocab) {
   return tokens;
 }
 
-void run_once(LlamaModel& model, PagedKvCache& kv, const TestSpec& test,
+void run_once(Model& model, PagedKvCache& kv, const TestSpec& test,
               const std::vector<int32_t>& tokens) {
   kv.truncate(0, test.n_depth);
   const TestKind kind = test.kind;
@@ -81,8 +81,8 @@ void summarize(TestResult& r, int n_tokens) {
 
 }  // namespace
 
-ModelFacts describe_model(const std::string& filename, const LlamaModel& model) {
-  const LlamaWeights& w = model.weights();
+ModelFacts describe_model(const std::string& filename, const Model& model) {
+  const ModelWeights& w = model.weights();
   ModelFacts f;
   f.filename = filename;
   std::map<std::string, uint64_t> params_by_type;
@@ -108,7 +108,7 @@ std::string TestSpec::name() const {
   return n_depth > 0 ? fmt::format("{} @ d{}", base, n_depth) : base;
 }
 
-TestResult run_test(LlamaModel& model, const TestSpec& test, const std::function<void(int)>& on_rep) {
+TestResult run_test(Model& model, const TestSpec& test, const std::function<void(int)>& on_rep) {
   const ModelConfig& c = model.config();
   const int context = test.n_depth + test.n_tokens;
   if (test.n_tokens < 1 || test.n_depth < 0 || context > c.max_ctx)
@@ -129,7 +129,7 @@ TestResult run_test(LlamaModel& model, const TestSpec& test, const std::function
   return result;
 }
 
-double prefill_flops(const LlamaModel& model, int n_prompt, int n_depth) {
+double prefill_flops(const Model& model, int n_prompt, int n_depth) {
   const ModelConfig& c = model.config();
   const double p = n_prompt;
   return 2.0 * p * model.weights().layer_params() + 2.0 * c.vocab_size * c.dim +

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "model/llama.h"
+#include "model/model.h"
 
 namespace skiff::bench {
 
@@ -19,9 +19,9 @@ struct ModelFacts {
   std::string description;     // llama-bench's model_type, e.g. "llama 134M F16"
   uint64_t size_bytes = 0;     // all weights (a tied head counted once)
   uint64_t n_params = 0;
-  uint64_t decode_bytes_per_token = 0;  // LlamaWeights::decode_bytes_per_token()
+  uint64_t decode_bytes_per_token = 0;  // ModelWeights::decode_bytes_per_token()
 };
-ModelFacts describe_model(const std::string& filename, const LlamaModel& model);
+ModelFacts describe_model(const std::string& filename, const Model& model);
 
 enum class TestKind { kPrompt, kGeneration };
 
@@ -50,7 +50,7 @@ struct TestResult {
 // a real prefill: speed does not depend on the values) and every repetition
 // starts from it. on_rep(r) is called before repetition r (0 is the warm-up).
 // Throws Error when the test does not fit the model's context.
-TestResult run_test(LlamaModel& model, const TestSpec& test, const std::function<void(int)>& on_rep);
+TestResult run_test(Model& model, const TestSpec& test, const std::function<void(int)>& on_rep);
 
 // Floating-point operations of prefilling n_prompt tokens after n_depth cached ones:
 //   2 · n_prompt · (parameters of the layer matrices)        the projections and FFN
@@ -58,6 +58,6 @@ TestResult run_test(LlamaModel& model, const TestSpec& test, const std::function
 // + 4 · n_layers · q_dim · n_prompt · (n_depth + (n_prompt + 1) / 2)
 //                                                            causal attention: Q·Kᵀ and P·V
 // Norms, RoPE, softmax and SiLU are left out (under 1% at any useful size).
-double prefill_flops(const LlamaModel& model, int n_prompt, int n_depth = 0);
+double prefill_flops(const Model& model, int n_prompt, int n_depth = 0);
 
 }  // namespace skiff::bench

@@ -135,7 +135,7 @@ const char* serve_mode_name(ServeMode mode) {
   return "?";
 }
 
-ModeResult serve(LlamaModel& model, const Tokenizer& tokenizer, const EngineOptions& options,
+ModeResult serve(Model& model, const Tokenizer& tokenizer, const EngineOptions& options,
                  const Workload& workload, ServeMode mode, const ProgressCallback& on_progress) {
   Engine engine(model, tokenizer, options);
   engine.commit_kv_memory();
@@ -188,7 +188,7 @@ ModeResult serve(LlamaModel& model, const Tokenizer& tokenizer, const EngineOpti
   return result;
 }
 
-void warm_up(LlamaModel& model, const Tokenizer& tokenizer, const EngineOptions& options,
+void warm_up(Model& model, const Tokenizer& tokenizer, const EngineOptions& options,
              const Workload& workload) {
   constexpr int kWarmUpOutput = 4;
   Workload head;
@@ -201,7 +201,7 @@ void warm_up(LlamaModel& model, const Tokenizer& tokenizer, const EngineOptions&
   serve(model, tokenizer, options, head, ServeMode::kContinuous);
 }
 
-double forward_flops(const LlamaModel& model, const EngineMetrics& metrics, int64_t sampled_rows) {
+double forward_flops(const Model& model, const EngineMetrics& metrics, int64_t sampled_rows) {
   const ModelConfig& c = model.config();
   const Matrix& head = model.weights().output;
   const double head_params = static_cast<double>(head.rows) * static_cast<double>(head.cols);

@@ -12,7 +12,7 @@
 
 #include "engine/engine.h"
 #include "engine/metrics.h"
-#include "model/llama.h"
+#include "model/model.h"
 #include "tokenizer/tokenizer.h"
 
 namespace skiff::bench {
@@ -71,13 +71,13 @@ using ProgressCallback = std::function<void(int done, int total)>;
 // greedy with ignore_eos and max_tokens = its output length. kStatic runs
 // groups of options.scheduler.max_seqs requests in order. Throws Error when a
 // request does not fit (its prompt + output above max_model_len).
-ModeResult serve(LlamaModel& model, const Tokenizer& tokenizer, const EngineOptions& options,
+ModeResult serve(Model& model, const Tokenizer& tokenizer, const EngineOptions& options,
                  const Workload& workload, ServeMode mode, const ProgressCallback& on_progress = {});
 
 // An untimed continuous run of the workload's first max_seqs requests, cut to
 // a few output tokens, so that no timed mode pays the model's one-time costs
 // (scratch growing to the largest batch, first touches of its pages).
-void warm_up(LlamaModel& model, const Tokenizer& tokenizer, const EngineOptions& options,
+void warm_up(Model& model, const Tokenizer& tokenizer, const EngineOptions& options,
              const Workload& workload);
 
 // Floating-point operations of the forward passes an engine ran:
@@ -86,6 +86,6 @@ void warm_up(LlamaModel& model, const Tokenizer& tokenizer, const EngineOptions&
 // + 4 · n_layers · q_dim · attended_positions                causal attention: Q·Kᵀ and P·V
 // sampled_rows: rows the head ran for; with ignore_eos and n = 1 every
 // sample is an output token, so the output tokens.
-double forward_flops(const LlamaModel& model, const EngineMetrics& metrics, int64_t sampled_rows);
+double forward_flops(const Model& model, const EngineMetrics& metrics, int64_t sampled_rows);
 
 }  // namespace skiff::bench

@@ -56,7 +56,7 @@ std::pair<int, int> parse_range(const std::string& text) {
 
 double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
 
-nlohmann::ordered_json mode_json(const bench::ModeResult& r, const LlamaModel& model,
+nlohmann::ordered_json mode_json(const bench::ModeResult& r, const Model& model,
                                  const bench::MachineInfo& machine) {
   nlohmann::ordered_json j;
   j["mode"] = bench::serve_mode_name(r.mode);

@@ -32,7 +32,7 @@ struct RunArgs {
   int block_size = 16;
 };
 
-void print_stats(const LlamaModel& model, const PagedKvCache& kv, double load_seconds,
+void print_stats(const Model& model, const PagedKvCache& kv, double load_seconds,
                  const GenerationStats& s) {
   const double prefill_tps = s.prompt_tokens / s.prefill_seconds;
   const double decode_tps = s.decode_steps ? s.decode_steps / s.decode_seconds : 0.0;

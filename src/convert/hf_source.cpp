@@ -100,9 +100,9 @@ SourceTensor vector_tensor(std::string name, const std::vector<float>& v) {
 }
 
 // llama.cpp's tensor order: embedding, RoPE factors, blocks, output norm, head.
-std::vector<SourceTensor> llama_tensors(const LlamaModel& model) {
+std::vector<SourceTensor> llama_tensors(const Model& model) {
   const ModelConfig& c = model.config();
-  const LlamaWeights& w = model.weights();
+  const ModelWeights& w = model.weights();
   std::vector<SourceTensor> t = {matrix_tensor("token_embd.weight", w.token_embedding)};
   if (!c.rope_freq_factors.empty() && !all_equal(c.rope_freq_factors))
     t.push_back(vector_tensor("rope_freqs.weight", c.rope_freq_factors));
@@ -136,7 +136,7 @@ uint64_t safetensors_bytes(const std::string& dir) {
 }  // namespace
 
 ModelSource hf_source(const std::string& dir) {
-  std::shared_ptr<const LlamaModel> model = load_hf_model(dir);
+  std::shared_ptr<const Model> model = load_hf_model(dir);
   const ModelConfig& c = model->config();
   if (c.rope_dim != c.head_dim)
     fail("{}: partial rotary embeddings (rope dim {} of head dim {}) cannot be converted", dir,

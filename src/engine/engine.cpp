@@ -12,7 +12,7 @@ namespace {
 
 constexpr size_t kDefaultKvCap = size_t{4} << 30;
 
-int resolve_max_model_len(const LlamaModel& model, int requested) {
+int resolve_max_model_len(const Model& model, int requested) {
   const int context = model.config().max_ctx;
   if (requested < 0) fail("engine: max_model_len must be >= 0, not {}", requested);
   return requested == 0 ? context : requested;
@@ -28,7 +28,7 @@ size_t default_kv_bytes(const EngineOptions& o, size_t bytes_per_token, int max_
   return std::max(one_sequence, std::min(all_sequences, cap));
 }
 
-PagedKvCache make_kv(const LlamaModel& model, const EngineOptions& o, int max_model_len) {
+PagedKvCache make_kv(const Model& model, const EngineOptions& o, int max_model_len) {
   const ModelConfig& c = model.config();
   const KvShape shape{c.n_layers, c.n_kv_heads, c.head_dim};
   const size_t bytes =
@@ -51,7 +51,7 @@ Sampler sampler_for(const SamplingParams& params, int index, int32_t vocab_size)
 
 }  // namespace
 
-Engine::Engine(LlamaModel& model, const Tokenizer& tokenizer, EngineOptions options)
+Engine::Engine(Model& model, const Tokenizer& tokenizer, EngineOptions options)
     : model_(model),
       tokenizer_(tokenizer),
       max_model_len_(resolve_max_model_len(model, options.max_model_len)),

@@ -22,7 +22,7 @@
 #include "engine/scheduler.h"
 #include "engine/sequence.h"
 #include "kv/paged_kv_cache.h"
-#include "model/llama.h"
+#include "model/model.h"
 #include "tokenizer/tokenizer.h"
 
 namespace skiff {
@@ -43,7 +43,7 @@ struct EngineOptions {
 class Engine {
  public:
   // The model and tokenizer must outlive the engine.
-  Engine(LlamaModel& model, const Tokenizer& tokenizer, EngineOptions options = {});
+  Engine(Model& model, const Tokenizer& tokenizer, EngineOptions options = {});
 
   // Queues a request. Throws Error, queuing nothing, when the parameters are
   // invalid or the request could never fit (prompt empty or longer than
@@ -74,7 +74,7 @@ class Engine {
   EngineMetrics metrics() const;
   const PagedKvCache& kv_cache() const { return kv_; }
   int max_model_len() const { return max_model_len_; }
-  const LlamaModel& model() const { return model_; }
+  const Model& model() const { return model_; }
 
  private:
   struct Completion {
@@ -118,7 +118,7 @@ class Engine {
   Request& request_of(const Sequence& seq);
   double now() const;
 
-  LlamaModel& model_;
+  Model& model_;
   const Tokenizer& tokenizer_;
   int max_model_len_;
   PagedKvCache kv_;

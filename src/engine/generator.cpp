@@ -7,7 +7,7 @@
 
 namespace skiff {
 
-GenerationStats generate(LlamaModel& model, PagedKvCache& kv, std::span<const int32_t> prompt,
+GenerationStats generate(Model& model, PagedKvCache& kv, std::span<const int32_t> prompt,
                          const GenerateOptions& options,
                          const std::function<bool(int32_t)>& on_token) {
   if (prompt.empty()) fail("the prompt is empty (no tokens)");

@@ -7,7 +7,7 @@
 #include <span>
 
 #include "engine/sampler.h"
-#include "model/llama.h"
+#include "model/model.h"
 
 namespace skiff {
 
@@ -32,7 +32,7 @@ struct GenerateOptions {
 // false stops generation. Uses KV sequence 0, which must be empty and large
 // enough for the prompt (Error otherwise); generation stops when the sequence
 // reaches the cache's max_seq_len.
-GenerationStats generate(LlamaModel& model, PagedKvCache& kv, std::span<const int32_t> prompt,
+GenerationStats generate(Model& model, PagedKvCache& kv, std::span<const int32_t> prompt,
                          const GenerateOptions& options,
                          const std::function<bool(int32_t)>& on_token);
 

@@ -45,10 +45,10 @@ class LLM {
 
   Engine& engine() { return *engine_; }
   const Tokenizer& tokenizer() const { return *tokenizer_; }
-  const LlamaModel& model() const { return *model_; }
+  const Model& model() const { return *model_; }
 
  private:
-  std::unique_ptr<LlamaModel> model_;
+  std::unique_ptr<Model> model_;
   std::unique_ptr<Tokenizer> tokenizer_;
   std::unique_ptr<Engine> engine_;
 };

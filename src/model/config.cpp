@@ -36,6 +36,11 @@ void ModelConfig::validate() const {
     fail("model config: RoPE base {} must be finite and positive", rope_theta);
   for (float f : rope_freq_factors)
     if (!(std::isfinite(f) && f > 0)) fail("model config: RoPE frequency factor {} is not finite and positive", f);
+  if (!sliding_layers.empty() && sliding_layers.size() != static_cast<size_t>(n_layers))
+    fail("model config: {} sliding-window flags for {} layers", sliding_layers.size(), n_layers);
+  if (sliding_window < 0) fail("model config: sliding window {} is negative", sliding_window);
+  for (float v : {rope_mscale, embedding_scale, attention_scale, attn_softcap, logit_softcap, rope_theta_sliding})
+    if (!(std::isfinite(v) && v >= 0)) fail("model config: a scale or soft-cap of {} is not finite and >= 0", v);
   if (n_heads % n_kv_heads != 0)
     fail("model config: {} heads is not a multiple of {} KV heads", n_heads, n_kv_heads);
   if (rope_dim <= 0 || rope_dim > head_dim || rope_dim % 2 != 0)
@@ -43,6 +48,10 @@ void ModelConfig::validate() const {
   if (!rope_freq_factors.empty() && rope_freq_factors.size() != static_cast<size_t>(rope_dim / 2))
     fail("model config: {} RoPE frequency factors for RoPE dim {}", rope_freq_factors.size(),
          rope_dim);
+}
+
+float ModelConfig::score_scale() const {
+  return attention_scale > 0 ? attention_scale : 1.0f / std::sqrt(static_cast<float>(head_dim));
 }
 
 std::vector<float> llama3_rope_factors(int rope_dim, float theta, float factor,

@@ -6,6 +6,7 @@
 #include "base/error.h"
 #include "gguf/file_type.h"
 #include "kernels/quant.h"
+#include "model/architecture.h"
 #include "model/loader.h"
 
 namespace skiff {
@@ -32,8 +33,13 @@ TensorMap tensor_map(const gguf::GgufFile& f) {
 ModelConfig config_from_gguf(const gguf::GgufFile& f) {
   ModelConfig c;
   c.arch = f.get_string("general.architecture", "");
-  if (c.arch != "llama")
-    fail("{}: architecture '{}' is not supported (supported: llama)", f.path(), c.arch);
+  const Architecture* known = nullptr;
+  try {
+    known = &gguf_architecture(c.arch);
+  } catch (const Error& e) {
+    fail("{}: {}", f.path(), e.what());
+  }
+  const Architecture& arch = *known;
   c.name = f.get_string("general.name", std::filesystem::path(f.path()).stem().string());
   if (const auto file_type = gguf::file_type_from_id(f.get_int("general.file_type", -1)))
     c.file_type = file_type->name();
@@ -48,7 +54,7 @@ ModelConfig config_from_gguf(const gguf::GgufFile& f) {
   c.norm_eps = static_cast<float>(f.get_float(p + "attention.layer_norm_rms_epsilon", 1e-5));
   c.rope_theta = static_cast<float>(f.get_float(p + "rope.freq_base", 10000.0));
   c.rope_dim = positive_int(f, p + "rope.dimension_count", c.head_dim);
-  c.rope_style = RopeStyle::kInterleaved;  // GGUF llama stores Q/K rows interleaved
+  c.rope_style = arch.gguf_rope_style;
 
   const gguf::TensorInfo* emb = f.find_tensor("token_embd.weight");
   if (!emb || emb->ne.size() != 2) fail("{}: missing or malformed token_embd.weight", f.path());
@@ -56,21 +62,28 @@ ModelConfig config_from_gguf(const gguf::GgufFile& f) {
   c.tied_output = f.find_tensor("output.weight") == nullptr;
 
   if (const gguf::TensorInfo* rf = f.find_tensor("rope_freqs.weight")) {  // Llama-3 scaling
+    if (rf->n_elements() != c.rope_dim / 2)
+      fail("{}: rope_freqs.weight has {} elements for RoPE dim {}", f.path(), rf->n_elements(), c.rope_dim);
     c.rope_freq_factors.resize(rf->n_elements());
     dequantize_row(rf->type, rf->data, c.rope_freq_factors.data(), rf->n_elements());
   } else if (f.get_string(p + "rope.scaling.type", "none") == "linear") {
     const float factor = static_cast<float>(f.get_float(p + "rope.scaling.factor", 1.0));
     c.rope_freq_factors.assign(c.rope_dim / 2, factor);
   }
-  c.validate();
+  try {
+    arch.from_gguf(f, c);
+    c.validate();
+  } catch (const Error& e) {
+    fail("{}: {}", f.path(), e.what());
+  }
   return c;
 }
 
-std::unique_ptr<LlamaModel> load_gguf_model(std::shared_ptr<gguf::GgufFile> file) {
+std::unique_ptr<Model> load_gguf_model(std::shared_ptr<gguf::GgufFile> file) {
   ModelConfig config = config_from_gguf(*file);
-  LlamaWeights weights;
+  ModelWeights weights;
   try {
-    weights = build_llama_weights(config, tensor_map(*file));
+    weights = build_weights(config, tensor_map(*file));
   } catch (const Error& e) {
     fail("{}: {}", file->path(), e.what());
   }
@@ -80,10 +93,10 @@ std::unique_ptr<LlamaModel> load_gguf_model(std::shared_ptr<gguf::GgufFile> file
     file->seal();
   }
   weights.storage.push_back(file);
-  return std::make_unique<LlamaModel>(std::move(config), std::move(weights));
+  return std::make_unique<Model>(std::move(config), std::move(weights));
 }
 
-std::unique_ptr<LlamaModel> load_model(const std::string& path, const LoadOptions& options) {
+std::unique_ptr<Model> load_model(const std::string& path, const LoadOptions& options) {
   namespace fs = std::filesystem;
   if (!fs::exists(path)) fail("model not found: {}", path);
   try {

@@ -142,7 +142,7 @@ DType dtype_of(const std::string& name, const std::string& st_dtype) {
 
 }  // namespace
 
-std::unique_ptr<LlamaModel> load_hf_model(const std::string& dir_name, const LoadOptions& options) {
+std::unique_ptr<Model> load_hf_model(const std::string& dir_name, const LoadOptions& options) {
   const fs::path dir(dir_name);
   ModelConfig config;
   try {
@@ -152,7 +152,7 @@ std::unique_ptr<LlamaModel> load_hf_model(const std::string& dir_name, const Loa
     fail("{}: {}", (dir / "config.json").string(), e.what());
   }
   TensorMap tensors;
-  LlamaWeights weights;
+  ModelWeights weights;
   for (const fs::path& path : safetensors_files(dir)) {
     auto file = std::make_shared<const safetensors::SafetensorsFile>(path.string(), options.weights);
     for (const auto& [name, t] : file->tensors()) {
@@ -174,9 +174,9 @@ std::unique_ptr<LlamaModel> load_hf_model(const std::string& dir_name, const Loa
   }
   if (!tensors.count("output.weight")) config.tied_output = true;
   try {
-    LlamaWeights built = build_llama_weights(config, tensors);
+    ModelWeights built = build_weights(config, tensors);
     built.storage = std::move(weights.storage);
-    return std::make_unique<LlamaModel>(std::move(config), std::move(built));
+    return std::make_unique<Model>(std::move(config), std::move(built));
   } catch (const Error& e) {
     fail("{}: {}", dir_name, e.what());
   }

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "gguf/gguf.h"
-#include "model/llama.h"
+#include "model/model.h"
 
 namespace skiff {
 
@@ -16,12 +16,12 @@ struct LoadOptions {
 };
 
 // A GGUF file or an HF directory, chosen by what `path` is. Throws Error.
-std::unique_ptr<LlamaModel> load_model(const std::string& path, const LoadOptions& options = {});
+std::unique_ptr<Model> load_model(const std::string& path, const LoadOptions& options = {});
 
 // Reads the weights in place; with the file read into memory (FileLoad::kCopy)
 // some are rewritten there into kernel layouts (repack_for_kernels).
-std::unique_ptr<LlamaModel> load_gguf_model(std::shared_ptr<gguf::GgufFile> file);
-std::unique_ptr<LlamaModel> load_hf_model(const std::string& dir, const LoadOptions& options = {});
+std::unique_ptr<Model> load_gguf_model(std::shared_ptr<gguf::GgufFile> file);
+std::unique_ptr<Model> load_hf_model(const std::string& dir, const LoadOptions& options = {});
 
 ModelConfig config_from_gguf(const gguf::GgufFile& file);
 

@@ -38,8 +38,8 @@ size_t matrix_bytes(const Matrix& m) { return m.rows * row_bytes(m.type, m.cols)
 
 }  // namespace
 
-LlamaWeights build_llama_weights(const ModelConfig& c, const TensorMap& tensors) {
-  LlamaWeights w;
+ModelWeights build_weights(const ModelConfig& c, const TensorMap& tensors) {
+  ModelWeights w;
   w.token_embedding = load_matrix(tensors, "token_embd.weight", c.vocab_size, c.dim);
   for (int l = 0; l < c.n_layers; ++l) {
     auto name = [l](const char* what) { return fmt::format("blk.{}.{}.weight", l, what); };
@@ -78,12 +78,12 @@ bool same_shape(const Matrix& a, const Matrix& b) {
 
 }  // namespace
 
-std::vector<Matrix*> LlamaWeights::matrices() { return matrices_of<LlamaWeights, Matrix>(*this); }
-std::vector<const Matrix*> LlamaWeights::matrices() const {
-  return matrices_of<const LlamaWeights, const Matrix>(*this);
+std::vector<Matrix*> ModelWeights::matrices() { return matrices_of<ModelWeights, Matrix>(*this); }
+std::vector<const Matrix*> ModelWeights::matrices() const {
+  return matrices_of<const ModelWeights, const Matrix>(*this);
 }
 
-double LlamaWeights::layer_params() const {
+double ModelWeights::layer_params() const {
   const std::vector<const Matrix*> all = matrices();
   double params = 0;
   for (auto m = all.begin() + 1; m + 1 != all.end(); ++m)  // between the embedding and the head
@@ -91,7 +91,7 @@ double LlamaWeights::layer_params() const {
   return params;
 }
 
-int repack_for_kernels(LlamaWeights& w, const std::function<uint8_t*(const void*)>& writable) {
+int repack_for_kernels(ModelWeights& w, const std::function<uint8_t*(const void*)>& writable) {
   if (active_isa() != Isa::kAvx512) return 0;  // only those kernels read panels
   std::map<const void*, std::vector<Matrix*>> by_data;  // a tied head shares the embedding's
   for (Matrix* m : w.matrices()) by_data[m->data].push_back(m);
@@ -109,7 +109,7 @@ int repack_for_kernels(LlamaWeights& w, const std::function<uint8_t*(const void*
   return repacked;
 }
 
-size_t LlamaWeights::decode_bytes_per_token() const {
+size_t ModelWeights::decode_bytes_per_token() const {
   size_t bytes = row_bytes(token_embedding.type, token_embedding.cols);  // one embedding row
   for (const Matrix* m : matrices())
     if (m != &token_embedding) bytes += matrix_bytes(*m);

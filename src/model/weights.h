@@ -35,7 +35,7 @@ struct LayerWeights {
   Matrix w_down;                 // [dim, ffn_dim]
 };
 
-struct LlamaWeights {
+struct ModelWeights {
   Matrix token_embedding;         // [vocab, dim]
   std::vector<LayerWeights> layers;
   std::vector<float> output_norm; // [dim]
@@ -55,7 +55,7 @@ struct LlamaWeights {
 
 // Builds the weights from tensors named as GGUF names them, checking every
 // shape against the config. Throws Error naming a missing or misshapen tensor.
-LlamaWeights build_llama_weights(const ModelConfig& config, const TensorMap& tensors);
+ModelWeights build_weights(const ModelConfig& config, const TensorMap& tensors);
 
 // Rewrites the matrices the active ISA's kernels read faster in another layout
 // (Q8_0, Q4_0, Q4_K and F16 into panels on AVX-512: kernels/repack.h), where writable(data) gives
@@ -63,6 +63,6 @@ LlamaWeights build_llama_weights(const ModelConfig& config, const TensorMap& ten
 // Matrices sharing data (a tied head) are repacked once and all follow; data
 // shared by matrices of different shapes stays as it is. Returns the number
 // of distinct matrices repacked.
-int repack_for_kernels(LlamaWeights& weights, const std::function<uint8_t*(const void*)>& writable);
+int repack_for_kernels(ModelWeights& weights, const std::function<uint8_t*(const void*)>& writable);
 
 }  // namespace skiff

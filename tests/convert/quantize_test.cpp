@@ -32,7 +32,7 @@ std::string temp_path(const std::string& name) {
 }
 
 // Logits of the prompt's last token, then of one decode step after it.
-std::vector<float> prompt_logits(LlamaModel& model) {
+std::vector<float> prompt_logits(Model& model) {
   PagedKvCache kv = model.make_kv_cache(1, 64, KvType::kF32);
   std::vector<float> logits = model.prefill(kv, 0, kPrompt);
   const std::vector<float> next = model.decode(kv, 0, 42);
@@ -41,7 +41,7 @@ std::vector<float> prompt_logits(LlamaModel& model) {
 }
 
 // The model a quantized file describes, rebuilt with every tensor dequantized to F32.
-std::unique_ptr<LlamaModel> dequantized_model(const std::string& path) {
+std::unique_ptr<Model> dequantized_model(const std::string& path) {
   const gguf::GgufFile file(path);
   TensorMap tensors;
   std::vector<std::shared_ptr<const void>> storage;
@@ -52,9 +52,9 @@ std::unique_ptr<LlamaModel> dequantized_model(const std::string& path) {
     storage.push_back(values);
   }
   ModelConfig config = config_from_gguf(file);
-  LlamaWeights weights = build_llama_weights(config, tensors);
+  ModelWeights weights = build_weights(config, tensors);
   weights.storage = std::move(storage);
-  return std::make_unique<LlamaModel>(std::move(config), std::move(weights));
+  return std::make_unique<Model>(std::move(config), std::move(weights));
 }
 
 double max_abs(const std::vector<float>& v) {

@@ -48,10 +48,10 @@ class EngineTest : public ::testing::Test {
     return outs.at(0);
   }
 
-  static LlamaModel* model_;
+  static Model* model_;
   static Tokenizer* tokenizer_;
 };
-LlamaModel* EngineTest::model_ = nullptr;
+Model* EngineTest::model_ = nullptr;
 Tokenizer* EngineTest::tokenizer_ = nullptr;
 
 SamplingParams greedy(int max_tokens) {
@@ -351,9 +351,9 @@ TEST_F(EngineTest, MetricsCountTokensRequestsAndLatencies) {
 // A model whose logits are all NaN (NaN weights in a downloaded file) ends each
 // request with FinishReason::kError and a message; the engine stays usable.
 TEST_F(EngineTest, NanLogitsEndTheRequestWithAnErrorNotTheEngine) {
-  LlamaWeights weights = model_->weights();
+  ModelWeights weights = model_->weights();
   std::fill(weights.output_norm.begin(), weights.output_norm.end(), NAN);
-  LlamaModel broken(model_->config(), std::move(weights));
+  Model broken(model_->config(), std::move(weights));
   EngineOptions options;
   options.kv_type = KvType::kF32;
   Engine engine(broken, *tokenizer_, options);
@@ -378,7 +378,7 @@ TEST_F(EngineTest, NanLogitsEndTheRequestWithAnErrorNotTheEngine) {
 // model grew the heap by 107 MB when each allocated it at add_request.
 TEST(EngineMemory, QueuedCompletionsHoldNoPerVocabularyState) {
   const std::string path = std::string(SKIFF_MODELS_DIR) + "/gguf/llama-2-tiny-random.gguf";
-  const std::unique_ptr<LlamaModel> model = load_model(path);
+  const std::unique_ptr<Model> model = load_model(path);
   const std::unique_ptr<Tokenizer> tokenizer = Tokenizer::from_path(path);
   const int vocab = model->config().vocab_size;
   ASSERT_GE(vocab, 32000);

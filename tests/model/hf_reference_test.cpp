@@ -51,7 +51,7 @@ Reference read_reference(const fs::path& dir) {
 }
 
 // All positions' logits [n_tokens, vocab] from one batched forward pass.
-std::vector<float> batched_logits(LlamaModel& model, const std::vector<int32_t>& ids) {
+std::vector<float> batched_logits(Model& model, const std::vector<int32_t>& ids) {
   const int n = static_cast<int>(ids.size());
   PagedKvCache kv = model.make_kv_cache(1, n, KvType::kF32);
   Batch batch;

@@ -22,7 +22,7 @@ int argmax(const std::vector<float>& v) {
   return static_cast<int>(std::max_element(v.begin(), v.end()) - v.begin());
 }
 
-std::vector<int32_t> greedy_from_bos(LlamaModel& model, KvType type, int steps) {
+std::vector<int32_t> greedy_from_bos(Model& model, KvType type, int steps) {
   PagedKvCache kv = model.make_kv_cache(1, steps + 1, type);
   std::vector<int32_t> out;
   int32_t token = 1;

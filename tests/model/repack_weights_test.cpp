@@ -48,7 +48,7 @@ class RepackWeights : public ::testing::Test {
 TEST_F(RepackWeights, TiedHeadIsRepackedOnceAndFollows) {
   const std::vector<uint8_t> original = random_q8_0(32, 64);
   std::vector<uint8_t> bytes = original;
-  LlamaWeights w;
+  ModelWeights w;
   w.token_embedding = Matrix{DType::Q8_0, 32, 64, bytes.data()};
   w.output = w.token_embedding;
   auto writable = [&](const void* data) { return data == bytes.data() ? bytes.data() : nullptr; };
@@ -61,7 +61,7 @@ TEST_F(RepackWeights, TiedHeadIsRepackedOnceAndFollows) {
 TEST_F(RepackWeights, SharedDataOfOtherShapesOrReadOnlyStaysRows) {
   const std::vector<uint8_t> original = random_q8_0(32, 64);
   std::vector<uint8_t> bytes = original;
-  LlamaWeights w;
+  ModelWeights w;
   w.token_embedding = Matrix{DType::Q8_0, 32, 64, bytes.data()};
   w.output = Matrix{DType::Q8_0, 16, 128, bytes.data()};  // same bytes, another shape
   EXPECT_EQ(repack_for_kernels(w, [&](const void*) { return bytes.data(); }), 0);

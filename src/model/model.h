@@ -12,12 +12,12 @@
 
 namespace skiff {
 
-class LlamaModel {
+class Model {
  public:
-  LlamaModel(ModelConfig config, LlamaWeights weights);
+  Model(ModelConfig config, ModelWeights weights);
 
   const ModelConfig& config() const { return config_; }
-  const LlamaWeights& weights() const { return weights_; }
+  const ModelWeights& weights() const { return weights_; }
 
   // A paged KV cache shaped for this model with blocks for n_seqs sequences
   // of up to max_ctx tokens, and those sequences created (ids 0..n_seqs-1).
@@ -48,7 +48,7 @@ class LlamaModel {
   void reserve(int n_tokens);
 
   ModelConfig config_;
-  LlamaWeights weights_;
+  ModelWeights weights_;
   std::vector<float> rope_freq_;  // [rope_dim / 2]
 
   // One unit of attention work: some query tokens of one sequence and KV head

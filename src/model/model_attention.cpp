@@ -9,7 +9,7 @@
 
 #include "kernels/attention.h"
 #include "kernels/ops.h"
-#include "model/llama.h"
+#include "model/model.h"
 #include "model/parallel_tokens.h"
 
 namespace skiff {
@@ -29,7 +29,7 @@ constexpr int kMaxSplits = 64;
 
 }  // namespace
 
-void LlamaModel::plan_attention(const Batch& batch, const PagedKvCache& kv) {
+void Model::plan_attention(const Batch& batch, const PagedKvCache& kv) {
   const ModelConfig& c = config_;
   const int group = c.n_heads / c.n_kv_heads;
   const int tile = std::max(1, kAttentionMaxRows / group);
@@ -63,7 +63,7 @@ void LlamaModel::plan_attention(const Batch& batch, const PagedKvCache& kv) {
     s_.partials.resize(s_.attention_items.size() * part_floats);
 }
 
-void LlamaModel::attention_layer(const Batch& batch, PagedKvCache& kv, int l) {
+void Model::attention_layer(const Batch& batch, PagedKvCache& kv, int l) {
   const ModelConfig& c = config_;
   const LayerWeights& L = weights_.layers[l];
   const int n_tokens = static_cast<int>(batch.tokens.size());
@@ -87,7 +87,7 @@ void LlamaModel::attention_layer(const Batch& batch, PagedKvCache& kv, int l) {
   add_residual(n_tokens);
 }
 
-void LlamaModel::attend(const Batch& batch, const PagedKvCache& kv, int l) {
+void Model::attend(const Batch& batch, const PagedKvCache& kv, int l) {
   const ModelConfig& c = config_;
   const int group = c.n_heads / c.n_kv_heads;
   const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));

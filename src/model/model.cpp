@@ -1,4 +1,4 @@
-#include "model/llama.h"
+#include "model/model.h"
 
 #include <omp.h>
 
@@ -13,7 +13,7 @@
 
 namespace skiff {
 
-LlamaModel::LlamaModel(ModelConfig config, LlamaWeights weights)
+Model::Model(ModelConfig config, ModelWeights weights)
     : config_(std::move(config)), weights_(std::move(weights)) {
   config_.validate();
   rope_freq_.resize(config_.rope_dim / 2);
@@ -22,7 +22,7 @@ LlamaModel::LlamaModel(ModelConfig config, LlamaWeights weights)
                    rope_freq_.data());
 }
 
-PagedKvCache LlamaModel::make_kv_cache(int n_seqs, int max_ctx, KvType type, int block_size) const {
+PagedKvCache Model::make_kv_cache(int n_seqs, int max_ctx, KvType type, int block_size) const {
   const int blocks_per_seq = (max_ctx + block_size - 1) / block_size;
   PagedKvCache kv({config_.n_layers, config_.n_kv_heads, config_.head_dim}, type, block_size,
                   n_seqs * blocks_per_seq, max_ctx);
@@ -30,7 +30,7 @@ PagedKvCache LlamaModel::make_kv_cache(int n_seqs, int max_ctx, KvType type, int
   return kv;
 }
 
-void LlamaModel::reserve(int n_tokens) {
+void Model::reserve(int n_tokens) {
   const ModelConfig& c = config_;
   auto grow = [](std::vector<float>& v, size_t n) {
     if (v.size() < n) v.resize(n);
@@ -53,7 +53,7 @@ void LlamaModel::reserve(int n_tokens) {
   }
 }
 
-void LlamaModel::check_batch(const Batch& batch, const PagedKvCache& kv) const {
+void Model::check_batch(const Batch& batch, const PagedKvCache& kv) const {
   size_t n = 0;
   for (const BatchSeq& s : batch.seqs) {
     if (!kv.has_sequence(s.seq_id)) fail("batch: KV sequence {} does not exist", s.seq_id);
@@ -77,7 +77,7 @@ void LlamaModel::check_batch(const Batch& batch, const PagedKvCache& kv) const {
     if (tok < 0 || tok >= config_.vocab_size) fail("token id {} is outside the vocabulary", tok);
 }
 
-void LlamaModel::forward(const Batch& batch, PagedKvCache& kv, float* logits) {
+void Model::forward(const Batch& batch, PagedKvCache& kv, float* logits) {
   check_batch(batch, kv);
   const ModelConfig& c = config_;
   const int n_tokens = static_cast<int>(batch.tokens.size());
@@ -107,7 +107,7 @@ void LlamaModel::forward(const Batch& batch, PagedKvCache& kv, float* logits) {
   output_head(batch, logits);
 }
 
-void LlamaModel::ffn_layer(int l, int n_tokens) {
+void Model::ffn_layer(int l, int n_tokens) {
   const ModelConfig& c = config_;
   const LayerWeights& L = weights_.layers[l];
   norm_tokens(L.ffn_norm, n_tokens);
@@ -119,19 +119,19 @@ void LlamaModel::ffn_layer(int l, int n_tokens) {
   add_residual(n_tokens);
 }
 
-void LlamaModel::norm_tokens(const std::vector<float>& weight, int n_tokens) {
+void Model::norm_tokens(const std::vector<float>& weight, int n_tokens) {
   const int d = config_.dim;
   for_each_token(n_tokens, d, [&](int t) {
     rmsnorm(&s_.x[t * d], weight.data(), d, config_.norm_eps, &s_.xb[t * d]);
   });
 }
 
-void LlamaModel::add_residual(int n_tokens) {
+void Model::add_residual(int n_tokens) {
   const int d = config_.dim;
   for_each_token(n_tokens, d, [&](int t) { add(&s_.x[t * d], &s_.proj[t * d], d); });
 }
 
-void LlamaModel::output_head(const Batch& batch, float* logits) {
+void Model::output_head(const Batch& batch, float* logits) {
   const ModelConfig& c = config_;
   // Gather the rows that need logits, norm them, and run the head on just those.
   s_.logit_tokens.clear();
@@ -148,7 +148,7 @@ void LlamaModel::output_head(const Batch& batch, float* logits) {
   matmul(weights_.output, s_.xb.data(), n_out, logits);
 }
 
-std::vector<float> LlamaModel::prefill(PagedKvCache& kv, int seq_id, std::span<const int32_t> tokens) {
+std::vector<float> Model::prefill(PagedKvCache& kv, int seq_id, std::span<const int32_t> tokens) {
   Batch batch;
   batch.tokens.assign(tokens.begin(), tokens.end());
   batch.seqs.push_back({seq_id, kv.length(seq_id), static_cast<int>(tokens.size()), 1});
@@ -157,7 +157,7 @@ std::vector<float> LlamaModel::prefill(PagedKvCache& kv, int seq_id, std::span<c
   return logits;
 }
 
-std::vector<float> LlamaModel::decode(PagedKvCache& kv, int seq_id, int32_t token) {
+std::vector<float> Model::decode(PagedKvCache& kv, int seq_id, int32_t token) {
   return prefill(kv, seq_id, std::span<const int32_t>(&token, 1));
 }
 

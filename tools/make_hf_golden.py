@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-"""Makes tests/data/hf/<name>/: tiny random Llama-family checkpoints written by
-Hugging Face transformers itself (config.json + model.safetensors) and the
-logits transformers computes for them (reference.json).
+"""Makes tests/data/hf/<name>/: tiny random checkpoints written by Hugging Face
+transformers itself (config.json + model.safetensors) and the logits
+transformers computes for them (reference.json): Llama and Mistral, and Qwen2,
+Qwen3, Gemma 2, Gemma 3 (text), Phi-3 (plain and LongRoPE), Mistral with a
+sliding window. For the features a model is there to test (soft caps, sliding
+windows, RoPE variants) it prints how far the logits move without each one.
 
-Run by hand (needs torch, transformers, safetensors, numpy):
-    python3 tools/make_hf_golden.py [--out tests/data/hf]
+Run by hand in the reference env (scripts/setup-reference-env.sh):
+    ${SKIFF_REFENV:-/work/refenv}/bin/python tools/make_hf_golden.py [--out tests/data/hf] [NAME...]
 The tests only read the committed files; Python is not needed to run them.
 
 Each model is float32 with weights drawn from N(0, 0.2) (norm weights around 1)
@@ -13,6 +16,7 @@ weight-layout bug moves them by far more than the tolerance. The reference
 forward pass runs in float64 on those same float32 weights.
 """
 import argparse
+import copy
 import json
 import math
 import os
@@ -26,6 +30,8 @@ from transformers import LlamaConfig, LlamaForCausalLM
 N_TOKENS = 96    # longer than original_max_position_embeddings, so scaled frequencies matter
 N_LOGITS = 4     # full logits for the last N_LOGITS positions
 WEIGHT_STD = 0.2
+GEMMA2_ATTN_CAP = 4.0    # Gemma 2's real caps are 50 and 30: too loose to matter here
+GEMMA2_FINAL_CAP = 3.0
 
 # name -> (config class, model class, config kwargs)
 def configs():
@@ -55,6 +61,73 @@ def configs():
             num_attention_heads=4, num_key_value_heads=2,
             vocab_size=200, max_position_embeddings=256, rms_norm_eps=1e-5,
             tie_word_embeddings=False, rope_theta=1000000.0, sliding_window=None))
+    out.update(new_arch_configs())
+    return out
+
+
+# Models of the architectures after Llama. Each sequence (N_TOKENS) is longer
+# than every sliding window, so windowed layers see fewer keys than full ones.
+def new_arch_configs():
+    t = transformers
+    out = {}
+    # Qwen2: q/k/v biases (no o bias), GQA 4/2, tied embeddings.
+    out["qwen2_gqa_bias_tied"] = (t.Qwen2Config, t.Qwen2ForCausalLM, dict(
+        hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2,
+        vocab_size=240, max_position_embeddings=256, rms_norm_eps=1e-6,
+        tie_word_embeddings=True, rope_theta=1000000.0))
+    # Qwen3: RMSNorm over each head's q and k before RoPE, explicit head_dim 16
+    # != 32/4, no biases, GQA 4/2, tied.
+    out["qwen3_qknorm"] = (t.Qwen3Config, t.Qwen3ForCausalLM, dict(
+        hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, head_dim=16,
+        vocab_size=240, max_position_embeddings=256, rms_norm_eps=1e-6,
+        tie_word_embeddings=True, rope_theta=1000000.0))
+    # Gemma 2: 4 layers alternating sliding (even) / full (odd), window 32;
+    # attention scale query_pre_attn_scalar^-0.5 with 24 != head_dim 16; soft
+    # caps small enough to bite on these logits (see ABLATIONS).
+    out["gemma2_softcap_swa"] = (t.Gemma2Config, t.Gemma2ForCausalLM, dict(
+        hidden_size=32, intermediate_size=64, num_hidden_layers=4,
+        num_attention_heads=4, num_key_value_heads=2, head_dim=16,
+        query_pre_attn_scalar=24, sliding_window=32,
+        attn_logit_softcapping=GEMMA2_ATTN_CAP, final_logit_softcapping=GEMMA2_FINAL_CAP,
+        vocab_size=256, max_position_embeddings=256, rms_norm_eps=1e-6,
+        tie_word_embeddings=True, rope_theta=10000.0))
+    # Gemma 3 (text only): q/k norms, 6 layers, every 3rd full (S S F S S F),
+    # query_pre_attn_scalar 20 != head_dim 16 (as in Gemma 3 27B: 168 vs 128),
+    # window 32, local RoPE base 1e4 on sliding layers and 1e6 on full ones.
+    out["gemma3_swa_qknorm"] = (t.Gemma3TextConfig, t.Gemma3ForCausalLM, dict(
+        hidden_size=32, intermediate_size=64, num_hidden_layers=6,
+        num_attention_heads=4, num_key_value_heads=1, head_dim=16,
+        query_pre_attn_scalar=20, sliding_window=32, sliding_window_pattern=3,
+        vocab_size=256, max_position_embeddings=256, rms_norm_eps=1e-6,
+        tie_word_embeddings=True,
+        rope_parameters={"full_attention": {"rope_type": "default", "rope_theta": 1000000.0},
+                         "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}))
+    # Phi-3: fused qkv_proj and gate_up_proj. a: plain, MHA like Phi-3-mini.
+    phi3 = dict(hidden_size=64, intermediate_size=96, num_hidden_layers=2,
+                num_attention_heads=4, vocab_size=200, rms_norm_eps=1e-5,
+                tie_word_embeddings=False, pad_token_id=None, eos_token_id=2)
+    out["phi3_plain"] = (t.Phi3Config, t.Phi3ForCausalLM, dict(
+        phi3, num_key_value_heads=4, max_position_embeddings=256,
+        original_max_position_embeddings=256, rope_theta=10000.0))
+    # b: LongRoPE, GQA 4/2: 96 tokens > original 32, so the long factors apply
+    # (to every position of a 96-token forward), and max 256 / original 32 = 8
+    # gives cos and sin the factor sqrt(1 + ln 8 / ln 32).
+    half = 16 // 2  # head_dim 64/4 = 16: one factor per rotated pair
+    out["phi3_longrope"] = (t.Phi3Config, t.Phi3ForCausalLM, dict(
+        phi3, num_key_value_heads=2, max_position_embeddings=256,
+        original_max_position_embeddings=32, rope_theta=10000.0,
+        rope_scaling={"rope_type": "longrope",
+                      "short_factor": [round(1.0 + 0.05 * i, 4) for i in range(half)],
+                      "long_factor": [round(1.0 + 1.5 * i, 4) for i in range(half)],
+                      "original_max_position_embeddings": 32}))
+    # Mistral with a sliding window of 24 on every layer.
+    out["mistral_swa"] = (t.MistralConfig, t.MistralForCausalLM, dict(
+        hidden_size=32, intermediate_size=80, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2,
+        vocab_size=200, max_position_embeddings=256, rms_norm_eps=1e-5,
+        tie_word_embeddings=False, rope_theta=1000000.0, sliding_window=24))
     return out
 
 
@@ -77,7 +150,9 @@ def build(name, cfg_cls, model_cls, kwargs, seed, out_dir):
     with torch.no_grad():
         for pname, p in model.named_parameters():
             if pname.endswith("norm.weight"):
-                p.copy_(1.0 + 0.3 * torch.randn_like(p))
+                # Gemma's norms scale by (1 + w): centre w on 0 so the scale is near 1 there too.
+                centre = 0.0 if config.model_type.startswith("gemma") else 1.0
+                p.copy_(centre + 0.3 * torch.randn_like(p))
             else:
                 p.copy_(WEIGHT_STD * torch.randn_like(p))
 
@@ -113,6 +188,8 @@ def build(name, cfg_cls, model_cls, kwargs, seed, out_dir):
     with open(os.path.join(d, "reference.json"), "w") as f:
         json.dump(ref, f, separators=(",", ":"))
         f.write("\n")
+    for label, overrides in ABLATIONS.get(name, {}).items():
+        print(f"  without {label}: max |logit change| {ablated_diff(model, overrides, ids, logits):.3f}")
     spread = float(logits[-1].std())
     print(f"{name}: vocab {config.vocab_size}, last-row logit std {spread:.3f}, "
           f"min top-2 margin {margin:.2e}, "
@@ -120,14 +197,52 @@ def build(name, cfg_cls, model_cls, kwargs, seed, out_dir):
     return margin
 
 
+# Per model: features turned off one at a time (config overrides). Each must
+# move the logits by far more than the tests' tolerance, or the model would not
+# test that feature.
+def _longrope(**change):
+    rope = dict(new_arch_configs()["phi3_longrope"][2]["rope_scaling"], rope_theta=10000.0)
+    return {"rope_parameters": dict(rope, **change)}
+
+
+ABLATIONS = {
+    "gemma2_softcap_swa": {"attention soft cap": {"attn_logit_softcapping": None},
+                           "final soft cap": {"final_logit_softcapping": None},
+                           "sliding window": {"sliding_window": 1000},
+                           "query_pre_attn_scalar (head_dim instead)": {"query_pre_attn_scalar": 16}},
+    "gemma3_swa_qknorm": {"sliding window": {"sliding_window": 1000},
+                          "query_pre_attn_scalar (head_dim instead)": {"query_pre_attn_scalar": 16},
+                          "local RoPE base": {"rope_parameters": {
+                              "full_attention": {"rope_type": "default", "rope_theta": 1000000.0},
+                              "sliding_attention": {"rope_type": "default", "rope_theta": 1000000.0}}}},
+    "phi3_longrope": {"long factors (short ones instead)": _longrope(
+                          long_factor=_longrope()["rope_parameters"]["short_factor"]),
+                      "attention factor (1.0 instead)": _longrope(attention_factor=1.0)},
+    "mistral_swa": {"sliding window": {"sliding_window": None}},
+}
+
+
+def ablated_diff(model, overrides, ids, logits):
+    config = copy.deepcopy(model.config)
+    for k, v in overrides.items():
+        setattr(config, k, v)
+    other = type(model)(config).double().eval()
+    other.load_state_dict(model.state_dict())
+    with torch.no_grad():
+        got = other(torch.tensor([ids], dtype=torch.long)).logits[0]
+    return float((got - logits).abs().max())
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     here = os.path.dirname(os.path.abspath(__file__))
     ap.add_argument("--out", default=os.path.join(here, "..", "tests", "data", "hf"))
+    ap.add_argument("names", nargs="*", help="models to make (default: all)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     for seed, (name, (cfg_cls, model_cls, kwargs)) in enumerate(configs().items()):
-        build(name, cfg_cls, model_cls, kwargs, 1000 + seed, args.out)
+        if not args.names or name in args.names:  # a model's seed is its place in configs()
+            build(name, cfg_cls, model_cls, kwargs, 1000 + seed, args.out)
 
 
 if __name__ == "__main__":

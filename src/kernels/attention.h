@@ -20,6 +20,8 @@ struct AttentionQueries {
   int n_q;
   int group;
   int first_pos;
+  int window = 0;      // > 0: a query at position p sees keys (p - window, p] only (sliding window)
+  float softcap = 0;   // > 0: scaled scores s become softcap · tanh(s / softcap) (Gemma 2)
 };
 
 // Element type of cached K/V rows.

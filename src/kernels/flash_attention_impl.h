@@ -138,12 +138,33 @@ inline void prefetch_tile(const skiff::KvBlocks& kv, int start, int end, int hea
   }
 }
 
-// Masks keys past each row's position in its tile of scores.
+// Keys [hidden, visible) of a tile starting at tile_start are visible to
+// query row r: those up to its position, and with a window only the last
+// `window` of them.
+inline int visible_keys(const skiff::AttentionQueries& qs, int r, int n, int tile_start) {
+  const int visible = qs.first_pos + r / qs.group - tile_start + 1;
+  return visible < 0 ? 0 : (visible > n ? n : visible);
+}
+inline int hidden_keys(const skiff::AttentionQueries& qs, int r, int n, int tile_start) {
+  if (qs.window <= 0) return 0;
+  const int hidden = qs.first_pos + r / qs.group - qs.window + 1 - tile_start;
+  return hidden < 0 ? 0 : (hidden > n ? n : hidden);
+}
+// The first position any of query rows [r0, r0 + rows) sees.
+inline int first_visible(const skiff::AttentionQueries& qs, int r0, int begin) {
+  if (qs.window <= 0) return begin;
+  const int first = qs.first_pos + r0 / qs.group - qs.window + 1;
+  return first > begin ? first : begin;
+}
+
+// Soft-caps a row's tile of scores (Gemma 2), then masks the keys the row
+// does not see.
 inline void mask_scores(const skiff::AttentionQueries& qs, int r, int n, int tile_start, float* sr) {
-    const int t = r / qs.group;
-    int visible = qs.first_pos + t - tile_start + 1;  // keys this row may see
-    visible = visible < 0 ? 0 : (visible > n ? n : visible);
-    for (int j = visible; j < kTile; ++j) sr[j] = kNegInf;
+  if (qs.softcap > 0)
+    for (int j = 0; j < n; ++j) sr[j] = fast_softcap(sr[j], qs.softcap);
+  const int hidden = hidden_keys(qs, r, n, tile_start);
+  for (int j = 0; j < hidden; ++j) sr[j] = kNegInf;
+  for (int j = visible_keys(qs, r, n, tile_start); j < kTile; ++j) sr[j] = kNegInf;
 }
 
 // Dot product of two float rows. Explicit vectors where the ISA has them: the
@@ -315,6 +336,16 @@ inline void load_chunks(const unsigned char* row, skiff::KvElement element, int 
   for (int i = 0; i < count; ++i) out[i] = _mm512_loadu_ps(reinterpret_cast<const float*>(row) + 16 * (first + i));
 }
 
+// cap · tanh(x / cap) of 16 scores: tanh|y| = (1 - e) / (1 + e) with
+// e = exp(-2|y|) (an argument exp16 takes), the sign put back.
+__attribute__((always_inline)) inline __m512 softcap16(__m512 x, float cap) {
+  const __m512 y = _mm512_mul_ps(x, _mm512_set1_ps(1.0f / cap));
+  const __m512 e = exp16(_mm512_mul_ps(_mm512_abs_ps(y), _mm512_set1_ps(-2.0f)));
+  const __m512 magnitude = _mm512_div_ps(_mm512_sub_ps(_mm512_set1_ps(1.0f), e), _mm512_add_ps(_mm512_set1_ps(1.0f), e));
+  const __m512 sign = _mm512_and_ps(y, _mm512_castsi512_ps(_mm512_set1_epi32(static_cast<int>(0x80000000u))));
+  return _mm512_mul_ps(_mm512_or_ps(magnitude, sign), _mm512_set1_ps(cap));
+}
+
 // Lane j of the result = the sum of the 16 lanes of part[j]: 16 horizontal
 // sums at once by a tree of 15 shuffle-and-add steps (each pair of vectors
 // halves the lanes left per key) instead of a long shuffle chain per key.
@@ -405,10 +436,12 @@ __attribute__((always_inline)) inline void tile_softmax(const skiff::AttentionQu
                                                        __m512* sum, float (*probs)[16], __m512* correction) {
 #pragma GCC unroll 8
   for (int r = 0; r < rows; ++r) {
-    int visible = qs.first_pos + (row0 + r) / qs.group - t.start + 1;
-    visible = visible < 0 ? 0 : (visible > t.n ? t.n : visible);
-    const __mmask16 live = static_cast<__mmask16>((1u << visible) - 1);
-    const __m512 s = _mm512_mask_mov_ps(_mm512_set1_ps(kNegInf), live, sum16(part[r]));
+    const int visible = visible_keys(qs, row0 + r, t.n, t.start);
+    const int hidden = hidden_keys(qs, row0 + r, t.n, t.start);
+    const __mmask16 live = static_cast<__mmask16>(((1u << visible) - 1) & ~((1u << hidden) - 1));
+    __m512 scores = sum16(part[r]);
+    if (qs.softcap > 0) scores = softcap16(scores, qs.softcap);
+    const __m512 s = _mm512_mask_mov_ps(_mm512_set1_ps(kNegInf), live, scores);
     __m512 m = _mm512_set1_ps(max[r]);
     correction[r] = _mm512_set1_ps(1.0f);
     // Past the first tiles the running max seldom moves: find the new max
@@ -552,14 +585,15 @@ inline void partial(const skiff::AttentionQueries& qs, const skiff::KvBlocks& kv
       const int n = rows - r0 < block_rows ? rows - r0 : block_rows;
       const int last = qs.first_pos + (r0 + n - 1) / qs.group + 1;
       const int block_end = end < last ? end : last;
-      if (pos_begin < block_end)
-        decode512::pick_attend(n, head_dim / 16)(qs, r0, kv, pos_begin, block_end, q_scaled + r0 * head_dim,
+      const int block_begin = first_visible(qs, r0, pos_begin);
+      if (block_begin < block_end)
+        decode512::pick_attend(n, head_dim / 16)(qs, r0, kv, block_begin, block_end, q_scaled + r0 * head_dim,
                                                  out.max + r0, out.sum + r0, out.acc + r0 * head_dim);
     }
     return;
   }
 #endif
-  for (int start = pos_begin; start < end;) {
+  for (int start = first_visible(qs, 0, pos_begin); start < end;) {
     int n = kv.block_size - start % kv.block_size;  // a tile stays inside one block
     n = n < kTile ? n : kTile;
     n = n < end - start ? n : end - start;

@@ -10,6 +10,8 @@ namespace skiff {
   namespace isa {                                                           \
   void rmsnorm(const float* x, const float* w, int n, float eps, float* out); \
   void silu_mul(float* gate, const float* up, long n);                      \
+  void gelu_tanh_mul(float* gate, const float* up, long n);                 \
+  void softcap(float* x, long n, float cap);                                \
   float dot(const float* a, const float* b, int n);                         \
   void add(float* x, const float* y, long n);                               \
   float quantize_q8_span(const float* x, signed char* q, long n, int* sums32); \
@@ -33,6 +35,8 @@ void rmsnorm(const float* x, const float* weight, int n, float eps, float* out) 
   SKIFF_DISPATCH(rmsnorm, x, weight, n, eps, out);
 }
 void silu_mul(float* gate, const float* up, int64_t n) { SKIFF_DISPATCH(silu_mul, gate, up, n); }
+void gelu_tanh_mul(float* gate, const float* up, int64_t n) { SKIFF_DISPATCH(gelu_tanh_mul, gate, up, n); }
+void softcap(float* x, int64_t n, float cap) { SKIFF_DISPATCH(softcap, x, n, cap); }
 float dot(const float* a, const float* b, int n) { SKIFF_DISPATCH(dot, a, b, n); }
 void add(float* x, const float* y, int64_t n) { SKIFF_DISPATCH(add, x, y, n); }
 float quantize_q8_span(const float* x, int8_t* q, int64_t n, int32_t* sums32) {

@@ -1,5 +1,5 @@
 // Elementwise and row kernels of a transformer layer. rmsnorm, silu_mul, dot,
-// add, quantize_q8_span and to_fp16 run the copy compiled for the active ISA
+// gelu_tanh_mul, softcap, add, quantize_q8_span and to_fp16 run the copy compiled for the active ISA
 // (ops_impl.h).
 // Kernels know nothing of models: they take pointers and sizes.
 #pragma once
@@ -12,6 +12,12 @@ void rmsnorm(const float* x, const float* weight, int n, float eps, float* out);
 
 // gate[i] = silu(gate[i]) * up[i]: the SwiGLU activation.
 void silu_mul(float* gate, const float* up, int64_t n);
+
+// gate[i] = gelu_tanh(gate[i]) * up[i]: GeGLU with the tanh approximation of GELU (Gemma).
+void gelu_tanh_mul(float* gate, const float* up, int64_t n);
+
+// x[i] = cap * tanh(x[i] / cap): Gemma 2's soft-capping of logits.
+void softcap(float* x, int64_t n, float cap);
 
 float dot(const float* a, const float* b, int n);
 

@@ -19,6 +19,22 @@ inline void silu_mul(float* gate, const float* up, long n) {
   for (long i = 0; i < n; ++i) gate[i] = gate[i] / (1.0f + fast_exp(-gate[i])) * up[i];
 }
 
+// GELU with the tanh approximation, 0.5·x·(1 + tanh(u)), written as
+// x / (1 + exp(-2u)) (the same function, without tanh's cancellation).
+inline void gelu_tanh_mul(float* gate, const float* up, long n) {
+#pragma omp simd
+  for (long i = 0; i < n; ++i) {
+    const float x = gate[i];
+    const float u = 0.7978845608028654f * (x + 0.044715f * x * x * x);
+    gate[i] = x / (1.0f + fast_exp(-2.0f * u)) * up[i];
+  }
+}
+
+inline void softcap(float* x, long n, float cap) {
+#pragma omp simd
+  for (long i = 0; i < n; ++i) x[i] = fast_softcap(x[i], cap);
+}
+
 inline float dot(const float* a, const float* b, int n) {
   float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)

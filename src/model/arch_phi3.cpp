@@ -54,7 +54,8 @@ const Architecture& phi3_architecture() {
     a.hf_rope_scaling = [](const std::string& type, const nlohmann::json& scaling, const nlohmann::json& j,
                            ModelConfig& c) {
       if (type != "longrope" && type != "su") return false;
-      const int64_t original = hf_int(j, "original_max_position_embeddings", c.max_ctx);
+      const int64_t original =
+          hf_int(scaling, "original_max_position_embeddings", hf_int(j, "original_max_position_embeddings", c.max_ctx));
       const char* key = c.max_ctx > original ? "long_factor" : "short_factor";
       const auto it = scaling.find(key);
       if (it == scaling.end() || !it->is_array() || it->size() != static_cast<size_t>(c.rope_dim / 2))

@@ -1,4 +1,4 @@
-// Llama models from GGUF (llama.cpp's tensor names and metadata keys).
+// Models from GGUF files (llama.cpp's tensor names and metadata keys).
 #include <filesystem>
 #include <new>
 #include <stdexcept>
@@ -83,7 +83,7 @@ std::unique_ptr<Model> load_gguf_model(std::shared_ptr<gguf::GgufFile> file) {
   ModelConfig config = config_from_gguf(*file);
   ModelWeights weights;
   try {
-    weights = build_weights(config, tensor_map(*file));
+    weights = build_weights(config, gguf_architecture(config.arch), tensor_map(*file), 0.0f);
   } catch (const Error& e) {
     fail("{}: {}", file->path(), e.what());
   }

@@ -2,6 +2,7 @@
 // safetensors). Weights stay memory-mapped where their layout allows.
 #pragma once
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "gguf/gguf.h"
@@ -23,6 +24,9 @@ std::unique_ptr<Model> load_model(const std::string& path, const LoadOptions& op
 std::unique_ptr<Model> load_gguf_model(std::shared_ptr<gguf::GgufFile> file);
 std::unique_ptr<Model> load_hf_model(const std::string& dir, const LoadOptions& options = {});
 
+// The config a file declares; Error naming the file and the problem (an
+// unknown architecture among them) before any weight is read.
 ModelConfig config_from_gguf(const gguf::GgufFile& file);
+ModelConfig config_from_hf(const nlohmann::json& config_json);
 
 }  // namespace skiff

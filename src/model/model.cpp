@@ -20,6 +20,10 @@ Model::Model(ModelConfig config, ModelWeights weights)
   rope_frequencies(config_.rope_dim, config_.rope_theta,
                    config_.rope_freq_factors.empty() ? nullptr : config_.rope_freq_factors.data(),
                    rope_freq_.data());
+  if (config_.rope_theta_sliding > 0) {
+    rope_freq_sliding_.resize(config_.rope_dim / 2);
+    rope_frequencies(config_.rope_dim, config_.rope_theta_sliding, nullptr, rope_freq_sliding_.data());
+  }
 }
 
 PagedKvCache Model::make_kv_cache(int n_seqs, int max_ctx, KvType type, int block_size) const {
@@ -47,6 +51,10 @@ void Model::reserve(int n_tokens) {
   grow(s_.up, t * c.ffn_dim);
   grow(s_.rope_cos, t * (c.rope_dim / 2));
   grow(s_.rope_sin, t * (c.rope_dim / 2));
+  if (!rope_freq_sliding_.empty()) {
+    grow(s_.rope_cos_sliding, t * (c.rope_dim / 2));
+    grow(s_.rope_sin_sliding, t * (c.rope_dim / 2));
+  }
   if (s_.token_seq.size() < t) {
     s_.token_seq.resize(t);
     s_.token_pos.resize(t);
@@ -92,13 +100,15 @@ void Model::forward(const Batch& batch, PagedKvCache& kv, float* logits) {
       s_.token_pos[t] = batch.seqs[i].first_pos + j;
     }
   for_each_token(n_tokens, c.dim, [&](int t) {
-    const size_t pairs = c.rope_dim / 2;
-    rope_angles(rope_freq_.data(), c.rope_dim, s_.token_pos[t], &s_.rope_cos[t * pairs],
-                &s_.rope_sin[t * pairs]);
-    matrix_row(weights_.token_embedding, batch.tokens[t], s_.x.data() + static_cast<size_t>(t) * c.dim);
+    float* x = s_.x.data() + static_cast<size_t>(t) * c.dim;
+    matrix_row(weights_.token_embedding, batch.tokens[t], x);
+    if (c.embedding_scale != 1.0f)
+      for (int i = 0; i < c.dim; ++i) x[i] *= c.embedding_scale;
   });
+  rope_tables(n_tokens);
 
-  plan_attention(batch, kv);
+  plan_attention(batch, kv, 0, s_.global_plan);
+  if (c.sliding_window > 0) plan_attention(batch, kv, c.sliding_window, s_.window_plan);
   for (int l = 0; l < c.n_layers; ++l) {
     attention_layer(batch, kv, l);
     ffn_layer(l, n_tokens);
@@ -114,9 +124,28 @@ void Model::ffn_layer(int l, int n_tokens) {
   const MatmulProduct gate_up[] = {{&L.w_gate, s_.gate.data()}, {&L.w_up, s_.up.data()}};
   matmul_many(gate_up, s_.xb.data(), n_tokens);
   const int64_t f = c.ffn_dim;
-  for_each_token(n_tokens, f, [&](int t) { silu_mul(&s_.gate[t * f], &s_.up[t * f], f); });
+  for_each_token(n_tokens, f, [&](int t) {
+    if (c.activation == Activation::kGeluTanh) gelu_tanh_mul(&s_.gate[t * f], &s_.up[t * f], f);
+    else silu_mul(&s_.gate[t * f], &s_.up[t * f], f);
+  });
   matmul(L.w_down, s_.gate.data(), n_tokens, s_.proj.data());
-  add_residual(n_tokens);
+  add_residual(L.post_ffn_norm, n_tokens);
+}
+
+void Model::rope_tables(int n_tokens) {
+  const ModelConfig& c = config_;
+  const size_t pairs = c.rope_dim / 2;
+  for_each_token(n_tokens, c.rope_dim, [&](int t) {
+    rope_angles(rope_freq_.data(), c.rope_dim, s_.token_pos[t], &s_.rope_cos[t * pairs], &s_.rope_sin[t * pairs]);
+    if (c.rope_mscale != 1.0f)  // LongRoPE's attention factor
+      for (size_t i = 0; i < pairs; ++i) {
+        s_.rope_cos[t * pairs + i] *= c.rope_mscale;
+        s_.rope_sin[t * pairs + i] *= c.rope_mscale;
+      }
+    if (!rope_freq_sliding_.empty())
+      rope_angles(rope_freq_sliding_.data(), c.rope_dim, s_.token_pos[t], &s_.rope_cos_sliding[t * pairs],
+                  &s_.rope_sin_sliding[t * pairs]);
+  });
 }
 
 void Model::norm_tokens(const std::vector<float>& weight, int n_tokens) {
@@ -126,9 +155,12 @@ void Model::norm_tokens(const std::vector<float>& weight, int n_tokens) {
   });
 }
 
-void Model::add_residual(int n_tokens) {
+void Model::add_residual(const std::vector<float>& post_norm, int n_tokens) {
   const int d = config_.dim;
-  for_each_token(n_tokens, d, [&](int t) { add(&s_.x[t * d], &s_.proj[t * d], d); });
+  for_each_token(n_tokens, d, [&](int t) {
+    if (!post_norm.empty()) rmsnorm(&s_.proj[t * d], post_norm.data(), d, config_.norm_eps, &s_.proj[t * d]);
+    add(&s_.x[t * d], &s_.proj[t * d], d);
+  });
 }
 
 void Model::output_head(const Batch& batch, float* logits) {
@@ -146,6 +178,10 @@ void Model::output_head(const Batch& batch, float* logits) {
             &s_.xb[i * c.dim]);
   });
   matmul(weights_.output, s_.xb.data(), n_out, logits);
+  if (c.logit_softcap > 0) {
+    const int64_t v = c.vocab_size;
+    for_each_token(n_out, v, [&](int i) { softcap(logits + i * v, v, c.logit_softcap); });
+  }
 }
 
 std::vector<float> Model::prefill(PagedKvCache& kv, int seq_id, std::span<const int32_t> tokens) {

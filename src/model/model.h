@@ -1,6 +1,8 @@
-// The Llama architecture (Llama 2/3, Mistral, TinyLlama, SmolLM): RMSNorm,
-// RoPE, grouped-query attention, SwiGLU FFN. One forward pass over a ragged
-// batch; prefill and decode are its two common shapes.
+// A decoder-only transformer: RMSNorm, RoPE, grouped-query attention, a gated
+// FFN. One forward pass over a ragged batch serves every architecture skiff
+// runs (Llama, Mistral, Qwen2/3, Gemma 2/3, Phi-3): where they differ, it
+// reads the facts in ModelConfig (see model/architecture.h). Prefill and
+// decode are its two common shapes.
 #pragma once
 #include <span>
 #include <vector>
@@ -36,20 +38,26 @@ class Model {
 
  private:
   void check_batch(const Batch& batch, const PagedKvCache& kv) const;
-  void plan_attention(const Batch& batch, const PagedKvCache& kv);
+  struct AttentionPlan;
+  void plan_attention(const Batch& batch, const PagedKvCache& kv, int window, AttentionPlan& plan);
+  void rope_tables(int n_tokens);
   void attention_layer(const Batch& batch, PagedKvCache& kv, int layer);
+  // Biases, per-head norms and RoPE of one token's q and k.
+  void project_token(int layer, int t);
   void attend(const Batch& batch, const PagedKvCache& kv, int layer);
   void ffn_layer(int layer, int n_tokens);
   // xb = rmsnorm(x) · weight for each token.
   void norm_tokens(const std::vector<float>& weight, int n_tokens);
-  // x += proj: the residual connection.
-  void add_residual(int n_tokens);
+  // x += proj, after proj = rmsnorm(proj) · post_norm where the architecture
+  // norms sublayer outputs: the residual connection.
+  void add_residual(const std::vector<float>& post_norm, int n_tokens);
   void output_head(const Batch& batch, float* logits);
   void reserve(int n_tokens);
 
   ModelConfig config_;
   ModelWeights weights_;
-  std::vector<float> rope_freq_;  // [rope_dim / 2]
+  std::vector<float> rope_freq_;          // [rope_dim / 2]
+  std::vector<float> rope_freq_sliding_;  // windowed layers' own table, when they have one
 
   // One unit of attention work: some query tokens of one sequence and KV head
   // against a range of its cached positions.
@@ -65,6 +73,13 @@ class Model {
     int first_item;   // items [first_item, last_item) split one query tile's context
     int last_item;
   };
+  // Planned once per forward pass for the global layers, and once more for
+  // windowed ones, whose items read only the positions their windows reach.
+  struct AttentionPlan {
+    std::vector<AttentionItem> items;
+    std::vector<AttentionGroup> groups;
+    bool split = false;  // contexts may be split: items merge in a second pass
+  };
   // Scratch reused across steps, grown to the largest batch seen.
   struct Scratch {
     std::vector<float> x;       // residual stream [n_tokens, dim]
@@ -79,11 +94,10 @@ class Model {
     std::vector<int> token_seq; // which batch sequence each token belongs to [n_tokens]
     std::vector<int> token_pos; // each token's position in its sequence [n_tokens]
     std::vector<int> logit_tokens;  // the tokens that need logits, in output order
-    std::vector<float> rope_cos;  // RoPE angles of each token, shared by all layers [n_tokens, rope_dim/2]
-    std::vector<float> rope_sin;
-    std::vector<AttentionItem> attention_items;    // planned once per forward pass
-    std::vector<AttentionGroup> attention_groups;
-    bool attention_split = false;  // contexts may be split: items merge in a second pass
+    // RoPE angles of each token, shared by all layers [n_tokens, rope_dim/2]
+    // (the _sliding ones by windowed layers with their own RoPE base).
+    std::vector<float> rope_cos, rope_sin, rope_cos_sliding, rope_sin_sliding;
+    AttentionPlan global_plan, window_plan;
     std::vector<float> partials;  // per item [kAttentionMaxRows][head_dim + 2]
   } s_;
 };

@@ -8,6 +8,7 @@
 #include "kernels/isa.h"
 #include "kernels/quant.h"
 #include "kernels/repack.h"
+#include "model/architecture.h"
 
 namespace skiff {
 namespace {
@@ -26,36 +27,70 @@ Matrix load_matrix(const TensorMap& tensors, const std::string& name, int64_t ro
   return Matrix{t.type, rows, cols, t.data};
 }
 
-std::vector<float> load_vector(const TensorMap& tensors, const std::string& name, int64_t n) {
+std::vector<float> load_vector(const TensorMap& tensors, const std::string& name, int64_t n, float offset = 0) {
   const TensorRef& t = require(tensors, name);
   if (t.rows * t.cols != n) fail("tensor '{}' has {} elements, expected {}", name, t.rows * t.cols, n);
   std::vector<float> v(n);
   dequantize_row(t.type, t.data, v.data(), n);
+  for (float& x : v) x += offset;
   return v;
 }
 
 size_t matrix_bytes(const Matrix& m) { return m.rows * row_bytes(m.type, m.cols); }
 
+// Rows [first, first + n) of a matrix stored as rows: a view, no copy.
+Matrix row_range(const Matrix& m, int64_t first, int64_t n) {
+  return Matrix{m.type, n, m.cols, static_cast<const uint8_t*>(m.data) + first * row_bytes(m.type, m.cols)};
+}
+
 }  // namespace
 
-ModelWeights build_weights(const ModelConfig& c, const TensorMap& tensors) {
+ModelWeights build_weights(const ModelConfig& c, const Architecture& arch, const TensorMap& tensors,
+                           float norm_offset) {
   ModelWeights w;
+  auto norm = [&](const std::string& name, int64_t n) { return load_vector(tensors, name, n, norm_offset); };
   w.token_embedding = load_matrix(tensors, "token_embd.weight", c.vocab_size, c.dim);
   for (int l = 0; l < c.n_layers; ++l) {
-    auto name = [l](const char* what) { return fmt::format("blk.{}.{}.weight", l, what); };
+    auto name = [l](const char* what, const char* kind = "weight") { return fmt::format("blk.{}.{}.{}", l, what, kind); };
     LayerWeights L;
-    L.attn_norm = load_vector(tensors, name("attn_norm"), c.dim);
-    L.wq = load_matrix(tensors, name("attn_q"), c.q_dim(), c.dim);
-    L.wk = load_matrix(tensors, name("attn_k"), c.kv_dim(), c.dim);
-    L.wv = load_matrix(tensors, name("attn_v"), c.kv_dim(), c.dim);
+    L.attn_norm = norm(name("attn_norm"), c.dim);
+    if (arch.fused_qkv) {
+      const Matrix qkv = load_matrix(tensors, name("attn_qkv"), c.q_dim() + 2 * c.kv_dim(), c.dim);
+      L.wq = row_range(qkv, 0, c.q_dim());
+      L.wk = row_range(qkv, c.q_dim(), c.kv_dim());
+      L.wv = row_range(qkv, c.q_dim() + c.kv_dim(), c.kv_dim());
+    } else {
+      L.wq = load_matrix(tensors, name("attn_q"), c.q_dim(), c.dim);
+      L.wk = load_matrix(tensors, name("attn_k"), c.kv_dim(), c.dim);
+      L.wv = load_matrix(tensors, name("attn_v"), c.kv_dim(), c.dim);
+    }
+    if (c.qkv_bias) {
+      L.bq = load_vector(tensors, name("attn_q", "bias"), c.q_dim());
+      L.bk = load_vector(tensors, name("attn_k", "bias"), c.kv_dim());
+      L.bv = load_vector(tensors, name("attn_v", "bias"), c.kv_dim());
+    }
+    if (c.qk_norm) {
+      L.q_norm = norm(name("attn_q_norm"), c.head_dim);
+      L.k_norm = norm(name("attn_k_norm"), c.head_dim);
+    }
     L.wo = load_matrix(tensors, name("attn_output"), c.dim, c.q_dim());
-    L.ffn_norm = load_vector(tensors, name("ffn_norm"), c.dim);
-    L.w_gate = load_matrix(tensors, name("ffn_gate"), c.ffn_dim, c.dim);
-    L.w_up = load_matrix(tensors, name("ffn_up"), c.ffn_dim, c.dim);
+    if (c.post_norms) {
+      L.post_attn_norm = norm(name("post_attention_norm"), c.dim);
+      L.post_ffn_norm = norm(name("post_ffw_norm"), c.dim);
+    }
+    L.ffn_norm = norm(name("ffn_norm"), c.dim);
+    if (arch.fused_gate_up) {
+      const Matrix gate_up = load_matrix(tensors, name("ffn_up"), 2 * int64_t{c.ffn_dim}, c.dim);
+      L.w_gate = row_range(gate_up, 0, c.ffn_dim);
+      L.w_up = row_range(gate_up, c.ffn_dim, c.ffn_dim);
+    } else {
+      L.w_gate = load_matrix(tensors, name("ffn_gate"), c.ffn_dim, c.dim);
+      L.w_up = load_matrix(tensors, name("ffn_up"), c.ffn_dim, c.dim);
+    }
     L.w_down = load_matrix(tensors, name("ffn_down"), c.dim, c.ffn_dim);
     w.layers.push_back(std::move(L));
   }
-  w.output_norm = load_vector(tensors, "output_norm.weight", c.dim);
+  w.output_norm = norm("output_norm.weight", c.dim);
   w.output = c.tied_output ? w.token_embedding
                            : load_matrix(tensors, "output.weight", c.vocab_size, c.dim);
   return w;

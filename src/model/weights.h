@@ -23,16 +23,24 @@ struct TensorRef {
 // GGUF tensor name -> tensor; loaders translate other naming schemes to this.
 using TensorMap = std::map<std::string, TensorRef>;
 
+// A layer's weights. Norm weights are the scale each element is multiplied by
+// (HF Gemma's stored w is loaded as 1 + w). Optional tensors are empty when
+// the architecture has none. Fused files (Phi-3) give views into one tensor.
 struct LayerWeights {
   std::vector<float> attn_norm;  // [dim]
   Matrix wq;                     // [q_dim, dim]
   Matrix wk;                     // [kv_dim, dim]
   Matrix wv;                     // [kv_dim, dim]
+  std::vector<float> bq, bk, bv; // [q_dim], [kv_dim], [kv_dim]: qkv_bias
+  std::vector<float> q_norm;     // [head_dim]: qk_norm, shared by every head
+  std::vector<float> k_norm;     // [head_dim]
   Matrix wo;                     // [dim, q_dim]
+  std::vector<float> post_attn_norm;  // [dim]: post_norms
   std::vector<float> ffn_norm;   // [dim]
   Matrix w_gate;                 // [ffn_dim, dim]
   Matrix w_up;                   // [ffn_dim, dim]
   Matrix w_down;                 // [dim, ffn_dim]
+  std::vector<float> post_ffn_norm;  // [dim]: post_norms
 };
 
 struct ModelWeights {
@@ -53,9 +61,14 @@ struct ModelWeights {
   double layer_params() const;
 };
 
-// Builds the weights from tensors named as GGUF names them, checking every
-// shape against the config. Throws Error naming a missing or misshapen tensor.
-ModelWeights build_weights(const ModelConfig& config, const TensorMap& tensors);
+struct Architecture;
+
+// Builds the weights from tensors named as GGUF names them, as the
+// architecture lays them out, checking every shape against the config; norm
+// weights get norm_offset added (1 for HF Gemma). Throws Error naming a
+// missing or misshapen tensor.
+ModelWeights build_weights(const ModelConfig& config, const Architecture& arch, const TensorMap& tensors,
+                           float norm_offset);
 
 // Rewrites the matrices the active ISA's kernels read faster in another layout
 // (Q8_0, Q4_0, Q4_K and F16 into panels on AVX-512: kernels/repack.h), where writable(data) gives

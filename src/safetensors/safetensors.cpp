@@ -61,7 +61,12 @@ SafetensorsFile::SafetensorsFile(const std::string& path, FileLoad load) {
     std::memcpy(&header_len, file_->data(), 8);
     if (header_len > file_->size() - 8) fail("header length {} runs past the end of the file", header_len);
     const char* header = reinterpret_cast<const char*>(file_->data() + 8);
-    const nlohmann::json j = parse_json(std::string_view(header, header_len));
+    nlohmann::json j;
+    try {
+      j = parse_json(std::string_view(header, header_len));
+    } catch (const Error& e) {
+      fail("header is not a JSON object ({})", e.what());
+    }
     if (!j.is_object()) fail("header is not a JSON object");
     const uint8_t* data = file_->data() + 8 + header_len;
     const uint64_t data_size = file_->size() - 8 - header_len;

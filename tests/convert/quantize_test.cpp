@@ -17,6 +17,7 @@
 #include "gguf/gguf.h"
 #include "kernels/isa.h"
 #include "kernels/quant.h"
+#include "model/architecture.h"
 #include "model/loader.h"
 #include "model/random_model.h"
 
@@ -52,7 +53,7 @@ std::unique_ptr<Model> dequantized_model(const std::string& path) {
     storage.push_back(values);
   }
   ModelConfig config = config_from_gguf(file);
-  ModelWeights weights = build_weights(config, tensors);
+  ModelWeights weights = build_weights(config, gguf_architecture(config.arch), tensors, 0.0f);
   weights.storage = std::move(storage);
   return std::make_unique<Model>(std::move(config), std::move(weights));
 }

@@ -1,0 +1,103 @@
+// config.json -> ModelConfig: the hyperparameters every decoder family names
+// alike, then the family's own facts (model/arch_*.cpp). transformers >= 5
+// writes "rope_parameters" (rope_theta inside; per layer type for Gemma 3);
+// older versions a top-level "rope_theta" and an optional "rope_scaling".
+#include <cmath>
+
+#include "base/error.h"
+#include "base/json.h"
+#include "model/architecture.h"
+#include "model/loader.h"
+
+namespace skiff {
+namespace {
+
+using nlohmann::json;
+
+int int_field(const json& j, const char* key, int fallback) {
+  if (!j.contains(key) || j[key].is_null()) {
+    if (fallback < 0) fail("missing '{}'", key);
+    return fallback;
+  }
+  if (!j[key].is_number_integer()) fail("'{}' is not an integer", key);
+  const int64_t v = j[key].get<int64_t>();
+  if (v <= 0 || v > (1 << 30)) fail("'{}' = {} is out of range", key, v);
+  return static_cast<int>(v);
+}
+
+float float_field(const json& j, const char* key, float fallback) {
+  if (!j.contains(key) || j[key].is_null()) return fallback;
+  if (!j[key].is_number()) fail("'{}' is not a number", key);
+  return j[key].get<float>();
+}
+
+// The RoPE parameters of the global layers, or null: "rope_parameters" (per
+// layer type when it holds "full_attention") or the older "rope_scaling".
+const json* rope_parameters(const json& j) {
+  for (const char* key : {"rope_parameters", "rope_scaling"}) {
+    const auto it = j.find(key);
+    if (it == j.end() || !it->is_object()) continue;
+    const auto full = it->find("full_attention");
+    return full != it->end() && full->is_object() ? &*full : &*it;
+  }
+  return nullptr;
+}
+
+void read_rope(const json& j, const Architecture& arch, ModelConfig& c) {
+  const json* rope = rope_parameters(j);
+  c.rope_theta = float_field(j, "rope_theta", 10000.0f);
+  if (!rope) return;
+  const json& rs = *rope;
+  c.rope_theta = float_field(rs, "rope_theta", c.rope_theta);
+  const std::string kind = string_field(rs, "rope_type", string_field(rs, "type", ""));
+  const float factor = float_field(rs, "factor", 1.0f);
+  if (kind == "llama3") {
+    c.rope_freq_factors = llama3_rope_factors(
+        c.rope_dim, c.rope_theta, factor, float_field(rs, "low_freq_factor", 1.0f),
+        float_field(rs, "high_freq_factor", 4.0f), int_field(rs, "original_max_position_embeddings", 8192));
+  } else if (kind == "linear") {
+    c.rope_freq_factors.assign(c.rope_dim / 2, factor);
+  } else if (kind != "default" && !kind.empty() &&
+             !(arch.hf_rope_scaling && arch.hf_rope_scaling(kind, rs, j, c))) {
+    fail("rope_scaling type '{}' is not supported", kind);
+  }
+}
+
+// Gemma 3's local layers: "rope_parameters.sliding_attention.rope_theta".
+void read_sliding_rope(const json& j, ModelConfig& c) {
+  const auto params = j.find("rope_parameters");
+  if (params == j.end() || !params->is_object()) return;
+  const auto sliding = params->find("sliding_attention");
+  if (sliding != params->end() && sliding->is_object())
+    c.rope_theta_sliding = float_field(*sliding, "rope_theta", c.rope_theta_sliding);
+}
+
+}  // namespace
+
+ModelConfig config_from_hf(const json& j) {
+  const Architecture& arch = hf_architecture(string_field(j, "model_type", ""));
+  ModelConfig c;
+  c.arch = arch.gguf_name;
+  c.name = string_field(j, "_name_or_path", arch.gguf_name);
+  c.n_layers = int_field(j, "num_hidden_layers", -1);
+  c.dim = int_field(j, "hidden_size", -1);
+  c.n_heads = int_field(j, "num_attention_heads", -1);
+  c.n_kv_heads = int_field(j, "num_key_value_heads", c.n_heads);
+  c.head_dim = int_field(j, "head_dim", c.dim / c.n_heads);
+  c.ffn_dim = int_field(j, "intermediate_size", -1);
+  c.vocab_size = int_field(j, "vocab_size", -1);
+  c.max_ctx = int_field(j, "max_position_embeddings", 2048);
+  c.norm_eps = float_field(j, "rms_norm_eps", 1e-6f);
+  const json* rope = rope_parameters(j);
+  const float rotary = float_field(rope ? *rope : j, "partial_rotary_factor", float_field(j, "partial_rotary_factor", 1.0f));
+  c.rope_dim = static_cast<int>(std::lround(c.head_dim * rotary));
+  c.rope_style = RopeStyle::kRotateHalf;  // HF checkpoints keep each head's pairs as halves
+  c.tied_output = bool_field(j, "tie_word_embeddings", false);
+  read_rope(j, arch, c);
+  arch.from_hf(j, c);
+  read_sliding_rope(j, c);
+  c.validate();
+  return c;
+}
+
+}  // namespace skiff

@@ -31,6 +31,7 @@ class MappedFile {
   uint8_t* unseal();
   void seal();
   bool unsealed() const { return unsealed_; }
+  bool in_memory() const { return copy_.data() != nullptr; }
   size_t size() const { return size_; }
   const std::string& path() const { return path_; }
 

@@ -67,8 +67,14 @@ struct TensorInfo {
 
 class GgufFile {
  public:
-  // Maps and parses the file; throws Error with "path: problem".
+  // Maps and parses the file; throws Error with "path: problem". With
+  // FileLoad::kCopy the tensor data is then read into memory (read_into_memory).
   explicit GgufFile(const std::string& path, FileLoad load = FileLoad::kMmap);
+
+  // Reads the file into anonymous huge-page memory and points every tensor
+  // there, dropping the mapping; parsing only touched the header, so a caller
+  // can check what the header declares before any weight is read.
+  void read_into_memory();
 
   uint32_t version() const { return version_; }
   uint64_t alignment() const { return alignment_; }

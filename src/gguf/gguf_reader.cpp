@@ -152,7 +152,7 @@ TensorInfo read_tensor_info(Reader& r) {
 }  // namespace
 
 GgufFile::GgufFile(const std::string& path, FileLoad load) {
-  file_ = std::make_shared<MappedFile>(path, load);
+  file_ = std::make_shared<MappedFile>(path, FileLoad::kMmap);
   try {
     Reader r(file_->data(), file_->size());
     if (file_->size() < 4 || std::memcmp(file_->data(), "GGUF", 4) != 0)
@@ -201,6 +201,17 @@ GgufFile::GgufFile(const std::string& path, FileLoad load) {
   } catch (const Error& e) {
     fail("{}: {}", path, e.what());
   }
+  if (load == FileLoad::kCopy) read_into_memory();
+}
+
+void GgufFile::read_into_memory() {
+  if (file_->in_memory()) return;
+  auto copy = std::make_shared<MappedFile>(file_->path(), FileLoad::kCopy);
+  if (copy->size() != file_->size()) fail("{}: the file changed size while being read", file_->path());
+  for (TensorInfo& t : tensors_)
+    if (t.data >= file_->data() && t.data < file_->data() + file_->size())
+      t.data = copy->data() + (t.data - file_->data());
+  file_ = std::move(copy);
 }
 
 void GgufFile::copy_misaligned_tensors() {

@@ -79,14 +79,21 @@ ModelConfig config_from_gguf(const gguf::GgufFile& f) {
   return c;
 }
 
+namespace {
+
+ModelWeights weights_from_gguf(const ModelConfig& config, const gguf::GgufFile& file) {
+  try {
+    return build_weights(config, gguf_architecture(config.arch), tensor_map(file), 0.0f);
+  } catch (const Error& e) {
+    fail("{}: {}", file.path(), e.what());
+  }
+}
+
+}  // namespace
+
 std::unique_ptr<Model> load_gguf_model(std::shared_ptr<gguf::GgufFile> file) {
   ModelConfig config = config_from_gguf(*file);
-  ModelWeights weights;
-  try {
-    weights = build_weights(config, gguf_architecture(config.arch), tensor_map(*file), 0.0f);
-  } catch (const Error& e) {
-    fail("{}: {}", file->path(), e.what());
-  }
+  ModelWeights weights = weights_from_gguf(config, *file);
   // In the file's private copy only: a mapping stays as the file is.
   if (file->unseal()) {
     repack_for_kernels(weights, [&](const void* data) { return file->writable(data); });
@@ -101,7 +108,12 @@ std::unique_ptr<Model> load_model(const std::string& path, const LoadOptions& op
   if (!fs::exists(path)) fail("model not found: {}", path);
   try {
     if (fs::is_directory(path)) return load_hf_model(path, options);
-    return load_gguf_model(std::make_shared<gguf::GgufFile>(path, options.weights));
+    // The header is checked (architecture, tensor types and shapes) from the
+    // mapping before the weights are read into memory.
+    auto file = std::make_shared<gguf::GgufFile>(path, FileLoad::kMmap);
+    weights_from_gguf(config_from_gguf(*file), *file);  // views, and the norms' few bytes
+    if (options.weights == FileLoad::kCopy) file->read_into_memory();
+    return load_gguf_model(std::move(file));
   } catch (const std::bad_alloc&) {  // library errors get the file's name
     fail("{}: not enough memory to load the model", path);
   } catch (const std::length_error& e) {

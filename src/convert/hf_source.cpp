@@ -1,13 +1,16 @@
 // HF directory -> GGUF tensors and metadata, as llama.cpp's convert_hf_to_gguf.py
-// writes a LlamaForCausalLM. The weights come through the HF loader (which
+// writes each supported architecture. The weights come through the HF loader (which
 // maps HF names to GGUF names and checks every shape); the tokenizer through
 // Tokenizer::from_hf_dir.
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <filesystem>
 
 #include "base/error.h"
 #include "convert/model_source.h"
 #include "gguf/gguf_writer.h"
+#include "model/architecture.h"
 #include "model/loader.h"
 #include "tokenizer/tokenizer.h"
 
@@ -26,29 +29,59 @@ bool all_equal(const std::vector<float>& v) {
   return std::all_of(v.begin(), v.end(), [&](float x) { return x == v.front(); });
 }
 
-// The keys gguf_loader.cpp (and llama.cpp) read for the llama architecture.
-void add_llama_metadata(const ModelConfig& c, Metadata& m) {
-  m.emplace_back("general.architecture", gguf::make_string("llama"));
+// The period p with sliding_every(n, p) == layers, or 0 when there is none.
+int sliding_period(const std::vector<bool>& layers) {
+  for (int p = 1; p <= static_cast<int>(layers.size()) + 1; ++p)
+    if (sliding_every(static_cast<int>(layers.size()), p) == layers) return p;
+  return 0;
+}
+
+// The keys gguf_loader.cpp (and llama.cpp, for the keys it knows) read back
+// into this config; facts the architecture implies (biases, norms, the
+// activation) need none.
+void add_model_metadata(const ModelConfig& c, Metadata& m) {
+  const std::string p = c.arch + ".";
+  m.emplace_back("general.architecture", gguf::make_string(c.arch));
   m.emplace_back("general.name", gguf::make_string(c.name));
-  m.emplace_back("llama.vocab_size", u32(c.vocab_size));
-  m.emplace_back("llama.context_length", u32(c.max_ctx));
-  m.emplace_back("llama.embedding_length", u32(c.dim));
-  m.emplace_back("llama.block_count", u32(c.n_layers));
-  m.emplace_back("llama.feed_forward_length", u32(c.ffn_dim));
-  m.emplace_back("llama.rope.dimension_count", u32(c.rope_dim));
-  m.emplace_back("llama.attention.head_count", u32(c.n_heads));
-  m.emplace_back("llama.attention.head_count_kv", u32(c.n_kv_heads));
+  m.emplace_back(p + "vocab_size", u32(c.vocab_size));
+  m.emplace_back(p + "context_length", u32(c.max_ctx));
+  m.emplace_back(p + "embedding_length", u32(c.dim));
+  m.emplace_back(p + "block_count", u32(c.n_layers));
+  m.emplace_back(p + "feed_forward_length", u32(c.ffn_dim));
+  m.emplace_back(p + "rope.dimension_count", u32(c.rope_dim));
+  m.emplace_back(p + "attention.head_count", u32(c.n_heads));
+  m.emplace_back(p + "attention.head_count_kv", u32(c.n_kv_heads));
   if (c.head_dim != c.dim / c.n_heads) {
-    m.emplace_back("llama.attention.key_length", u32(c.head_dim));
-    m.emplace_back("llama.attention.value_length", u32(c.head_dim));
+    m.emplace_back(p + "attention.key_length", u32(c.head_dim));
+    m.emplace_back(p + "attention.value_length", u32(c.head_dim));
   }
-  m.emplace_back("llama.attention.layer_norm_rms_epsilon", f32(c.norm_eps));
-  m.emplace_back("llama.rope.freq_base", f32(c.rope_theta));
-  // Linear scaling is a factor key; Llama-3 scaling a rope_freqs.weight tensor.
+  m.emplace_back(p + "attention.layer_norm_rms_epsilon", f32(c.norm_eps));
+  m.emplace_back(p + "rope.freq_base", f32(c.rope_theta));
+  // Linear scaling is a factor key; other factors a tensor (rope_freqs.weight).
   if (!c.rope_freq_factors.empty() && all_equal(c.rope_freq_factors)) {
-    m.emplace_back("llama.rope.scaling.type", gguf::make_string("linear"));
-    m.emplace_back("llama.rope.scaling.factor", f32(c.rope_freq_factors.front()));
+    m.emplace_back(p + "rope.scaling.type", gguf::make_string("linear"));
+    m.emplace_back(p + "rope.scaling.factor", f32(c.rope_freq_factors.front()));
   }
+  if (c.arch == "phi3" && !c.rope_freq_factors.empty()) {
+    // The factors skiff chose are written as the short set, which a reader
+    // picks when the context is not past the original one.
+    m.emplace_back(p + "rope.scaling.original_context_length", u32(c.max_ctx));
+    m.emplace_back(p + "rope.scaling.attn_factor", f32(c.rope_mscale));
+  }
+  if (c.attention_scale > 0) m.emplace_back(p + "attention.scale", f32(c.attention_scale));
+  if (c.attn_softcap > 0) m.emplace_back(p + "attn_logit_softcapping", f32(c.attn_softcap));
+  if (c.logit_softcap > 0) m.emplace_back(p + "final_logit_softcapping", f32(c.logit_softcap));
+  if (c.sliding_window > 0) {
+    m.emplace_back(p + "attention.sliding_window", u32(c.sliding_window));
+    if (const int period = sliding_period(c.sliding_layers)) {
+      m.emplace_back(p + "attention.sliding_window_pattern", u32(period));
+    } else {
+      std::vector<gguf::Value> flags;
+      for (bool f : c.sliding_layers) flags.push_back(gguf::make_bool(f));
+      m.emplace_back(p + "attention.sliding_window_pattern", gguf::make_array(ValueType::BOOL, std::move(flags)));
+    }
+  }
+  if (c.rope_theta_sliding > 0) m.emplace_back(p + "rope.freq_base_swa", f32(c.rope_theta_sliding));
 }
 
 std::string pre_tokenizer_name(PreTokenizer pre) {
@@ -99,31 +132,63 @@ SourceTensor vector_tensor(std::string name, const std::vector<float>& v) {
   return {std::move(name), DType::F32, {static_cast<int64_t>(v.size())}, v.data(), 0};
 }
 
+// Matrices a, b (and c) as one: they are consecutive rows of one fused tensor.
+Matrix fused(std::initializer_list<const Matrix*> parts) {
+  Matrix m = **parts.begin();
+  m.rows = 0;
+  for (const Matrix* part : parts) m.rows += part->rows;
+  return m;
+}
+
 // llama.cpp's tensor order: embedding, RoPE factors, blocks, output norm, head.
-std::vector<SourceTensor> llama_tensors(const Model& model) {
+std::vector<SourceTensor> model_tensors(const Model& model, const Architecture& arch) {
   const ModelConfig& c = model.config();
   const ModelWeights& w = model.weights();
   std::vector<SourceTensor> t = {matrix_tensor("token_embd.weight", w.token_embedding)};
   if (!c.rope_freq_factors.empty() && !all_equal(c.rope_freq_factors))
-    t.push_back(vector_tensor("rope_freqs.weight", c.rope_freq_factors));
+    t.push_back(vector_tensor(c.arch == "phi3" ? "rope_factors_short.weight" : "rope_freqs.weight", c.rope_freq_factors));
+  // HF keeps each head's rotated pairs as halves; GGUF "llama" interleaves them.
+  const bool interleave = c.rope_style == RopeStyle::kRotateHalf && arch.gguf_rope_style == RopeStyle::kInterleaved;
   for (size_t l = 0; l < w.layers.size(); ++l) {
     const LayerWeights& L = w.layers[l];
     const std::string p = "blk." + std::to_string(l) + ".";
+    auto vector_if = [&](const char* name, const std::vector<float>& v) {
+      if (!v.empty()) t.push_back(vector_tensor(p + name, v));
+    };
     t.push_back(vector_tensor(p + "attn_norm.weight", L.attn_norm));
-    // HF keeps each head's rotated pairs as halves; GGUF llama interleaves them.
-    const bool rotate_half = c.rope_style == RopeStyle::kRotateHalf;
-    t.push_back(matrix_tensor(p + "attn_q.weight", L.wq, rotate_half ? c.n_heads : 0));
-    t.push_back(matrix_tensor(p + "attn_k.weight", L.wk, rotate_half ? c.n_kv_heads : 0));
-    t.push_back(matrix_tensor(p + "attn_v.weight", L.wv));
+    if (arch.fused_qkv) {
+      t.push_back(matrix_tensor(p + "attn_qkv.weight", fused({&L.wq, &L.wk, &L.wv})));
+    } else {
+      t.push_back(matrix_tensor(p + "attn_q.weight", L.wq, interleave ? c.n_heads : 0));
+      t.push_back(matrix_tensor(p + "attn_k.weight", L.wk, interleave ? c.n_kv_heads : 0));
+      t.push_back(matrix_tensor(p + "attn_v.weight", L.wv));
+    }
+    vector_if("attn_q.bias", L.bq);
+    vector_if("attn_k.bias", L.bk);
+    vector_if("attn_v.bias", L.bv);
+    vector_if("attn_q_norm.weight", L.q_norm);
+    vector_if("attn_k_norm.weight", L.k_norm);
     t.push_back(matrix_tensor(p + "attn_output.weight", L.wo));
+    vector_if("post_attention_norm.weight", L.post_attn_norm);
     t.push_back(vector_tensor(p + "ffn_norm.weight", L.ffn_norm));
-    t.push_back(matrix_tensor(p + "ffn_gate.weight", L.w_gate));
-    t.push_back(matrix_tensor(p + "ffn_up.weight", L.w_up));
+    if (arch.fused_gate_up) {
+      t.push_back(matrix_tensor(p + "ffn_up.weight", fused({&L.w_gate, &L.w_up})));
+    } else {
+      t.push_back(matrix_tensor(p + "ffn_gate.weight", L.w_gate));
+      t.push_back(matrix_tensor(p + "ffn_up.weight", L.w_up));
+    }
     t.push_back(matrix_tensor(p + "ffn_down.weight", L.w_down));
+    vector_if("post_ffw_norm.weight", L.post_ffn_norm);
   }
   t.push_back(vector_tensor("output_norm.weight", w.output_norm));
   if (!c.tied_output) t.push_back(matrix_tensor("output.weight", w.output));
   return t;
+}
+
+bool has_tokenizer_files(const std::string& dir) {
+  for (const char* name : {"tokenizer.json", "tokenizer.model", "vocab.json"})
+    if (fs::exists(fs::path(dir) / name)) return true;
+  return false;
 }
 
 uint64_t safetensors_bytes(const std::string& dir) {
@@ -142,9 +207,12 @@ ModelSource hf_source(const std::string& dir) {
     fail("{}: partial rotary embeddings (rope dim {} of head dim {}) cannot be converted", dir,
          c.rope_dim, c.head_dim);
   ModelSource source;
-  add_llama_metadata(c, source.metadata);
-  add_tokenizer_metadata(Tokenizer::from_hf_dir(dir)->vocab(), source.metadata);
-  source.tensors = llama_tensors(*model);
+  add_model_metadata(c, source.metadata);
+  if (has_tokenizer_files(dir))
+    add_tokenizer_metadata(Tokenizer::from_hf_dir(dir)->vocab(), source.metadata);
+  else
+    fmt::print(stderr, "quantize: {} has no tokenizer files: the GGUF gets no tokenizer.ggml.* keys\n", dir);
+  source.tensors = model_tensors(*model, gguf_architecture(c.arch));
   source.input_bytes = safetensors_bytes(dir);
   source.storage.push_back(model);
   return source;

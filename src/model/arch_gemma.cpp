@@ -17,7 +17,7 @@ namespace {
 // The largest Gemma 2 / Gemma 3 (27B: 46 / 62 layers) scale scores by
 // dim/heads rather than head_dim; GGUF has no key for it, llama.cpp knows it so.
 void gguf_attention_scale(ModelConfig& c, int layers_of_27b) {
-  if (c.n_layers == layers_of_27b) c.attention_scale = 1.0f / std::sqrt(static_cast<float>(c.dim / c.n_heads));
+  if (c.attention_scale == 0 && c.n_layers == layers_of_27b) c.attention_scale = 1.0f / std::sqrt(static_cast<float>(c.dim / c.n_heads));
 }
 
 void common_facts(ModelConfig& c) {
@@ -67,7 +67,7 @@ const Architecture& gemma2_architecture() {
       gguf_attention_scale(c, 46);
       c.attn_softcap = static_cast<float>(f.get_float("gemma2.attn_logit_softcapping", 50.0));
       c.logit_softcap = static_cast<float>(f.get_float("gemma2.final_logit_softcapping", 30.0));
-      c.sliding_window = static_cast<int>(f.get_int("gemma2.attention.sliding_window", 4096));
+      c.sliding_window = 4096;
       c.sliding_layers = sliding_every(c.n_layers, 2);
     };
     a.from_hf = [](const nlohmann::json& j, ModelConfig& c) { hf_facts(j, c, 2); };
@@ -83,8 +83,8 @@ const Architecture& gemma3_architecture() {
       common_facts(c);
       gguf_attention_scale(c, 62);
       c.qk_norm = true;
-      c.sliding_window = static_cast<int>(f.get_int("gemma3.attention.sliding_window", 4096));
-      c.sliding_layers = sliding_every(c.n_layers, static_cast<int>(f.get_int("gemma3.attention.sliding_window_pattern", 6)));
+      c.sliding_window = 4096;
+      c.sliding_layers = sliding_every(c.n_layers, 6);
       c.rope_theta_sliding = 10000.0f;  // llama.cpp's fixed local base
     };
     a.from_hf = [](const nlohmann::json& j, ModelConfig& c) {

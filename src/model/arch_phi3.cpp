@@ -44,8 +44,6 @@ const Architecture& phi3_architecture() {
       const int64_t original = f.get_int("phi3.rope.scaling.original_context_length", c.max_ctx);
       read_factors(f, c.max_ctx > original ? "rope_factors_long.weight" : "rope_factors_short.weight", c);
       c.rope_mscale = static_cast<float>(f.get_float("phi3.rope.scaling.attn_factor", longrope_mscale(c.max_ctx, original)));
-      c.sliding_window = static_cast<int>(f.get_int("phi3.attention.sliding_window", 0));
-      if (c.sliding_window > 0) c.sliding_layers.assign(c.n_layers, true);
     };
     a.from_hf = [](const nlohmann::json& j, ModelConfig& c) {
       c.sliding_window = static_cast<int>(hf_int(j, "sliding_window", 0));

@@ -5,6 +5,7 @@
 
 #include "base/error.h"
 #include "gguf/file_type.h"
+#include "gguf/gguf.h"
 #include "kernels/quant.h"
 #include "model/architecture.h"
 #include "model/loader.h"
@@ -26,6 +27,24 @@ TensorMap tensor_map(const gguf::GgufFile& f) {
     map[t.name] = TensorRef{t.type, rows, t.ne[0], t.data};
   }
   return map;
+}
+
+// Keys any family's file may set (skiff quantize writes them), over the
+// family's defaults: the window, which layers slide (a period, or a flag per
+// layer), and the windowed layers' RoPE base.
+void read_sliding_window(const gguf::GgufFile& f, const std::string& p, ModelConfig& c) {
+  c.sliding_window = static_cast<int>(f.get_int(p + "attention.sliding_window", c.sliding_window));
+  if (c.sliding_window > 0 && c.sliding_layers.empty()) c.sliding_layers.assign(c.n_layers, true);
+  if (const gguf::Value* pattern = f.find(p + "attention.sliding_window_pattern")) {
+    if (pattern->is_integer()) {
+      c.sliding_layers = sliding_every(c.n_layers, static_cast<int>(pattern->as_int()));
+    } else {
+      const gguf::Array& flags = pattern->as_array();
+      c.sliding_layers.assign(flags.size(), false);
+      for (size_t l = 0; l < flags.size(); ++l) c.sliding_layers[l] = flags.at(l).as_bool();
+    }
+  }
+  c.rope_theta_sliding = static_cast<float>(f.get_float(p + "rope.freq_base_swa", c.rope_theta_sliding));
 }
 
 }  // namespace
@@ -71,7 +90,9 @@ ModelConfig config_from_gguf(const gguf::GgufFile& f) {
     c.rope_freq_factors.assign(c.rope_dim / 2, factor);
   }
   try {
+    c.attention_scale = static_cast<float>(f.get_float(p + "attention.scale", 0.0));
     arch.from_gguf(f, c);
+    read_sliding_window(f, p, c);
     c.validate();
   } catch (const Error& e) {
     fail("{}: {}", f.path(), e.what());

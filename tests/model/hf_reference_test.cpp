@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
+#include "convert/quantize.h"
 #include "model/loader.h"
 
 namespace skiff {
@@ -167,6 +168,24 @@ TEST_P(HfReference, LegacyRopeConfigFormAgrees) {
   const std::vector<float> all = batched_logits(*model, ref.ids);
   EXPECT_LE(max_diff(ref, vocab, [&](int pos) { return &all[pos * vocab]; }), kTol);
   check_argmax(ref, vocab, all, "legacy config");
+}
+
+// skiff quantize ... F32 writes the architecture's GGUF keys and tensors; the
+// file gives transformers' logits again.
+TEST_P(HfReference, ConvertedToGgufAgrees) {
+  const fs::path dir = kDataDir / GetParam();
+  const std::string gguf = (fs::path(::testing::TempDir()) / (GetParam() + ".gguf")).string();
+  convert::quantize_model(dir.string(), gguf, DType::F32);
+  const Reference ref = read_reference(dir);
+  auto model = load_model(gguf);
+  EXPECT_EQ(model->config().arch, load_model(dir.string())->config().arch);
+  const int vocab = model->config().vocab_size;
+  const std::vector<float> all = batched_logits(*model, ref.ids);
+  const double diff = max_diff(ref, vocab, [&](int pos) { return &all[pos * vocab]; });
+  std::cout << "[ " << GetParam() << " ] converted to GGUF: max |logit - transformers| = " << diff << "\n";
+  EXPECT_LE(diff, kTol);
+  check_argmax(ref, vocab, all, "converted");
+  fs::remove(gguf);
 }
 
 INSTANTIATE_TEST_SUITE_P(Transformers, HfReference,

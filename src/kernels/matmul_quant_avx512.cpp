@@ -139,7 +139,7 @@ struct LoadPanel {
   static constexpr int64_t kWeightBytes = panel_weight_bytes(kType), kUnitBytes = panel_unit_bytes(kType);
   const uint8_t* units;
   [[gnu::always_inline]] const uint8_t* unit(int64_t u) const {
-    if constexpr (kType == DType::Q4_K) return units + (u / 8) * kQ4KPanelGroupBytes + (u % 8) * kWeightBytes;
+    if constexpr (kType == DType::Q4_K) return units + (u / 8) * kQ4KPanelGroupBytes + kQ4KPanelWeights + (u % 8) * kWeightBytes;
     return units + kUnitBytes * u;
   }
   [[gnu::always_inline]] __m512i w(int64_t u, int g) const {

@@ -52,13 +52,24 @@ struct RowsQ8_0 : Q8_0Units {
   }
 };
 
-struct RowsQ4_0 : Q4_0Units {
+// Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL: 8 blocks; the _1 types' min is -m.
+template <class Units>
+struct RowsBlock32 : Units {
   [[gnu::always_inline]] static void load_group(const uint8_t* row, int64_t g, int n, DecodeGroup& G) {
+    constexpr int kStride = static_cast<int>(Units::kBytesPerUnit);
 #pragma GCC unroll 8
-    for (int j = 0; j < n; ++j) G.w[j] = bytes(row, 8 * g + j);
-    G.scale = block_scales<18>(row + sizeof(BlockQ4_0) * 8 * g, n);
+    for (int j = 0; j < n; ++j) G.w[j] = Units::bytes(row, 8 * g + j);
+    const uint8_t* first = row + kStride * 8 * g;
+    G.scale = block_scales<kStride>(first, n);
+    if constexpr (Units::kMinTerm)
+      G.min = _mm256_sub_ps(_mm256_setzero_ps(), block_scales<kStride>(first + Units::kMinOffset, n));
   }
 };
+using RowsQ4_0 = RowsBlock32<Q4_0Units>;
+using RowsQ4_1 = RowsBlock32<Q4_1Units>;
+using RowsQ5_0 = RowsBlock32<Q5_0Units>;
+using RowsQ5_1 = RowsBlock32<Q5_1Units>;
+using RowsIq4Nl = RowsBlock32<Iq4NlUnits>;
 
 // Group g is super-block g, loaded whole (one qs and qh load per half).
 template <class Block>
@@ -83,11 +94,25 @@ struct RowsK : KUnits<Block> {
 using RowsQ4_K = RowsK<BlockQ4_K>;
 using RowsQ5_K = RowsK<BlockQ5_K>;
 
+// IQ4_XS: group g is super-block g; no min.
+struct RowsIq4Xs : Iq4XsUnits {
+  [[gnu::always_inline]] static void load_group(const uint8_t* row, int64_t g, int, DecodeGroup& G) {
+    const uint8_t* block = row + kIq4XsBlockBytes * g;
+    alignas(32) float scales[8];
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j) {
+      G.w[j] = iq4_levels(block_nibbles(block + 8 + 16 * j));
+      scales[j] = iq4_xs_scale(block, j);
+    }
+    G.scale = _mm256_load_ps(scales);
+  }
+};
+
 // Independent accumulators per token, so the FMA latency does not serialize units.
 constexpr int kDecodeChains = 4;
 
 // Adds group g of one row · one token: the unit dots to acc, the offset
-// (units of 2^kOffsetShift·dw·dx·Σx) or min (dmin·m·dsum) terms to corr.
+// (units of 2^kOffsetShift·dw·dx·Σx) or min (min·dsum, dsum = dx·Σq) terms to corr.
 template <class W>
 [[gnu::always_inline]] inline void decode_group(const DecodeGroup& G, const ActRow& a, int64_t g, int n,
                                                 __m256 acc[kDecodeChains], __m256& corr) {
@@ -106,7 +131,10 @@ template <class W>
   }
   if constexpr (W::kOffsetShift >= 0)
     corr = _mm256_fmadd_ps(s8, _mm256_cvtepi32_ps(_mm256_loadu_si256(static_cast<const __m256i*>(a.sums) + g)), corr);
-  else if constexpr (!q8_0_act)
+  else if constexpr (W::kMinTerm && q8_0_act)  // the sums are Σq, the scales dx
+    corr = _mm256_fmadd_ps(_mm256_mul_ps(G.min, _mm256_loadu_ps(a.d + 8 * g)),
+                           _mm256_cvtepi32_ps(_mm256_loadu_si256(static_cast<const __m256i*>(a.sums) + g)), corr);
+  else if constexpr (W::kMinTerm)  // the sums are dx·Σq
     corr = _mm256_fmadd_ps(G.min, _mm256_loadu_ps(static_cast<const float*>(a.sums) + 8 * g), corr);
 }
 
@@ -125,7 +153,7 @@ void decode_rows(const Matrix& w, const Activations& x, float* y, int64_t ldy, i
       corr[t] = _mm256_setzero_ps();
       for (int c = 0; c < kDecodeChains; ++c) acc[t][c] = _mm256_setzero_ps();
     }
-    DecodeGroup G{};  // defined throughout: a short last group loads fewer units, and _0 types no min
+    DecodeGroup G{};  // defined throughout: a short last group loads fewer units, and most types no min
     for (int64_t g = 0; g + 1 < groups; ++g) {
       W::load_group(row, g, 8, G);
 #pragma GCC unroll 4

@@ -58,7 +58,7 @@ struct alignas(64) QuadUnit {
   int32_t q[8][kQuadTokens];  // group g: bytes 4g..4g+3 of the unit, per token
   float d[kQuadTokens];       // the token's scale for this unit (kQ8_K: its super-block's)
   int32_t sum[kQuadTokens];   // kQ8_0: Σq of the unit
-  float dsum[kQuadTokens];    // kQ8_K: d·Σq of the unit
+  float dsum[kQuadTokens];    // d·Σq of the unit
   int32_t pad[4];
 };
 static_assert(sizeof(QuadUnit) == 192, "three cache lines per unit");

@@ -290,6 +290,8 @@ void dequantize_row(DType type, const void* src, float* dst, int64_t n) {
   fail("cannot dequantize type {}", static_cast<uint32_t>(type));
 }
 
+bool can_quantize(DType type) { return type != DType::IQ4_XS; }
+
 void quantize_row(DType type, const float* src, void* dst, int64_t n) {
   const int64_t nb = block_count(type, n);
   switch (type) {
@@ -320,7 +322,8 @@ void quantize_row(DType type, const float* src, void* dst, int64_t n) {
     case DType::Q5_1: return quantize_q5_1(src, static_cast<uint8_t*>(dst), nb);
     case DType::Q2_K: return quantize_q2_k(src, static_cast<uint8_t*>(dst), nb);
     case DType::Q3_K: return quantize_q3_k(src, static_cast<uint8_t*>(dst), nb);
-    default: break;  // IQ4_NL, IQ4_XS: read only
+    case DType::IQ4_NL: return quantize_iq4_nl(src, static_cast<uint8_t*>(dst), nb);
+    case DType::IQ4_XS: break;  // read only
   }
   fail("cannot quantize type {}", static_cast<uint32_t>(type));
 }

@@ -16,7 +16,12 @@ void dequantize_row(DType type, const void* src, float* dst, int64_t n);
 // Q3_K, Q4_K, Q5_K and Q6_K use a simpler max-abs / min-max quantizer than
 // ggml's search; its worst-case error per element is half a quantization step
 // (a whole one where Q3_K clamps, as Q4_0 does; see quant.cpp, quant_k_low.cpp).
-// The i-quants (IQ4_NL, IQ4_XS) are read only: quantize_row fails for them.
+// IQ4_NL takes each element's nearest table level (not ggml's scale search:
+// |error| at most 14/127 of the block's max |x|). IQ4_XS is read only:
+// quantize_row fails for it (see can_quantize).
 void quantize_row(DType type, const float* src, void* dst, int64_t n);
+
+// Whether quantize_row writes `type`.
+bool can_quantize(DType type);
 
 }  // namespace skiff

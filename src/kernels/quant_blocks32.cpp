@@ -124,4 +124,30 @@ void quantize_q5_0(const float* x, uint8_t* dst, int64_t nb) {
   }
 }
 
+// The element of largest magnitude maps to the table's -127 exactly (d =
+// max / -127); every element takes the nearest level of x / d.
+void quantize_iq4_nl(const float* x, uint8_t* dst, int64_t nb) {
+  uint8_t q[32];
+  for (int64_t i = 0; i < nb; ++i, x += 32, dst += kIq4Nl.bytes) {
+    float amax = 0, max = 0;
+    for (int j = 0; j < 32; ++j)
+      if (amax < std::fabs(x[j])) {
+        amax = std::fabs(x[j]);
+        max = x[j];
+      }
+    const uint16_t hd = f32_to_fp16(max / -127);
+    std::memcpy(dst, &hd, 2);
+    const float d = fp16_to_f32(hd);
+    const float id = d != 0 ? 1.0f / d : 0.0f;
+    for (int j = 0; j < 32; ++j) {
+      const float v = x[j] * id;
+      int best = 0;
+      for (int k = 1; k < 16; ++k)
+        if (std::fabs(v - kIq4Levels[k]) < std::fabs(v - kIq4Levels[best])) best = k;
+      q[j] = static_cast<uint8_t>(best);
+    }
+    store_levels(q, kIq4Nl, dst);
+  }
+}
+
 }  // namespace skiff

@@ -39,6 +39,8 @@ void dequantize_iq4_nl(const uint8_t* src, float* y, int64_t nb);
 void quantize_q4_1(const float* x, uint8_t* dst, int64_t nb);
 void quantize_q5_0(const float* x, uint8_t* dst, int64_t nb);
 void quantize_q5_1(const float* x, uint8_t* dst, int64_t nb);
+// Nearest table level on the scale that maps the largest |x| to -127 (not ggml's search).
+void quantize_iq4_nl(const float* x, uint8_t* dst, int64_t nb);
 
 // quant_k_low.cpp: super-blocks of 256.
 void dequantize_q2_k(const uint8_t* src, float* y, int64_t nb);

@@ -39,8 +39,8 @@ constexpr DType kTypes[] = {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0, 
 bool scalar_only(DType type) { return type == DType::Q2_K || type == DType::Q3_K; }
 
 bool k_quant(DType type) { return dtype_info(type).block_size == 256; }
-// quantize_row writes these; the i-quants are read only (their problems are random bytes).
-bool quantizable(DType type) { return type != DType::IQ4_NL && type != DType::IQ4_XS; }
+// quantize_row writes these; the others' problems are random bytes.
+bool quantizable(DType type) { return can_quantize(type); }
 
 // Per type, where its fp16 factors (d, dmin / m) lie in a block, and which
 // bytes hold its quants and sub-block scales (zeroed, a block with a min
@@ -238,8 +238,6 @@ TEST(MatmulQuant, BlocksBeyondOurQuantizerEveryIsa) {
   uint32_t seed = 900;
   for (WeightBytes how : {WeightBytes::kRandom, WeightBytes::kExtreme})
     for (DType type : kTypes) {
-      // The _0 / _1 quantizers write every field but the fp16 factors already.
-      if (how == WeightBytes::kRandom && dtype_info(type).block_size == 32 && quantizable(type)) continue;
       for (int n_tokens : {1, 2, 4, 5, 17}) {
         check_all_isas(make_problem(type, 48, 512, n_tokens, seed++, how));
         if (can_repack(Matrix{type, 48, 512, nullptr})) check_all_isas(make_problem(type, 48, 512, n_tokens, seed++, how), true);

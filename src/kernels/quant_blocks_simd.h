@@ -144,7 +144,8 @@ struct Block32Units {
   static constexpr int kOffsetShift = kOffset;
   static constexpr int kMaxByte = kSigned ? 127 : kLevels == Block32Levels::kFiveBits ? 31 : 15;
   static constexpr bool kMinTerm = kMinAt >= 0;
-  static constexpr int kMinOffset = kMinAt;
+  static constexpr int kMinOffset = kMinAt, kQhOffset = kQhAt, kQsOffset = kQsAt;
+  static constexpr Block32Levels kLevelKind = kLevels;
   static constexpr int64_t kBytesPerUnit = kBlockBytes;
   static __m256i bytes(const uint8_t* row, int64_t u) {
     const uint8_t* block = row + kBlockBytes * u;

@@ -119,11 +119,12 @@ inline __m256i block_fifth_bits(const uint8_t* p) {
   return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit), _mm256_set1_epi8(0x10));
 }
 
+// IQ4_NL's and IQ4_XS's 16 levels (ggml-common.h's kvalues_iq4nl) as bytes.
+inline __m128i iq4_table() { return _mm_setr_epi8(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113); }
+
 // IQ4_NL / IQ4_XS levels of 32 nibbles (a 16-entry table lookup per byte).
 inline __m256i iq4_levels(__m256i nibbles) {
-  const __m256i table = _mm256_setr_epi8(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113,
-                                         -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113);
-  return _mm256_shuffle_epi8(table, nibbles);
+  return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(iq4_table()), nibbles);
 }
 
 // How a block of 32 stores its levels.

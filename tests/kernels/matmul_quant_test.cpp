@@ -35,8 +35,6 @@ namespace {
 
 constexpr DType kTypes[] = {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::IQ4_NL,
                             DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::IQ4_XS};
-// Read by the scalar kernel (dequantize, then dot) on every ISA.
-bool scalar_only(DType type) { return type == DType::Q2_K || type == DType::Q3_K; }
 
 bool k_quant(DType type) { return dtype_info(type).block_size == 256; }
 // quantize_row writes these; the others' problems are random bytes.
@@ -303,10 +301,6 @@ TEST(MatmulQuant, RepackedRowsReadBackExactly) {
 TEST(MatmulQuant, SimdKernelsAreDispatched) {
   for (Isa isa : {Isa::kAvx2, Isa::kAvx512})
     for (DType type : kTypes) {
-      if (scalar_only(type)) {
-        EXPECT_EQ(find_kernel(isa, type).fn, scalar_kernel(type).fn) << dtype_info(type).name;
-        continue;
-      }
       const KernelEntry k = find_kernel(isa, type);
       EXPECT_NE(k.fn, scalar_kernel(type).fn) << isa_name(isa) << " " << dtype_info(type).name;
       EXPECT_EQ(k.activations, format_for(type)) << isa_name(isa) << " " << dtype_info(type).name;
@@ -350,7 +344,18 @@ TEST(MatmulQuant, ActivationQuantizationRoundTrip) {
       const int64_t n_scales = cols / scale_block(f);
       for (int64_t i = cols; i < l.scales; ++i) ASSERT_EQ(q.bytes[i], 0) << "padding byte " << i;
       for (int64_t i = l.scales + 4 * n_scales; i < l.sums; ++i) ASSERT_EQ(q.bytes[i], 0) << "padding byte " << i;
-      for (int64_t i = l.sums + 4 * (cols / 32); i < l.bytes; ++i) ASSERT_EQ(q.bytes[i], 0) << "padding byte " << i;
+      for (int64_t i = l.sums + 4 * (cols / 32); i < l.sums16; ++i) ASSERT_EQ(q.bytes[i], 0) << "padding byte " << i;
+      if (f == ActivationFormat::kQ8_K) {
+        for (int64_t b = 0; b < cols / 16; ++b) {
+          int32_t s = 0;
+          for (int k = 0; k < 16; ++k) s += qs[16 * b + k];
+          const double dsum16 = reinterpret_cast<const float*>(q.bytes.data() + l.sums16)[b];
+          ASSERT_EQ(dsum16, static_cast<float>(q.step[16 * b]) * static_cast<float>(s)) << "16-block " << b;
+        }
+        for (int64_t i = l.sums16 + 4 * (cols / 16); i < l.bytes; ++i) ASSERT_EQ(q.bytes[i], 0) << "padding byte " << i;
+      } else {
+        ASSERT_EQ(l.sums16, l.bytes);
+      }
     }
 }
 

@@ -150,6 +150,16 @@ def dequantize_cases(rng):
         T.Q3_K: q3_k_blocks(more, 3),
         T.IQ4_XS: iq4_xs_blocks(more, 3),
     })
+    read_only = np.random.default_rng(20261202)  # formats skiff only reads
+    raw.update({
+        T.TQ1_0: np.concatenate([read_only.integers(0, 256, (3, 52), dtype=np.uint8),
+                                 random_scales(read_only, 3, 0.01).reshape(3, 2)], axis=1),
+        T.TQ2_0: np.concatenate([read_only.integers(0, 256, (3, 64), dtype=np.uint8),
+                                 random_scales(read_only, 3, 0.01).reshape(3, 2)], axis=1),
+        # E8M0 exponents over the whole range, subnormal ones (0, 1) included.
+        T.MXFP4: np.concatenate([np.array([[0], [1], [2], [127], [200], [254]], dtype=np.uint8),
+                                 read_only.integers(0, 256, (6, 16), dtype=np.uint8)], axis=1),
+    })
     cases = []
     for qtype, blocks in raw.items():
         data = np.ascontiguousarray(blocks, dtype=np.uint8).ravel()

@@ -67,6 +67,9 @@ uint32_t FileType::id() const {
     case DType::Q3_K: return 11;  // Q3_K_S
     case DType::IQ4_NL: return 25;
     case DType::IQ4_XS: return 30;
+    case DType::TQ1_0: return 36;
+    case DType::TQ2_0: return 37;
+    case DType::MXFP4: return 38;  // MOSTLY_MXFP4_MOE
     case DType::Q4_K: return medium ? 15 : 14;  // Q4_K_M, Q4_K_S
     case DType::Q5_K: return medium ? 17 : 16;  // Q5_K_M, Q5_K_S
     case DType::Q6_K: return 18;

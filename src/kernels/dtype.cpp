@@ -23,6 +23,9 @@ constexpr DTypeInfo kTypes[] = {
     {DType::Q2_K, "Q2_K", 256, 16 + 64 + 2 + 2},          // scales[16] (4-bit scale | min), qs[64], d, dmin
     {DType::Q3_K, "Q3_K", 256, 32 + 64 + 12 + 2},         // hmask[32], qs[64], scales[12], d
     {DType::IQ4_XS, "IQ4_XS", 256, 2 + 2 + 4 + 128},      // d, scales_h, scales_l[4], qs[128]
+    {DType::TQ1_0, "TQ1_0", 256, 48 + 4 + 2},             // base-3 qs[48], qh[4], d
+    {DType::TQ2_0, "TQ2_0", 256, 64 + 2},                 // 2-bit qs[64], d
+    {DType::MXFP4, "MXFP4", 32, 1 + 16},                  // E8M0 scale, E2M1 nibbles[16]
     {DType::Q4_K, "Q4_K", 256, 2 + 2 + 12 + 128},         // d, dmin, scales[12], qs[128]
     {DType::Q5_K, "Q5_K", 256, 2 + 2 + 12 + 32 + 128},    // d, dmin, scales[12], qh[32], qs[128]
     {DType::Q6_K, "Q6_K", 256, 128 + 64 + 16 + 2},        // ql, qh, scales, d

@@ -286,11 +286,16 @@ void dequantize_row(DType type, const void* src, float* dst, int64_t n) {
     case DType::Q2_K: return dequantize_q2_k(static_cast<const uint8_t*>(src), dst, nb);
     case DType::Q3_K: return dequantize_q3_k(static_cast<const uint8_t*>(src), dst, nb);
     case DType::IQ4_XS: return dequantize_iq4_xs(static_cast<const uint8_t*>(src), dst, nb);
+    case DType::TQ1_0: return dequantize_tq1_0(static_cast<const uint8_t*>(src), dst, nb);
+    case DType::TQ2_0: return dequantize_tq2_0(static_cast<const uint8_t*>(src), dst, nb);
+    case DType::MXFP4: return dequantize_mxfp4(static_cast<const uint8_t*>(src), dst, nb);
   }
   fail("cannot dequantize type {}", static_cast<uint32_t>(type));
 }
 
-bool can_quantize(DType type) { return type != DType::IQ4_XS; }
+bool can_quantize(DType type) {
+  return type != DType::IQ4_XS && type != DType::TQ1_0 && type != DType::TQ2_0 && type != DType::MXFP4;
+}
 
 void quantize_row(DType type, const float* src, void* dst, int64_t n) {
   const int64_t nb = block_count(type, n);
@@ -323,7 +328,7 @@ void quantize_row(DType type, const float* src, void* dst, int64_t n) {
     case DType::Q2_K: return quantize_q2_k(src, static_cast<uint8_t*>(dst), nb);
     case DType::Q3_K: return quantize_q3_k(src, static_cast<uint8_t*>(dst), nb);
     case DType::IQ4_NL: return quantize_iq4_nl(src, static_cast<uint8_t*>(dst), nb);
-    case DType::IQ4_XS: break;  // read only
+    default: break;  // read only: IQ4_XS, TQ1_0, TQ2_0, MXFP4
   }
   fail("cannot quantize type {}", static_cast<uint32_t>(type));
 }

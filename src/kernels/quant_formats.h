@@ -50,4 +50,9 @@ void dequantize_iq4_xs(const uint8_t* src, float* y, int64_t nb);
 void quantize_q2_k(const float* x, uint8_t* dst, int64_t nb);
 void quantize_q3_k(const float* x, uint8_t* dst, int64_t nb);
 
+// quant_other.cpp: read only, through the scalar kernel.
+void dequantize_tq1_0(const uint8_t* src, float* y, int64_t nb);
+void dequantize_tq2_0(const uint8_t* src, float* y, int64_t nb);
+void dequantize_mxfp4(const uint8_t* src, float* y, int64_t nb);
+
 }  // namespace skiff

@@ -53,6 +53,7 @@ constexpr BlockFields kFields[] = {
     {DType::Q5_0, {0, -1}, 0, 0},    {DType::Q5_1, {0, 2}, 4, 24},    {DType::IQ4_NL, {0, -1}, 0, 0},
     {DType::Q2_K, {80, 82}, 16, 80}, {DType::Q3_K, {108, -1}, 0, 0},  {DType::Q4_K, {0, 2}, 16, 144},
     {DType::Q5_K, {0, 2}, 16, 176},  {DType::Q6_K, {208, -1}, 0, 0}, {DType::IQ4_XS, {0, -1}, 0, 0},
+    {DType::TQ1_0, {52, -1}, 0, 0},  {DType::TQ2_0, {64, -1}, 0, 0},  {DType::MXFP4, {-1, -1}, 0, 0},
 };
 const BlockFields& fields(DType type) {
   for (const BlockFields& f : kFields)
@@ -133,6 +134,7 @@ void rewrite_blocks(DType type, WeightBytes how, uint8_t* row, int64_t cols, std
     for (size_t i = 0; i < info.type_size; ++i)
       block[i] = how == WeightBytes::kRandom ? static_cast<uint8_t>(rng()) : extreme_byte(type);
     if (type == DType::Q6_K && how == WeightBytes::kExtreme) std::memset(block + 192, 0x80, 16);  // scales -128
+    if (type == DType::MXFP4) block[0] = 120;  // its E8M0 scale: 2^-8
     for (int at : fields(type).factors)
       if (at >= 0) std::memcpy(block + at, &factor, 2);
   }
@@ -295,6 +297,20 @@ TEST(MatmulQuant, RepackedRowsReadBackExactly) {
     EXPECT_FALSE(can_repack(m));
     Matrix copy = m;
     EXPECT_THROW(repack(copy, bytes.data()), Error);
+  }
+}
+
+// Formats read through the scalar kernel alone (dequantize_row, then a float
+// dot) on every ISA: random block bytes, decode and prefill token counts.
+TEST(MatmulQuant, ReadOnlyFormatsRunThroughTheScalarKernel) {
+  uint32_t seed = 700;
+  for (DType type : {DType::TQ1_0, DType::TQ2_0, DType::MXFP4}) {
+    for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512})
+      EXPECT_EQ(find_kernel(isa, type).fn, scalar_kernel(type).fn) << dtype_info(type).name;
+    for (int n_tokens : {1, 3, 17}) {
+      check_all_isas(make_problem(type, 33, 512, n_tokens, seed++, WeightBytes::kRandom));
+      if (HasFatalFailure()) return;
+    }
   }
 }
 

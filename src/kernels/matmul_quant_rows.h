@@ -101,13 +101,9 @@ using RowsQ5_K = RowsK<BlockQ5_K>;
 struct RowsIq4Xs : Iq4XsUnits {
   [[gnu::always_inline]] static void load_group(const uint8_t* row, int64_t g, int, DecodeGroup& G) {
     const uint8_t* block = row + kIq4XsBlockBytes * g;
-    alignas(32) float scales[8];
 #pragma GCC unroll 8
-    for (int j = 0; j < 8; ++j) {
-      G.w[j] = iq4_levels(block_nibbles(block + 8 + 16 * j));
-      scales[j] = iq4_xs_scale(block, j);
-    }
-    G.scale = _mm256_load_ps(scales);
+    for (int j = 0; j < 8; ++j) G.w[j] = iq4_levels(block_nibbles(block + 8 + 16 * j));
+    G.scale = iq4_xs_scales(block);
   }
 };
 

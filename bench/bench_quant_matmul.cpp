@@ -1,8 +1,9 @@
-// Times matmul() on integer-weight types (Q8_0, Q4_0, Q4_K, Q6_K) for the matrix
+// Times matmul() on integer-weight types (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K,
+// Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS; any DType name) for the matrix
 // shapes of the 1B Llama (width 2048, FFN 8192, 8 KV heads of 64, vocab 32000),
 // at decode (1 token) and prefill (512 tokens) batch sizes, per ISA.
 //
-//   bench_quant_matmul [-t THREADS] [--types q8_0,q8_0p,q4_0,q4_0p,q4_k,q4_kp,q6_k] [--isas avx512,avx2]
+//   bench_quant_matmul [-t THREADS] [--types q8_0,q8_0p,q4_0,q4_0p,q5_0,q4_k,q4_kp,q6_k,...] [--isas avx512,avx2]
 //                      [--tokens 1,512] [--min-time SECONDS] [--cpu-time 1]
 //
 // --cpu-time 1 (with -t 1) times by the thread's CPU clock, which leaves out
@@ -45,6 +46,8 @@ constexpr Shape kShapes[] = {
 };
 
 // 64 distinct quantized random rows, repeated: memory traffic is what counts.
+// A type skiff cannot write (IQ4_XS) gets random block bytes with every fp16
+// field set to a small scale (the kernels' speed does not depend on the values).
 void fill_weights(DType type, int64_t rows, int64_t cols, uint8_t* out) {
   std::mt19937 rng(42);
   std::normal_distribution<float> dist(0.0f, 0.02f);
@@ -52,8 +55,15 @@ void fill_weights(DType type, int64_t rows, int64_t cols, uint8_t* out) {
   std::vector<float> w(cols);
   const int64_t distinct = std::min<int64_t>(rows, 64);
   for (int64_t r = 0; r < distinct; ++r) {
-    for (float& v : w) v = dist(rng);
-    quantize_row(type, w.data(), out + rb * r, cols);
+    if (can_quantize(type)) {
+      for (float& v : w) v = dist(rng);
+      quantize_row(type, w.data(), out + rb * r, cols);
+      continue;
+    }
+    for (size_t i = 0; i < rb; ++i) out[rb * r + i] = static_cast<uint8_t>(rng());
+    const DTypeInfo& info = dtype_info(type);
+    const uint16_t scale = 0x1C00;  // 2^-8 in fp16 for d, at byte 0 of the IQ4_XS block
+    for (size_t b = 0; b < rb / info.type_size; ++b) std::memcpy(out + rb * r + info.type_size * b, &scale, 2);
   }
   for (int64_t r = distinct; r < rows; ++r) std::memcpy(out + rb * r, out + rb * (r % distinct), rb);
 }
@@ -112,7 +122,7 @@ std::vector<std::string> split(std::string_view s) {
 
 int usage() {
   std::fprintf(stderr,
-               "usage: bench_quant_matmul [-t THREADS] [--types q8_0,q8_0p,q4_0,q4_0p,q4_k,q4_kp,q6_k] [--isas avx512,avx2,scalar]\n"
+               "usage: bench_quant_matmul [-t THREADS] [--types q8_0,q8_0p,q4_0,q4_0p,q5_0,q4_k,q4_kp,q6_k,...] [--isas avx512,avx2,scalar]\n"
                "                          [--tokens 1,512] [--min-time SECONDS] [--cpu-time 1]\n");
   return 2;
 }

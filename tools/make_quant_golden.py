@@ -76,6 +76,50 @@ def q6_k_blocks(rng, n):
     return np.concatenate([ql, qh, scales, d], axis=1)
 
 
+def block32_blocks(rng, n, has_min, has_qh):
+    """Q4_1 / Q5_0 / Q5_1 / IQ4_NL: d, [m], [qh], qs; block 0 all-ones quants."""
+    parts = [random_scales(rng, n, 0.01).reshape(n, 2)]
+    if has_min:
+        parts.append(random_scales(rng, n, 0.1).reshape(n, 2))
+    if has_qh:
+        qh = rng.integers(0, 256, (n, 4), dtype=np.uint8)
+        qh[0, :] = 0xFF
+        parts.append(qh)
+    qs = rng.integers(0, 256, (n, 16), dtype=np.uint8)
+    qs[0, :] = 0xFF
+    parts.append(qs)
+    return np.concatenate(parts, axis=1)
+
+
+def q2_k_blocks(rng, n):
+    scales = rng.integers(0, 256, (n, 16), dtype=np.uint8)
+    scales[0, :] = 0xFF
+    qs = rng.integers(0, 256, (n, 64), dtype=np.uint8)
+    d = random_scales(rng, n, 0.001).reshape(n, 2)
+    dmin = random_scales(rng, n, 0.001).reshape(n, 2)
+    return np.concatenate([scales, qs, d, dmin], axis=1)
+
+
+def q3_k_blocks(rng, n):
+    hmask = rng.integers(0, 256, (n, 32), dtype=np.uint8)
+    hmask[1, :] = 0
+    qs = rng.integers(0, 256, (n, 64), dtype=np.uint8)
+    scales = rng.integers(0, 256, (n, 12), dtype=np.uint8)
+    scales[0, :] = 0xFF  # every scale at 63 - 32
+    scales[1, :] = 0     # every scale at -32
+    d = random_scales(rng, n, 0.001).reshape(n, 2)
+    return np.concatenate([hmask, qs, scales, d], axis=1)
+
+
+def iq4_xs_blocks(rng, n):
+    d = random_scales(rng, n, 0.001).reshape(n, 2)
+    scales = rng.integers(0, 256, (n, 6), dtype=np.uint8)  # scales_h (2 bytes), scales_l (4)
+    scales[0, :] = 0xFF
+    scales[1, :] = 0
+    qs = rng.integers(0, 256, (n, 128), dtype=np.uint8)
+    return np.concatenate([d, scales, qs], axis=1)
+
+
 def sixteen_bit_words(rng):
     return np.concatenate([np.array(SPECIAL_16, dtype=np.uint16),
                            rng.integers(0, 65536, 46, dtype=np.uint16)]).view(np.uint8)
@@ -96,6 +140,26 @@ def dequantize_cases(rng):
         # Its own generator, added later: the cases above keep their bytes.
         T.Q5_K: q5_k_blocks(np.random.default_rng(20261130), 3),
     }
+    more = np.random.default_rng(20261201)  # the types added after Q5_K
+    raw.update({
+        T.Q4_1: block32_blocks(more, 6, has_min=True, has_qh=False),
+        T.Q5_0: block32_blocks(more, 6, has_min=False, has_qh=True),
+        T.Q5_1: block32_blocks(more, 6, has_min=True, has_qh=True),
+        T.IQ4_NL: block32_blocks(more, 6, has_min=False, has_qh=False),
+        T.Q2_K: q2_k_blocks(more, 3),
+        T.Q3_K: q3_k_blocks(more, 3),
+        T.IQ4_XS: iq4_xs_blocks(more, 3),
+    })
+    read_only = np.random.default_rng(20261202)  # formats skiff only reads
+    raw.update({
+        T.TQ1_0: np.concatenate([read_only.integers(0, 256, (3, 52), dtype=np.uint8),
+                                 random_scales(read_only, 3, 0.01).reshape(3, 2)], axis=1),
+        T.TQ2_0: np.concatenate([read_only.integers(0, 256, (3, 64), dtype=np.uint8),
+                                 random_scales(read_only, 3, 0.01).reshape(3, 2)], axis=1),
+        # E8M0 exponents over the whole range, subnormal ones (0, 1) included.
+        T.MXFP4: np.concatenate([np.array([[0], [1], [2], [127], [200], [254]], dtype=np.uint8),
+                                 read_only.integers(0, 256, (6, 16), dtype=np.uint8)], axis=1),
+    })
     cases = []
     for qtype, blocks in raw.items():
         data = np.ascontiguousarray(blocks, dtype=np.uint8).ravel()
@@ -120,7 +184,7 @@ def quantize_inputs(rng):
 def quantize_cases(rng):
     values = quantize_inputs(rng)
     cases = []
-    for qtype in (T.F16, T.BF16, T.Q8_0, T.Q4_0):
+    for qtype in (T.F16, T.BF16, T.Q8_0, T.Q4_0, T.Q4_1, T.Q5_0, T.Q5_1):
         data = quants.quantize(values.reshape(-1, 32), qtype)
         cases.append({"type": qtype.name, "f32_bits": f32_bits(values),
                       "bytes_hex": np.ascontiguousarray(data).view(np.uint8).tobytes().hex()})

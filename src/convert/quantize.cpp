@@ -87,15 +87,26 @@ void check_paths(const std::string& in, const std::string& out) {
 
 }  // namespace
 
+DType fallback_type(DType target) {
+  switch (target) {
+    case DType::Q2_K: case DType::Q3_K: case DType::IQ4_XS: return DType::IQ4_NL;
+    case DType::Q4_K: return DType::Q5_0;
+    case DType::Q5_K: return DType::Q5_1;
+    default: return DType::Q8_0;  // Q6_K, as llama-quantize; for the others skiff's choice
+  }
+}
+
 DType tensor_type(DType target, const std::vector<int64_t>& ne) {
   if (ne.size() < 2) return DType::F32;
   if (whole_blocks(target, ne[0])) return target;
-  return whole_blocks(DType::Q8_0, ne[0]) ? DType::Q8_0 : DType::F16;
+  const DType fallback = fallback_type(target);
+  return whole_blocks(fallback, ne[0]) ? fallback : DType::F16;
 }
 
 QuantizeSummary quantize_model(const std::string& in, const std::string& out, const gguf::FileType& type) {
   Timer timer;
   check_paths(in, out);
+  if (!can_quantize(type.base)) fail("skiff cannot write {} (it reads it)", dtype_info(type.base).name);
   const ModelSource source = open_source(in);
   gguf::GgufWriter writer;
   set_metadata(writer, source, type);

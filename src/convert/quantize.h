@@ -11,9 +11,15 @@
 
 namespace skiff::convert {
 
+// What a matrix whose rows are not whole blocks of `target` gets instead, as
+// llama-quantize chooses (llama_tensor_get_type): Q4_K -> Q5_0, Q5_K -> Q5_1,
+// Q6_K -> Q8_0, Q2_K / Q3_K / IQ4_XS -> IQ4_NL; Q8_0 for the 32-blocks.
+DType fallback_type(DType target);
+
 // The type a tensor of shape `ne` gets when `target` is asked for: 1-D tensors
 // (norms, RoPE factors) stay F32; a matrix whose rows are not whole blocks of
-// `target` falls back to Q8_0 when its rows are whole Q8_0 blocks, else F16.
+// `target` gets fallback_type(target) when its rows are whole blocks of that,
+// else F16.
 DType tensor_type(DType target, const std::vector<int64_t>& ne);
 
 struct QuantizeSummary {

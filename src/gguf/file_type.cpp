@@ -59,7 +59,17 @@ uint32_t FileType::id() const {
     case DType::F32: return 0;
     case DType::F16: return 1;
     case DType::Q4_0: return 2;
+    case DType::Q4_1: return 3;
     case DType::Q8_0: return 7;
+    case DType::Q5_0: return 8;
+    case DType::Q5_1: return 9;
+    case DType::Q2_K: return 10;
+    case DType::Q3_K: return 11;  // Q3_K_S
+    case DType::IQ4_NL: return 25;
+    case DType::IQ4_XS: return 30;
+    case DType::TQ1_0: return 36;
+    case DType::TQ2_0: return 37;
+    case DType::MXFP4: return 38;  // MOSTLY_MXFP4_MOE
     case DType::Q4_K: return medium ? 15 : 14;  // Q4_K_M, Q4_K_S
     case DType::Q5_K: return medium ? 17 : 16;  // Q5_K_M, Q5_K_S
     case DType::Q6_K: return 18;
@@ -81,8 +91,9 @@ DType FileType::matrix_type(std::string_view tensor, const MixModel& model) cons
 }
 
 std::optional<FileType> file_type_from_id(int64_t id) {
-  for (DType type : {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q5_K,
-                     DType::Q6_K})
+  for (DType type : {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0,
+                     DType::Q5_1, DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::IQ4_NL,
+                     DType::IQ4_XS})
     for (bool medium : {false, true}) {
       if (medium && type != DType::Q4_K && type != DType::Q5_K) continue;
       const FileType ft(type, medium);

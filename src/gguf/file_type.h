@@ -36,7 +36,7 @@ struct FileType {
   FileType(DType type, bool k_medium = false);
 
   std::string name() const;  // "Q4_K_M", or the base type's name
-  // llama.cpp's LLAMA_FTYPE; a file of plain Q4_K / Q5_K gets its _S id (whose
+  // llama.cpp's LLAMA_FTYPE; a file of plain Q3_K / Q4_K / Q5_K gets its _S id (whose
   // llama.cpp mix differs a little: Q6_K head, some Q5_K layers). Throws Error
   // for a type llama.cpp has no file type for.
   uint32_t id() const;

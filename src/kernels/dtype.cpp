@@ -16,6 +16,16 @@ constexpr DTypeInfo kTypes[] = {
     {DType::BF16, "BF16", 1, 2},
     {DType::Q8_0, "Q8_0", 32, 2 + 32},                    // fp16 d, int8 qs[32]
     {DType::Q4_0, "Q4_0", 32, 2 + 16},                    // fp16 d, nibbles[16]
+    {DType::Q4_1, "Q4_1", 32, 2 + 2 + 16},                // fp16 d, m, nibbles[16]
+    {DType::Q5_0, "Q5_0", 32, 2 + 4 + 16},                // fp16 d, u32 qh (fifth bits), nibbles[16]
+    {DType::Q5_1, "Q5_1", 32, 2 + 2 + 4 + 16},            // fp16 d, m, u32 qh, nibbles[16]
+    {DType::IQ4_NL, "IQ4_NL", 32, 2 + 16},                // fp16 d, nibbles[16] indexing a 16-value table
+    {DType::Q2_K, "Q2_K", 256, 16 + 64 + 2 + 2},          // scales[16] (4-bit scale | min), qs[64], d, dmin
+    {DType::Q3_K, "Q3_K", 256, 32 + 64 + 12 + 2},         // hmask[32], qs[64], scales[12], d
+    {DType::IQ4_XS, "IQ4_XS", 256, 2 + 2 + 4 + 128},      // d, scales_h, scales_l[4], qs[128]
+    {DType::TQ1_0, "TQ1_0", 256, 48 + 4 + 2},             // base-3 qs[48], qh[4], d
+    {DType::TQ2_0, "TQ2_0", 256, 64 + 2},                 // 2-bit qs[64], d
+    {DType::MXFP4, "MXFP4", 32, 1 + 16},                  // E8M0 scale, E2M1 nibbles[16]
     {DType::Q4_K, "Q4_K", 256, 2 + 2 + 12 + 128},         // d, dmin, scales[12], qs[128]
     {DType::Q5_K, "Q5_K", 256, 2 + 2 + 12 + 32 + 128},    // d, dmin, scales[12], qh[32], qs[128]
     {DType::Q6_K, "Q6_K", 256, 128 + 64 + 16 + 2},        // ql, qh, scales, d

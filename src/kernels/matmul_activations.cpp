@@ -8,8 +8,8 @@
 //
 // kQ8_K (K-quant weights): one d per 256 elements, as ggml's Q8_K, and per 32
 // elements (a Q4_K / Q5_K sub-block) dsum = d·Σq for the sub-block's min term
-// (dmin·m·Σx). ggml keeps 16-element sums for Q6_K/Q3_K; Q4_K needs only 32,
-// and the Q6_K kernels make their own offsets (-32·Σx) once per call.
+// (dmin·m·Σx), and per 16 elements the same for Q2_K's mins. The Q6_K kernels
+// make their own offsets (-32·Σx) once per call.
 //
 // q never reaches -128, so |q| ≤ 127 holds for the AVX2 sign trick.
 // The spans are quantized by the copy of quantize_q8_span for the active ISA.
@@ -46,9 +46,10 @@ void pack_activation_quad(ActivationFormat format, const uint8_t* rows, size_t r
     const ActRow a = act_row_at(rows + row_bytes * (k * kQuadTokens + t), l);
     for (int64_t u = 0; u < units; ++u) {
       for (int g = 0; g < 8; ++g) std::memcpy(&out[u].q[g][t], a.q + 32 * u + 4 * g, 4);
-      if (format == ActivationFormat::kQ8_0) {
+      if (format == ActivationFormat::kQ8_0) {  // dsum for the _1 types' min
         out[u].d[t] = a.d[u];
         out[u].sum[t] = static_cast<const int32_t*>(a.sums)[u];
+        out[u].dsum[t] = a.d[u] * static_cast<float>(out[u].sum[t]);
       } else {
         out[u].d[t] = a.d[u / 8];
         out[u].dsum[t] = static_cast<const float*>(a.sums)[u];
@@ -76,10 +77,16 @@ void quantize_activation_row(ActivationFormat format, const float* x, void* out,
     return;
   }
   auto* dsum = reinterpret_cast<float*>(base + l.sums);
+  auto* dsum16 = reinterpret_cast<float*>(base + l.sums16);
   for (int64_t b = 0; b < cols / 256; ++b) {
     int32_t s[8];
     d[b] = quantize_q8_span(x + 256 * b, q + 256 * b, 256, s);
     for (int j = 0; j < 8; ++j) dsum[8 * b + j] = d[b] * static_cast<float>(s[j]);
+    for (int i = 0; i < 16; ++i) {  // integer sums: the same bits on every ISA
+      int32_t s16 = 0;
+      for (int k = 0; k < 16; ++k) s16 += q[256 * b + 16 * i + k];
+      dsum16[16 * b + i] = d[b] * static_cast<float>(s16);
+    }
   }
 }
 

@@ -58,7 +58,8 @@ struct KernelEntry {
 KernelEntry scalar_kernel(DType type);        // matmul_scalar.cpp: every type
 KernelEntry float_kernel_avx2(DType type);    // matmul_float_avx2.cpp: F32, F16, BF16
 KernelEntry float_kernel_avx512(DType type);  // matmul_float_avx512.cpp
-KernelEntry quant_kernel_avx2(DType type);    // matmul_quant_avx2.cpp: Q8_0, Q4_0, Q4_K, Q5_K, Q6_K
+KernelEntry quant_kernel_avx2(DType type);    // matmul_quant_avx2.cpp: Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL,
+                                              // Q4_K, Q5_K, Q6_K, IQ4_XS
 KernelEntry quant_kernel_avx512(DType type);  // matmul_quant_avx512.cpp: the same
 KernelEntry quant_panel_kernel_avx512(DType type);  // matmul_quant_avx512.cpp: Q8_0, Q4_0, Q4_K kPanels
 // Q6_K rows × any tokens (matmul_q6_k_{avx2,avx512}.cpp), for quant_kernel_*.
@@ -66,6 +67,8 @@ KernelEntry q6_k_kernel_avx2();
 KernelEntry q6_k_kernel_avx512();
 // Q4_0 rows × 1-3 tokens (matmul_q4_0_decode_avx512.cpp), for quant_kernel_avx512.
 void q4_0_decode_avx512(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1);
+// Q4_1, Q5_0, Q5_1 and IQ4_NL rows × 1-3 tokens (matmul_block32_decode_avx512.cpp), for quant_kernel_avx512.
+void block32_decode_avx512(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1);
 KernelEntry float_panel_kernel_avx512(DType type);  // matmul_float_avx512.cpp: F16 kPanels
 
 // The kernel matmul() uses for w on `isa`: by layout, then by type.

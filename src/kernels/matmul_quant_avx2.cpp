@@ -1,12 +1,15 @@
-// Integer matmul kernels for Q8_0, Q4_0, Q4_K and Q5_K weights on AVX2 (no VNNI).
+// Integer matmul kernels for Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q4_K, Q5_K and
+// IQ4_XS weights on AVX2 (no VNNI).
 // Activations come quantized to 8 bits (quant_activation_layout.h). The dot
 // product is vpmaddubsw (u8 × s8 pairs, saturating to int16) then vpmaddwd:
 //  * Q4 nibbles (0..15) are the unsigned operand; a pair is at most
 //    2·15·127 = 3810, so all 8 steps of a unit add up in int16 (30480 max)
 //    before one widening. Q4_0's -8 comes back as -8·Σx (activation sums).
-//    Q5_K levels (0..31) make pairs of up to 2·31·127 = 7874: widened every 4 steps.
-//  * Q8_0 uses the sign trick (|w| × x·sign(w), at most 2·128·127 = 32512),
-//    widening every step since two such pairs could overflow int16.
+//    Q5_0 / Q5_1 / Q5_K levels (0..31) make pairs of up to 2·31·127 = 7874:
+//    widened every 4 steps. Q4_1 / Q5_1 / K-quant mins come out through the sums.
+//  * Q8_0 and the IQ4 table values (signed) use the sign trick (|w| × x·sign(w),
+//    at most 2·128·127 = 32512), widening every step since two such pairs could
+//    overflow int16.
 //
 // Decode (1-3 tokens) streams the rows as stored (matmul_quant_rows.h, shared
 // with AVX-512). More tokens: 8 rows at a time are packed so that each
@@ -48,7 +51,8 @@ using Q5_K = RowsQ5_K;
 // up to 128: every step; Q4: 8, a whole unit; Q5_K: 4).
 template <class W>
 constexpr int kWiden = 32767 / (2 * W::kMaxByte * 127) < 8 ? 32767 / (2 * W::kMaxByte * 127) : 8;
-static_assert(kWiden<Q8_0> == 1 && kWiden<Q4_0> == 8 && kWiden<Q4_K> == 8 && kWiden<Q5_K> == 4);
+static_assert(kWiden<Q8_0> == 1 && kWiden<Q4_0> == 8 && kWiden<Q4_K> == 8 && kWiden<Q5_K> == 4 &&
+              kWiden<RowsQ5_0> == 4 && kWiden<RowsIq4Nl> == 1);
 
 // One unit (32 columns) of an 8-row panel: w[g] holds columns 4g..4g+3 of
 // every row (row i in bytes 4i..4i+3), then each row's scale and min.
@@ -132,9 +136,12 @@ void tile(const PackedUnit* panel, int64_t units, const Activations& x, const Ac
     for (int t = 0; t < T; ++t) {
       const float dx = act[t].d[W::kAct == ActivationFormat::kQ8_0 ? u : u / 8];
       facc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dots[t]), _mm256_mul_ps(scale, _mm256_set1_ps(dx)), facc[t]);
-      if constexpr (W::kAct == ActivationFormat::kQ8_K)
-        facc[t] = _mm256_fnmadd_ps(_mm256_load_ps(panel[u].min),
-                                   _mm256_set1_ps(static_cast<const float*>(act[t].sums)[u]), facc[t]);
+      if constexpr (W::kMinTerm) {  // min · dx·Σq of the unit (kQ8_K rows store dx·Σq, kQ8_0 rows Σq)
+        const float dsum = W::kAct == ActivationFormat::kQ8_K
+                               ? static_cast<const float*>(act[t].sums)[u]
+                               : dx * static_cast<float>(static_cast<const int32_t*>(act[t].sums)[u]);
+        facc[t] = _mm256_fnmadd_ps(_mm256_load_ps(panel[u].min), _mm256_set1_ps(dsum), facc[t]);
+      }
     }
   }
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
@@ -174,7 +181,14 @@ KernelEntry quant_kernel_avx2(DType type) {
     case DType::Q4_0: return {quant_matmul<Q4_0>, Q4_0::kAct, kPanelRows};
     case DType::Q4_K: return {quant_matmul<Q4_K>, Q4_K::kAct, kPanelRows};
     case DType::Q5_K: return {quant_matmul<Q5_K>, Q5_K::kAct, kPanelRows};
+    case DType::Q4_1: return {quant_matmul<RowsQ4_1>, RowsQ4_1::kAct, kPanelRows};
+    case DType::Q5_0: return {quant_matmul<RowsQ5_0>, RowsQ5_0::kAct, kPanelRows};
+    case DType::Q5_1: return {quant_matmul<RowsQ5_1>, RowsQ5_1::kAct, kPanelRows};
+    case DType::IQ4_NL: return {quant_matmul<RowsIq4Nl>, RowsIq4Nl::kAct, kPanelRows};
+    case DType::IQ4_XS: return {quant_matmul<RowsIq4Xs>, RowsIq4Xs::kAct, kPanelRows};
     case DType::Q6_K: return q6_k_kernel_avx2();
+    case DType::Q2_K: return {decode_all_tokens<RowsQ2K>, RowsQ2K::kAct, 1};
+    case DType::Q3_K: return {decode_all_tokens<RowsQ3K>, RowsQ3K::kAct, 1};
     default: return {};
   }
 }

@@ -1,4 +1,5 @@
-// Integer matmul kernels for Q8_0, Q4_0, Q4_K and Q5_K weights on AVX-512 VNNI.
+// Integer matmul kernels for Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q4_K, Q5_K and
+// IQ4_XS weights on AVX-512 VNNI.
 // Activations come quantized to 8 bits (quant_activation_layout.h); products
 // are u8 × s8 dot products (vpdpbusd) with the weights as the unsigned operand:
 // Q4 nibbles are unsigned already, packed Q8_0 weights get +128, and the
@@ -8,7 +9,8 @@
 //
 // Decode (1-3 tokens) streams the rows as stored (matmul_quant_rows.h, shared
 // with AVX2); Q4_0 has its own decode kernel, 4 blocks per zmm
-// (matmul_q4_0_decode_avx512.cpp).
+// (matmul_q4_0_decode_avx512.cpp), Q4_1 / Q5_0 / Q5_1 / IQ4_NL one of 2 blocks
+// per zmm (matmul_block32_decode_avx512.cpp).
 //
 // Prefill (more tokens) repacks 16 rows at a time into a panel where each
 // 64-byte vector holds 4 consecutive weights of each of the 16 rows; one
@@ -56,9 +58,13 @@ using Q4_K = RowsQ4_K;
 using Q5_K = RowsQ5_K;
 
 // Packed panels hold signed weights + 128 (the u8 operand of vpdpbusd), which
-// the activation block sums take back out, as they do Q4_0's + 8.
+// the activation block sums take back out, as they do Q4_0's + 8; with kQ8_K
+// activations (IQ4_XS), whose sums are dx·Σq per unit, through a min of
+// 128·scale instead.
 template <class W>
-constexpr int kPanelOffsetShift = W::kSigned ? 7 : W::kOffsetShift;
+constexpr int kPanelOffsetShift = W::kSigned && W::kAct == ActivationFormat::kQ8_0 ? 7 : W::kOffsetShift;
+template <class W>
+constexpr bool kPanelMin = W::kMinTerm || (W::kSigned && W::kAct == ActivationFormat::kQ8_K);
 
 // ---- prefill ----------------------------------------------------------------
 
@@ -120,6 +126,8 @@ void pack_panel(const uint8_t* const rows[kPanelRows], int64_t units, PackedUnit
     } else {  // Q4_K: unrolled, the 16 scale/min unpackings measured ~30% slower
       for (int i = 0; i < kPanelRows; ++i) W::scale_min(rows[i], u, out[u].scale[i], out[u].min[i]);
     }
+    if constexpr (W::kSigned && W::kAct == ActivationFormat::kQ8_K)
+      for (int i = 0; i < kPanelRows; ++i) out[u].min[i] = 128 * out[u].scale[i];
   }
 }
 
@@ -139,7 +147,7 @@ struct LoadPanel {
   static constexpr int64_t kWeightBytes = panel_weight_bytes(kType), kUnitBytes = panel_unit_bytes(kType);
   const uint8_t* units;
   [[gnu::always_inline]] const uint8_t* unit(int64_t u) const {
-    if constexpr (kType == DType::Q4_K) return units + (u / 8) * kQ4KPanelGroupBytes + (u % 8) * kWeightBytes;
+    if constexpr (kType == DType::Q4_K) return units + (u / 8) * kQ4KPanelGroupBytes + kQ4KPanelWeights + (u % 8) * kWeightBytes;
     return units + kUnitBytes * u;
   }
   [[gnu::always_inline]] __m512i w(int64_t u, int g) const {
@@ -197,7 +205,10 @@ struct RowAct {
   [[gnu::always_inline]] int32_t q(int64_t u, int g, int) const { return load_i32(row.q + 32 * u + 4 * g); }
   [[gnu::always_inline]] float d(int64_t u, int) const { return row.d[kFormat == ActivationFormat::kQ8_K ? u / 8 : u]; }
   [[gnu::always_inline]] int32_t sum(int64_t u, int) const { return static_cast<const int32_t*>(row.sums)[u]; }
-  [[gnu::always_inline]] float dsum(int64_t u, int) const { return static_cast<const float*>(row.sums)[u]; }
+  [[gnu::always_inline]] float dsum(int64_t u, int t) const {
+    if constexpr (kFormat == ActivationFormat::kQ8_0) return d(u, t) * static_cast<float>(sum(u, t));
+    return static_cast<const float*>(row.sums)[u];
+  }
 };
 
 // facc[p][t] += panel p · token t over all units, for R panels and T tokens.
@@ -227,12 +238,12 @@ template <class W, int R, int T, class Panel, class Act>
 #pragma GCC unroll 4
     for (int p = 0; p < R; ++p) {
       const __m512 scale = panels[p].scale(u);
-      const __m512 min = W::kAct == ActivationFormat::kQ8_K ? panels[p].min(u) : _mm512_setzero_ps();
+      const __m512 min = kPanelMin<W> ? panels[p].min(u) : _mm512_setzero_ps();
 #pragma GCC unroll 8
       for (int t = 0; t < T; ++t) {
         const __m512 s = _mm512_mul_ps(scale, _mm512_set1_ps(a.d(u, t)));
         facc[p][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(iacc[p][t]), s, facc[p][t]);
-        if constexpr (W::kAct == ActivationFormat::kQ8_K)
+        if constexpr (kPanelMin<W>)
           facc[p][t] = _mm512_fnmadd_ps(min, _mm512_set1_ps(a.dsum(u, t)), facc[p][t]);
       }
     }
@@ -352,8 +363,11 @@ void panel_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, 
 
 template <class W>
 void quant_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
-  if constexpr (W::kType == DType::Q4_0) {
+  constexpr DType T = W::kType;
+  if constexpr (T == DType::Q4_0) {
     if (x.n_tokens <= kMaxDecodeTokens) return q4_0_decode_avx512(w, x, y, ldy, r0, r1);
+  } else if constexpr (T == DType::Q4_1 || T == DType::Q5_0 || T == DType::Q5_1 || T == DType::IQ4_NL) {
+    if (x.n_tokens <= kMaxDecodeTokens) return block32_decode_avx512(w, x, y, ldy, r0, r1);
   } else if (decode_few_tokens<W>(w, x, y, ldy, r0, r1)) {
     return;
   }
@@ -377,7 +391,14 @@ KernelEntry quant_kernel_avx512(DType type) {
     case DType::Q4_0: return {quant_matmul<Q4_0>, Q4_0::kAct, kPanelRows, kMaxDecodeTokens + 1};
     case DType::Q4_K: return {quant_matmul<Q4_K>, Q4_K::kAct, kPanelRows, kMaxDecodeTokens + 1};
     case DType::Q5_K: return {quant_matmul<Q5_K>, Q5_K::kAct, kPanelRows, kMaxDecodeTokens + 1};
+    case DType::Q4_1: return {quant_matmul<RowsQ4_1>, RowsQ4_1::kAct, kPanelRows, kMaxDecodeTokens + 1};
+    case DType::Q5_0: return {quant_matmul<RowsQ5_0>, RowsQ5_0::kAct, kPanelRows, kMaxDecodeTokens + 1};
+    case DType::Q5_1: return {quant_matmul<RowsQ5_1>, RowsQ5_1::kAct, kPanelRows, kMaxDecodeTokens + 1};
+    case DType::IQ4_NL: return {quant_matmul<RowsIq4Nl>, RowsIq4Nl::kAct, kPanelRows, kMaxDecodeTokens + 1};
+    case DType::IQ4_XS: return {quant_matmul<RowsIq4Xs>, RowsIq4Xs::kAct, kPanelRows, kMaxDecodeTokens + 1};
     case DType::Q6_K: return q6_k_kernel_avx512();
+    case DType::Q2_K: return {decode_all_tokens<RowsQ2K>, RowsQ2K::kAct, 1};
+    case DType::Q3_K: return {decode_all_tokens<RowsQ3K>, RowsQ3K::kAct, 1};
     default: return {};
   }
 }

@@ -31,6 +31,9 @@ struct DecodeGroup {
   __m256i w[8];  // unit j's 32 weights as bytes (signed for Q8_0, else unsigned)
   __m256 scale;  // lane j: the float factor of unit j's int32 dot
   __m256 min;    // K-quants: lane j: dmin · m_j
+  // Q2_K / Q3_K (kScales16): lane i of vector h: the factor (and Q2_K's min) of
+  // the 16 weights 16·(8h + i) .. of the super-block.
+  __m256 scale16[2], min16[2];
 };
 
 // Q4_K / Q5_K: the 8 sub-blocks' scales times d and mins times dmin.
@@ -52,13 +55,24 @@ struct RowsQ8_0 : Q8_0Units {
   }
 };
 
-struct RowsQ4_0 : Q4_0Units {
+// Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL: 8 blocks; the _1 types' min is -m.
+template <class Units>
+struct RowsBlock32 : Units {
   [[gnu::always_inline]] static void load_group(const uint8_t* row, int64_t g, int n, DecodeGroup& G) {
+    constexpr int kStride = static_cast<int>(Units::kBytesPerUnit);
 #pragma GCC unroll 8
-    for (int j = 0; j < n; ++j) G.w[j] = bytes(row, 8 * g + j);
-    G.scale = block_scales<18>(row + sizeof(BlockQ4_0) * 8 * g, n);
+    for (int j = 0; j < n; ++j) G.w[j] = Units::bytes(row, 8 * g + j);
+    const uint8_t* first = row + kStride * 8 * g;
+    G.scale = block_scales<kStride>(first, n);
+    if constexpr (Units::kMinTerm)
+      G.min = _mm256_sub_ps(_mm256_setzero_ps(), block_scales<kStride>(first + Units::kMinOffset, n));
   }
 };
+using RowsQ4_0 = RowsBlock32<Q4_0Units>;
+using RowsQ4_1 = RowsBlock32<Q4_1Units>;
+using RowsQ5_0 = RowsBlock32<Q5_0Units>;
+using RowsQ5_1 = RowsBlock32<Q5_1Units>;
+using RowsIq4Nl = RowsBlock32<Iq4NlUnits>;
 
 // Group g is super-block g, loaded whole (one qs and qh load per half).
 template <class Block>
@@ -83,15 +97,122 @@ struct RowsK : KUnits<Block> {
 using RowsQ4_K = RowsK<BlockQ4_K>;
 using RowsQ5_K = RowsK<BlockQ5_K>;
 
+// IQ4_XS: group g is super-block g; no min.
+struct RowsIq4Xs : Iq4XsUnits {
+  [[gnu::always_inline]] static void load_group(const uint8_t* row, int64_t g, int, DecodeGroup& G) {
+    const uint8_t* block = row + kIq4XsBlockBytes * g;
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j) G.w[j] = iq4_levels(block_nibbles(block + 8 + 16 * j));
+    G.scale = iq4_xs_scales(block);
+  }
+};
+
+// Q2_K and Q3_K: 16 sub-blocks of 16 with their own scales (and Q2_K mins), so
+// a unit's 8 int32 lanes (4 weights each) take two factors: lanes 0-3 the
+// sub-block 2j's, 4-7 the sub-block 2j+1's. Element e = 128h + 32s + l has its
+// 2 low bits at bits 2s of qs[32h + l]; unit j is (h, s) = (j / 4, j % 4).
+constexpr int64_t kQ2KBytes = 84, kQ3KBytes = 110;
+
+[[gnu::always_inline]] inline __m256i two_bit_unit(const uint8_t* qs, int j) {
+  const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * (j / 4)));
+  return _mm256_and_si256(_mm256_srli_epi16(q, 2 * (j % 4)), _mm256_set1_epi8(3));
+}
+
+// 16 byte values as two vectors of 8 floats times f.
+[[gnu::always_inline]] inline void bytes16_times(__m128i v, bool is_signed, float f, __m256 out[2]) {
+  const __m128i high = _mm_srli_si128(v, 8);
+  const __m256i lo = is_signed ? _mm256_cvtepi8_epi32(v) : _mm256_cvtepu8_epi32(v);
+  const __m256i hi = is_signed ? _mm256_cvtepi8_epi32(high) : _mm256_cvtepu8_epi32(high);
+  out[0] = _mm256_mul_ps(_mm256_cvtepi32_ps(lo), _mm256_set1_ps(f));
+  out[1] = _mm256_mul_ps(_mm256_cvtepi32_ps(hi), _mm256_set1_ps(f));
+}
+
+// Q2_K (84 bytes): scales[16] (low nibble scale, high min), qs[64], fp16 d, dmin.
+struct RowsQ2K {
+  static constexpr DType kType = DType::Q2_K;
+  static constexpr ActivationFormat kAct = ActivationFormat::kQ8_K;
+  static constexpr bool kSigned = false, kMinTerm = true, kScales16 = true;
+  static constexpr int kOffsetShift = -1;
+  [[gnu::always_inline]] static void load_group(const uint8_t* row, int64_t g, int, DecodeGroup& G) {
+    const uint8_t* b = row + kQ2KBytes * g;
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j) G.w[j] = two_bit_unit(b + 16, j);
+    uint16_t d, dmin;
+    std::memcpy(&d, b + 80, 2);
+    std::memcpy(&dmin, b + 82, 2);
+    const __m128i sm = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b));
+    const __m128i low4 = _mm_set1_epi8(0x0f);
+    bytes16_times(_mm_and_si128(sm, low4), false, half(d), G.scale16);
+    bytes16_times(_mm_and_si128(_mm_srli_epi16(sm, 4), low4), false, half(dmin), G.min16);
+  }
+};
+
+// Q3_K (110 bytes): hmask[32], qs[64], 16 six-bit scales in 12 bytes (value
+// sc - 32), fp16 d. Levels -4..3 as signed bytes: the 2 low bits, minus 4 where
+// bit j of hmask[l] is clear.
+struct RowsQ3K {
+  static constexpr DType kType = DType::Q3_K;
+  static constexpr ActivationFormat kAct = ActivationFormat::kQ8_K;
+  static constexpr bool kSigned = true, kMinTerm = false, kScales16 = true;
+  static constexpr int kOffsetShift = -1;
+  [[gnu::always_inline]] static void load_group(const uint8_t* row, int64_t g, int, DecodeGroup& G) {
+    const uint8_t* b = row + kQ3KBytes * g;
+    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b));
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j) {  // bit j of h to bit 2 (the 16-bit shifts leak only into masked bits)
+      const __m256i moved = j <= 2 ? _mm256_slli_epi16(h, 2 - j) : _mm256_srli_epi16(h, j - 2);
+      const __m256i level = _mm256_or_si256(two_bit_unit(b + 32, j), _mm256_and_si256(moved, _mm256_set1_epi8(4)));
+      G.w[j] = _mm256_sub_epi8(level, _mm256_set1_epi8(4));
+    }
+    // Scale i: the low (i < 8) or high nibble of byte i % 8, and bits 2·(i / 4) of byte 8 + i % 4 above it.
+    uint64_t low8;
+    uint32_t top;
+    std::memcpy(&low8, b + 96, 8);
+    std::memcpy(&top, b + 104, 4);
+    const uint64_t nib_lo = low8 & 0x0f0f0f0f0f0f0f0full, nib_hi = (low8 >> 4) & 0x0f0f0f0f0f0f0f0full;
+    // top 2 bits of scales 0-7: bits 0-1 (i < 4) or 2-3 (4 <= i < 8) of byte 8 + i % 4; 8-15: bits 4-5 / 6-7.
+    const uint64_t t = static_cast<uint64_t>(top);
+    const uint64_t top_lo = (t & 0x03030303ull) | ((t >> 2) & 0x03030303ull) << 32;
+    const uint64_t top_hi = ((t >> 4) & 0x03030303ull) | ((t >> 6) & 0x03030303ull) << 32;
+    const __m128i sc = _mm_set_epi64x(static_cast<int64_t>(nib_hi | top_hi << 4), static_cast<int64_t>(nib_lo | top_lo << 4));
+    uint16_t d;
+    std::memcpy(&d, b + 108, 2);
+    bytes16_times(_mm_sub_epi8(sc, _mm_set1_epi8(32)), true, half(d), G.scale16);
+  }
+};
+
 // Independent accumulators per token, so the FMA latency does not serialize units.
 constexpr int kDecodeChains = 4;
 
 // Adds group g of one row · one token: the unit dots to acc, the offset
-// (units of 2^kOffsetShift·dw·dx·Σx) or min (dmin·m·dsum) terms to corr.
+// (units of 2^kOffsetShift·dw·dx·Σx) or min (min·dsum, dsum = dx·Σq) terms to corr.
+template <class W>
+constexpr bool kScales16 = requires { W::kScales16; };
+
 template <class W>
 [[gnu::always_inline]] inline void decode_group(const DecodeGroup& G, const ActRow& a, int64_t g, int n,
                                                 __m256 acc[kDecodeChains], __m256& corr) {
   const bool q8_0_act = W::kAct == ActivationFormat::kQ8_0;
+  if constexpr (kScales16<W>) {  // 8 units, two factors each (see RowsQ2K)
+    const __m256 dx = _mm256_set1_ps(a.d[g]);
+    const int8_t* xq = a.q + 256 * g;
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j) {
+      const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + 32 * j));
+      const __m256i dot = W::kSigned ? unit_dot(_mm256_sign_epi8(G.w[j], G.w[j]), _mm256_sign_epi8(x, G.w[j]))
+                                     : unit_dot(G.w[j], x);
+      const __m256i pick = _mm256_setr_epi32(2 * (j % 4), 2 * (j % 4), 2 * (j % 4), 2 * (j % 4), 2 * (j % 4) + 1,
+                                             2 * (j % 4) + 1, 2 * (j % 4) + 1, 2 * (j % 4) + 1);
+      const __m256 lane_scale = _mm256_permutevar8x32_ps(G.scale16[j / 4], pick);
+      acc[j % kDecodeChains] =
+          _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(lane_scale, dx), acc[j % kDecodeChains]);
+    }
+    if constexpr (W::kMinTerm) {
+      corr = _mm256_fmadd_ps(G.min16[0], _mm256_loadu_ps(a.sums16 + 16 * g), corr);
+      corr = _mm256_fmadd_ps(G.min16[1], _mm256_loadu_ps(a.sums16 + 16 * g + 8), corr);
+    }
+    return;
+  }
   const __m256 s8 = _mm256_mul_ps(G.scale, q8_0_act ? _mm256_loadu_ps(a.d + 8 * g) : _mm256_set1_ps(a.d[g]));
   alignas(32) float s[8];
   _mm256_store_ps(s, s8);
@@ -106,15 +227,20 @@ template <class W>
   }
   if constexpr (W::kOffsetShift >= 0)
     corr = _mm256_fmadd_ps(s8, _mm256_cvtepi32_ps(_mm256_loadu_si256(static_cast<const __m256i*>(a.sums) + g)), corr);
-  else if constexpr (!q8_0_act)
+  else if constexpr (W::kMinTerm && q8_0_act)  // the sums are Σq, the scales dx
+    corr = _mm256_fmadd_ps(_mm256_mul_ps(G.min, _mm256_loadu_ps(a.d + 8 * g)),
+                           _mm256_cvtepi32_ps(_mm256_loadu_si256(static_cast<const __m256i*>(a.sums) + g)), corr);
+  else if constexpr (W::kMinTerm)  // the sums are dx·Σq
     corr = _mm256_fmadd_ps(G.min, _mm256_loadu_ps(static_cast<const float*>(a.sums) + 8 * g), corr);
 }
 
+// Rows [r0, r1) times tokens [t0, t0 + NT).
 template <class W, int NT>
-void decode_rows(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
+void decode_rows(const Matrix& w, const Activations& x, int t0, float* y, int64_t ldy, int64_t r0, int64_t r1) {
   const ActLayout l = act_layout(W::kAct, w.cols);
   ActRow act[NT];
-  for (int t = 0; t < NT; ++t) act[t] = act_row(x, l, t);
+  for (int t = 0; t < NT; ++t) act[t] = act_row(x, l, t0 + t);
+  y += t0 * ldy;
   const int64_t units = w.cols / 32, groups = (units + 7) / 8;
   const float k_corr = W::kOffsetShift >= 0 ? static_cast<float>(1 << W::kOffsetShift) : 1.0f;
   for (int64_t r = r0; r < r1; ++r) {
@@ -125,7 +251,7 @@ void decode_rows(const Matrix& w, const Activations& x, float* y, int64_t ldy, i
       corr[t] = _mm256_setzero_ps();
       for (int c = 0; c < kDecodeChains; ++c) acc[t][c] = _mm256_setzero_ps();
     }
-    DecodeGroup G{};  // defined throughout: a short last group loads fewer units, and _0 types no min
+    DecodeGroup G{};  // defined throughout: a short last group loads fewer units, and most types no min
     for (int64_t g = 0; g + 1 < groups; ++g) {
       W::load_group(row, g, 8, G);
 #pragma GCC unroll 4
@@ -149,10 +275,24 @@ constexpr int kMaxDecodeTokens = 3;
 template <class W>
 bool decode_few_tokens(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
   switch (x.n_tokens) {
-    case 1: decode_rows<W, 1>(w, x, y, ldy, r0, r1); return true;
-    case 2: decode_rows<W, 2>(w, x, y, ldy, r0, r1); return true;
-    case 3: decode_rows<W, 3>(w, x, y, ldy, r0, r1); return true;
+    case 1: decode_rows<W, 1>(w, x, 0, y, ldy, r0, r1); return true;
+    case 2: decode_rows<W, 2>(w, x, 0, y, ldy, r0, r1); return true;
+    case 3: decode_rows<W, 3>(w, x, 0, y, ldy, r0, r1); return true;
     default: return false;
   }
   static_assert(kMaxDecodeTokens == 3, "the switch covers 1..kMaxDecodeTokens");
+}
+
+// Any number of tokens by the decode body (types without panel kernels: Q2_K,
+// Q3_K): rows in chunks that stay in L1 while every group of 3 tokens reads them.
+template <class W>
+void decode_all_tokens(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
+  constexpr int64_t kRowChunk = 8;
+  for (int64_t rc = r0; rc < r1; rc += kRowChunk) {
+    const int64_t rc_end = r1 - rc < kRowChunk ? r1 : rc + kRowChunk;
+    int t0 = 0;
+    for (; t0 + 3 <= x.n_tokens; t0 += 3) decode_rows<W, 3>(w, x, t0, y, ldy, rc, rc_end);
+    if (x.n_tokens - t0 == 2) decode_rows<W, 2>(w, x, t0, y, ldy, rc, rc_end);
+    if (x.n_tokens - t0 == 1) decode_rows<W, 1>(w, x, t0, y, ldy, rc, rc_end);
+  }
 }

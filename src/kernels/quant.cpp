@@ -18,6 +18,7 @@
 
 #include "base/error.h"
 #include "kernels/fp16.h"
+#include "kernels/quant_formats.h"
 
 namespace skiff {
 namespace {
@@ -181,24 +182,6 @@ void quantize_q4_0(const float* x, BlockQ4_0* b, int64_t nb) {
   }
 }
 
-// The smallest fp16 not below v (v >= 0), so a scale stored in fp16 still
-// covers the range it was computed for.
-uint16_t fp16_round_up(float v) {
-  uint16_t h = f32_to_fp16(v);
-  if (fp16_to_f32(h) < v) ++h;
-  return h;
-}
-
-// Smallest multiplier k in 0..kmax with k * unit >= v (kmax when it does not fit).
-int ceil_multiple(float v, float unit, int kmax) {
-  if (unit <= 0) return 0;
-  return std::clamp(static_cast<int>(std::ceil(v / unit)), 0, kmax);
-}
-
-int round_clamped(float v, int lo, int hi) {
-  return std::clamp(static_cast<int>(std::lround(v)), lo, hi);
-}
-
 // Q4_K (levels 0..15) and Q5_K (0..31), per sub-block of 32: the level grid
 // starts at -m (m = -min(0, min x)) with step (max x + m) / max level. Mins
 // and steps are stored as 6-bit multiples of the fp16 dmin and d, each rounded
@@ -296,8 +279,22 @@ void dequantize_row(DType type, const void* src, float* dst, int64_t n) {
     case DType::Q4_K: dequantize_k_nibbles(static_cast<const BlockQ4_K*>(src), dst, nb); return;
     case DType::Q5_K: dequantize_k_nibbles(static_cast<const BlockQ5_K*>(src), dst, nb); return;
     case DType::Q6_K: dequantize_q6_k(static_cast<const BlockQ6_K*>(src), dst, nb); return;
+    case DType::Q4_1: return dequantize_q4_1(static_cast<const uint8_t*>(src), dst, nb);
+    case DType::Q5_0: return dequantize_q5_0(static_cast<const uint8_t*>(src), dst, nb);
+    case DType::Q5_1: return dequantize_q5_1(static_cast<const uint8_t*>(src), dst, nb);
+    case DType::IQ4_NL: return dequantize_iq4_nl(static_cast<const uint8_t*>(src), dst, nb);
+    case DType::Q2_K: return dequantize_q2_k(static_cast<const uint8_t*>(src), dst, nb);
+    case DType::Q3_K: return dequantize_q3_k(static_cast<const uint8_t*>(src), dst, nb);
+    case DType::IQ4_XS: return dequantize_iq4_xs(static_cast<const uint8_t*>(src), dst, nb);
+    case DType::TQ1_0: return dequantize_tq1_0(static_cast<const uint8_t*>(src), dst, nb);
+    case DType::TQ2_0: return dequantize_tq2_0(static_cast<const uint8_t*>(src), dst, nb);
+    case DType::MXFP4: return dequantize_mxfp4(static_cast<const uint8_t*>(src), dst, nb);
   }
   fail("cannot dequantize type {}", static_cast<uint32_t>(type));
+}
+
+bool can_quantize(DType type) {
+  return type != DType::IQ4_XS && type != DType::TQ1_0 && type != DType::TQ2_0 && type != DType::MXFP4;
 }
 
 void quantize_row(DType type, const float* src, void* dst, int64_t n) {
@@ -325,6 +322,13 @@ void quantize_row(DType type, const float* src, void* dst, int64_t n) {
     case DType::Q6_K:
       for (int64_t i = 0; i < nb; ++i) quantize_q6_k_block(src + i * kQKK, static_cast<BlockQ6_K*>(dst)[i]);
       return;
+    case DType::Q4_1: return quantize_q4_1(src, static_cast<uint8_t*>(dst), nb);
+    case DType::Q5_0: return quantize_q5_0(src, static_cast<uint8_t*>(dst), nb);
+    case DType::Q5_1: return quantize_q5_1(src, static_cast<uint8_t*>(dst), nb);
+    case DType::Q2_K: return quantize_q2_k(src, static_cast<uint8_t*>(dst), nb);
+    case DType::Q3_K: return quantize_q3_k(src, static_cast<uint8_t*>(dst), nb);
+    case DType::IQ4_NL: return quantize_iq4_nl(src, static_cast<uint8_t*>(dst), nb);
+    default: break;  // read only: IQ4_XS, TQ1_0, TQ2_0, MXFP4
   }
   fail("cannot quantize type {}", static_cast<uint32_t>(type));
 }

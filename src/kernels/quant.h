@@ -11,10 +11,17 @@ namespace skiff {
 // Bit-exact with ggml's dequantize_row_* reference.
 void dequantize_row(DType type, const void* src, float* dst, int64_t n);
 
-// Encodes n floats into row_bytes(type, n) bytes at dst. F16, BF16, Q8_0 and
-// Q4_0 round as ggml's quantize_row_*_ref does (bit-exact). Q4_K, Q5_K and Q6_K use a
-// simpler max-abs / min-max quantizer than ggml's search; its worst-case error
-// per element is half a quantization step (see quant.cpp).
+// Encodes n floats into row_bytes(type, n) bytes at dst. F16, BF16, Q8_0, Q4_0,
+// Q4_1, Q5_0 and Q5_1 round as ggml's quantize_row_*_ref does (bit-exact). Q2_K,
+// Q3_K, Q4_K, Q5_K and Q6_K use a simpler max-abs / min-max quantizer than
+// ggml's search; its worst-case error per element is half a quantization step
+// (a whole one where Q3_K clamps, as Q4_0 does; see quant.cpp, quant_k_low.cpp).
+// IQ4_NL takes each element's nearest table level (not ggml's scale search:
+// |error| at most 14/127 of the block's max |x|). IQ4_XS is read only:
+// quantize_row fails for it (see can_quantize).
 void quantize_row(DType type, const float* src, void* dst, int64_t n);
+
+// Whether quantize_row writes `type`.
+bool can_quantize(DType type);
 
 }  // namespace skiff

@@ -18,19 +18,23 @@ constexpr int64_t act_round_up(int64_t n) { return (n + kActAlign - 1) / kActAli
 // Byte offsets inside a row of `cols` elements.
 //   kQ8_0: int8 q[cols] | f32 d[cols/32] | int32 sum[cols/32]      (sum = Σ q of the block)
 //   kQ8_K: int8 q[cols] | f32 d[cols/256] | f32 dsum[cols/32]      (dsum = d · Σ q of 32 elements)
+//          | f32 dsum16[cols/16]                                   (the same per 16: Q2_K's mins)
 // Each part is padded with zeros to a multiple of 64 bytes, so a kernel may read
 // the scales and sums of 8 or 16 blocks at once past the last block.
 struct ActLayout {
   int64_t scales;  // f32 d, one per 32 (kQ8_0) or 256 (kQ8_K) elements
   int64_t sums;    // int32 sum (kQ8_0) or f32 dsum (kQ8_K), one per 32 elements
+  int64_t sums16;  // kQ8_K: f32 dsum per 16 elements (kQ8_0: none, = bytes)
   int64_t bytes;   // the whole row
 };
 
 constexpr ActLayout act_layout(ActivationFormat format, int64_t cols) {
-  const int64_t n_scales = format == ActivationFormat::kQ8_K ? cols / 256 : cols / 32;
+  const bool k = format == ActivationFormat::kQ8_K;
+  const int64_t n_scales = k ? cols / 256 : cols / 32;
   const int64_t scales = act_round_up(cols);
   const int64_t sums = scales + act_round_up(4 * n_scales);
-  return {scales, sums, sums + act_round_up(4 * (cols / 32))};
+  const int64_t sums16 = sums + act_round_up(4 * (cols / 32));
+  return {scales, sums, sums16, sums16 + (k ? act_round_up(4 * (cols / 16)) : 0)};
 }
 
 // Token t's quantized activation row, split into its parts.
@@ -38,10 +42,12 @@ struct ActRow {
   const int8_t* q;
   const float* d;
   const void* sums;
+  const float* sums16;  // kQ8_K only
 };
 
 inline ActRow act_row_at(const uint8_t* base, const ActLayout& l) {
-  return {reinterpret_cast<const int8_t*>(base), reinterpret_cast<const float*>(base + l.scales), base + l.sums};
+  return {reinterpret_cast<const int8_t*>(base), reinterpret_cast<const float*>(base + l.scales), base + l.sums,
+          reinterpret_cast<const float*>(base + l.sums16)};
 }
 
 inline ActRow act_row(const Activations& x, const ActLayout& l, int t) {
@@ -58,7 +64,7 @@ struct alignas(64) QuadUnit {
   int32_t q[8][kQuadTokens];  // group g: bytes 4g..4g+3 of the unit, per token
   float d[kQuadTokens];       // the token's scale for this unit (kQ8_K: its super-block's)
   int32_t sum[kQuadTokens];   // kQ8_0: Σq of the unit
-  float dsum[kQuadTokens];    // kQ8_K: d·Σq of the unit
+  float dsum[kQuadTokens];    // d·Σq of the unit
   int32_t pad[4];
 };
 static_assert(sizeof(QuadUnit) == 192, "three cache lines per unit");

@@ -82,6 +82,8 @@ inline void q4k_scales_mins(const uint8_t* q, uint64_t& scales, uint64_t& mins) 
 //   kOffsetShift  the levels carry +2^kOffsetShift, corrected through the
 //                 activation block sums (-1: none; K-quants use their mins)
 //   kMaxByte      the largest |byte| an unsigned-operand product sees
+//   kMinTerm      the unit has a min (K-quants, Q4_1 / Q5_1), taken out
+//                 through the activation sums
 //   kBytesPerUnit row bytes per 32 weights
 struct Q8_0Units {
   static constexpr DType kType = DType::Q8_0;
@@ -89,6 +91,7 @@ struct Q8_0Units {
   static constexpr bool kSigned = true;
   static constexpr int kOffsetShift = -1;
   static constexpr int kMaxByte = 128;  // |-128|
+  static constexpr bool kMinTerm = false;
   static constexpr int64_t kBytesPerUnit = sizeof(BlockQ8_0);
   static __m256i bytes(const uint8_t* row, int64_t u) {
     return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(reinterpret_cast<const BlockQ8_0*>(row)[u].qs));
@@ -99,22 +102,78 @@ struct Q8_0Units {
   }
 };
 
-struct Q4_0Units {
-  static constexpr DType kType = DType::Q4_0;
+// The 32 nibbles of a _0/_1 block's 16 bytes in element order: the low
+// nibbles (elements 0-15), then the high ones (16-31).
+inline __m256i block_nibbles(const uint8_t* qs) {
+  const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+  return _mm256_and_si256(_mm256_setr_m128i(q, _mm_srli_epi16(q, 4)), _mm256_set1_epi8(0x0f));
+}
+
+// Bit j of the 32-bit qh at p as 16 in byte j (Q5_0 / Q5_1 fifth bits): byte
+// j takes byte j / 8 of qh, then tests its bit j % 8.
+inline __m256i block_fifth_bits(const uint8_t* p) {
+  const __m256i which = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3,
+                                         3, 3, 3, 3, 3, 3, 3);
+  const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201));
+  const __m256i spread = _mm256_shuffle_epi8(_mm256_set1_epi32(load_i32(p)), which);
+  return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit), _mm256_set1_epi8(0x10));
+}
+
+// IQ4_NL's and IQ4_XS's 16 levels (ggml-common.h's kvalues_iq4nl) as bytes.
+inline __m128i iq4_table() { return _mm_setr_epi8(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113); }
+
+// IQ4_NL / IQ4_XS levels of 32 nibbles (a 16-entry table lookup per byte).
+inline __m256i iq4_levels(__m256i nibbles) {
+  return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(iq4_table()), nibbles);
+}
+
+// How a block of 32 stores its levels.
+enum class Block32Levels {
+  kNibbles,   // 0..15 (Q4_0, Q4_1)
+  kFiveBits,  // 0..31, nibbles and a 32-bit qh (Q5_0, Q5_1)
+  kIq4,       // signed table values of the nibbles (IQ4_NL)
+};
+
+// A _0 / _1 block type: the block's bytes, the offsets of its fp16 min (or
+// -1), fifth bits (or -1) and nibbles after the fp16 d at 0; its levels, and
+// the offset its unsigned levels carry (kOffsetShift as above).
+template <DType T, int kBlockBytes, int kMinAt, int kQhAt, int kQsAt, Block32Levels kLevels, int kOffset>
+struct Block32Units {
+  static constexpr DType kType = T;
   static constexpr ActivationFormat kAct = ActivationFormat::kQ8_0;
-  static constexpr bool kSigned = false;
-  static constexpr int kOffsetShift = 3;  // nibbles are the value + 8
-  static constexpr int kMaxByte = 15;
-  static constexpr int64_t kBytesPerUnit = sizeof(BlockQ4_0);
+  static constexpr bool kSigned = kLevels == Block32Levels::kIq4;
+  static constexpr int kOffsetShift = kOffset;
+  static constexpr int kMaxByte = kSigned ? 127 : kLevels == Block32Levels::kFiveBits ? 31 : 15;
+  static constexpr bool kMinTerm = kMinAt >= 0;
+  static constexpr int kMinOffset = kMinAt, kQhOffset = kQhAt, kQsOffset = kQsAt;
+  static constexpr Block32Levels kLevelKind = kLevels;
+  static constexpr int64_t kBytesPerUnit = kBlockBytes;
   static __m256i bytes(const uint8_t* row, int64_t u) {
-    const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(reinterpret_cast<const BlockQ4_0*>(row)[u].qs));
-    return _mm256_and_si256(_mm256_setr_m128i(q, _mm_srli_epi16(q, 4)), _mm256_set1_epi8(0x0f));
+    const uint8_t* block = row + kBlockBytes * u;
+    const __m256i nibbles = block_nibbles(block + kQsAt);
+    if constexpr (kLevels == Block32Levels::kFiveBits) return _mm256_or_si256(nibbles, block_fifth_bits(block + kQhAt));
+    if constexpr (kLevels == Block32Levels::kIq4) return iq4_levels(nibbles);
+    return nibbles;
   }
+  // x = d·q + m for the _1 types: their min is -m.
   static void scale_min(const uint8_t* row, int64_t u, float& scale, float& min) {
-    scale = half(reinterpret_cast<const BlockQ4_0*>(row)[u].d);
+    const uint8_t* block = row + kBlockBytes * u;
+    uint16_t h;
+    std::memcpy(&h, block, 2);
+    scale = half(h);
     min = 0;
+    if constexpr (kMinTerm) {
+      std::memcpy(&h, block + kMinAt, 2);
+      min = -half(h);
+    }
   }
 };
+using Q4_0Units = Block32Units<DType::Q4_0, 18, -1, -1, 2, Block32Levels::kNibbles, 3>;  // nibbles are the value + 8
+using Q4_1Units = Block32Units<DType::Q4_1, 20, 2, -1, 4, Block32Levels::kNibbles, -1>;
+using Q5_0Units = Block32Units<DType::Q5_0, 22, -1, 2, 6, Block32Levels::kFiveBits, 4>;  // levels are the value + 16
+using Q5_1Units = Block32Units<DType::Q5_1, 24, 2, 4, 8, Block32Levels::kFiveBits, -1>;
+using Iq4NlUnits = Block32Units<DType::IQ4_NL, 18, -1, -1, 2, Block32Levels::kIq4, -1>;
+static_assert(Q4_0Units::kBytesPerUnit == sizeof(BlockQ4_0));
 
 // Sub-block j's float scale d·sc_j and min dmin·m_j of a Q4_K / Q5_K block.
 inline void k_scale_min(uint16_t d, uint16_t dmin, const uint8_t* scales, int j, float& scale, float& min) {
@@ -141,6 +200,7 @@ struct KUnits {
   static constexpr bool kSigned = false;
   static constexpr int kOffsetShift = -1;
   static constexpr int kMaxByte = kFiveBits ? 31 : 15;
+  static constexpr bool kMinTerm = true;
   static constexpr int64_t kBytesPerUnit = sizeof(Block) / 8;
   static __m256i bytes(const uint8_t* row, int64_t u) {
     const Block& b = reinterpret_cast<const Block*>(row)[u / 8];
@@ -159,6 +219,53 @@ struct KUnits {
 };
 using Q4_KUnits = KUnits<BlockQ4_K>;
 using Q5_KUnits = KUnits<BlockQ5_K>;
+
+// IQ4_XS (136 bytes per 256): fp16 d, u16 scales_h, u8 scales_l[4], qs[128];
+// sub-block j's 6-bit scale takes bits 4·(j % 2) of scales_l[j / 2] and 2j of
+// scales_h as its top 2 (value ls - 32), its nibbles are qs[16j ..] as a _0 block's.
+constexpr int64_t kIq4XsBlockBytes = 136;
+
+inline float iq4_xs_scale(const uint8_t* block, int j) {
+  uint16_t d, high;
+  std::memcpy(&d, block, 2);
+  std::memcpy(&high, block + 2, 2);
+  const int ls = ((block[4 + j / 2] >> (4 * (j % 2))) & 0xF) | ((high >> (2 * j)) & 3) << 4;
+  return half(d) * static_cast<float>(ls - 32);
+}
+
+// All 8 sub-block scales of an IQ4_XS block, assembled as bytes in a general
+// register (8 scalar results stored and reloaded as a vector stalled store
+// forwarding on the decode's critical path).
+inline __m256 iq4_xs_scales(const uint8_t* block) {
+  uint16_t d, high;
+  uint32_t low;
+  std::memcpy(&d, block, 2);
+  std::memcpy(&high, block + 2, 2);
+  std::memcpy(&low, block + 4, 4);
+  uint64_t ls = 0;
+#pragma GCC unroll 8
+  for (int j = 0; j < 8; ++j)
+    ls |= static_cast<uint64_t>(((low >> (4 * j)) & 0xF) | ((high >> (2 * j)) & 3) << 4) << (8 * j);
+  const __m256i scales = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<int64_t>(ls)));
+  return _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(scales, _mm256_set1_epi32(32))), _mm256_set1_ps(half(d)));
+}
+
+struct Iq4XsUnits {
+  static constexpr DType kType = DType::IQ4_XS;
+  static constexpr ActivationFormat kAct = ActivationFormat::kQ8_K;
+  static constexpr bool kSigned = true;
+  static constexpr int kOffsetShift = -1;
+  static constexpr int kMaxByte = 127;
+  static constexpr bool kMinTerm = false;
+  static constexpr int64_t kBytesPerUnit = kIq4XsBlockBytes / 8;
+  static __m256i bytes(const uint8_t* row, int64_t u) {
+    return iq4_levels(block_nibbles(row + kIq4XsBlockBytes * (u / 8) + 8 + 16 * (u % 8)));
+  }
+  static void scale_min(const uint8_t* row, int64_t u, float& scale, float& min) {
+    scale = iq4_xs_scale(row + kIq4XsBlockBytes * (u / 8), static_cast<int>(u % 8));
+    min = 0;
+  }
+};
 
 }  // namespace
 }  // namespace skiff

@@ -63,7 +63,7 @@ void repack_q4_k_panel(const uint8_t* rows, int64_t cols, uint8_t* panel) {
       const uint8_t* block = rows + i * row_bytes + s * kQ4KBlockBytes;
       for (int j = 0; j < 8; ++j)
         for (int k = 0; k < 16; ++k)  // byte k: column k (low nibble) and 16 + k (high)
-          group[j * panel_weight_bytes(DType::Q4_K) + panel_offset(k, i)] =
+          group[kQ4KPanelWeights + j * panel_weight_bytes(DType::Q4_K) + panel_offset(k, i)] =
               static_cast<uint8_t>(q4_k_nibble(block, j, k) | q4_k_nibble(block, j, 16 + k) << 4);
       for (int v = 0; v < 3; ++v) std::memcpy(group + kQ4KPanelScales + 64 * v + 4 * i, block + kQ4KScales + 4 * v, 4);
       std::memcpy(group + kQ4KPanelD + 2 * i, block, 2);
@@ -81,7 +81,7 @@ void q4_k_block_from_panel(const uint8_t* panel, int64_t s, int i, uint8_t* bloc
   for (int j = 0; j < 8; j += 2)
     for (int e = 0; e < 32; ++e) {
       const auto nibble = [&](int unit) {  // element e of the unit: byte e % 16, low nibble for e < 16
-        const uint8_t byte = group[unit * panel_weight_bytes(DType::Q4_K) + panel_offset(e % 16, i)];
+        const uint8_t byte = group[kQ4KPanelWeights + unit * panel_weight_bytes(DType::Q4_K) + panel_offset(e % 16, i)];
         return e < 16 ? byte & 0x0F : byte >> 4;
       };
       block[kQ4KQs + 16 * j + e] = static_cast<uint8_t>(nibble(j) | nibble(j + 1) << 4);

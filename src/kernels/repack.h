@@ -16,13 +16,16 @@
 //        of each row's 16 nibble bytes (row i at bytes 4i..4i+3): the low
 //        nibbles are columns 32u+4g.., the high ones 32u+16+4g..;
 //   then the 16 rows' fp16 block scales.
-// Q4_K: per super-block of 256 columns, 16 × 144 = 2304 bytes: its 8 units'
-//   nibbles in the Q4_0 form above (256 bytes each; unit j is sub-block j),
-//   then the 16 rows' 12 packed scale/min bytes as 3 vectors of 64 bytes
-//   (vector v: bytes 4v..4v+3 of row i at 4i, so lane i of a dword vector is
-//   row i), then the 16 rows' fp16 d, then their fp16 dmin.
+// Q4_K: per super-block of 256 columns, 16 × 144 = 2304 bytes: the 16 rows'
+//   12 packed scale/min bytes as 3 vectors of 64 bytes (vector v: bytes
+//   4v..4v+3 of row i at 4i, so lane i of a dword vector is row i), the 16
+//   rows' fp16 d, their fp16 dmin, then its 8 units' nibbles in the Q4_0 form
+//   above (256 bytes each; unit j is sub-block j).
 // The scales sit next to their weights so that decode reads one stream
-// (a separate scale array per panel measured 25% slower on Zen 4).
+// (a separate scale array per panel measured 25% slower on Zen 4), and a Q4_K
+// super-block's scales come first, so the stream only ever moves forward:
+// with them after the weights (read before them), Zen 5's prefetcher fell
+// behind and decode ran at half the speed of rows as stored.
 #pragma once
 #include <cstdint>
 
@@ -39,10 +42,12 @@ constexpr int64_t panel_unit_bytes(DType type) { return panel_weight_bytes(type)
 
 // A Q4_K super-block's parts within a panel (byte offsets from its start).
 constexpr int64_t kQ4KPanelGroupBytes = 16 * 144;
-constexpr int64_t kQ4KPanelScales = 8 * panel_weight_bytes(DType::Q4_K);
+constexpr int64_t kQ4KPanelScales = 0;
 constexpr int64_t kQ4KPanelD = kQ4KPanelScales + 3 * 64;
 constexpr int64_t kQ4KPanelDmin = kQ4KPanelD + 2 * kPanelRowCount;
-static_assert(kQ4KPanelDmin + 2 * kPanelRowCount == kQ4KPanelGroupBytes, "a Q4_K panel is its rows' bytes");
+constexpr int64_t kQ4KPanelWeights = kQ4KPanelDmin + 2 * kPanelRowCount;
+static_assert(kQ4KPanelWeights + 8 * panel_weight_bytes(DType::Q4_K) == kQ4KPanelGroupBytes,
+              "a Q4_K panel is its rows' bytes");
 
 // Whether m can be repacked: Q8_0, Q4_0, Q4_K or F16 rows, rows a multiple of 16, cols of 64.
 bool can_repack(const Matrix& m);

@@ -89,22 +89,39 @@ void expect_tensor_types(const std::string& path, DType target, int expected_fal
 
 TEST(QuantizeTypes, FallbacksFollowBlockSizes) {
   EXPECT_EQ(tensor_type(DType::Q4_K, {256, 8}), DType::Q4_K);
-  EXPECT_EQ(tensor_type(DType::Q4_K, {64, 512}), DType::Q8_0);
+  // llama-quantize's fallbacks for rows that are not whole 256-blocks (896 = 3.5 blocks: Qwen2.5 0.5B).
+  EXPECT_EQ(tensor_type(DType::Q4_K, {64, 512}), DType::Q5_0);
+  EXPECT_EQ(tensor_type(DType::Q4_K, {896, 4864}), DType::Q5_0);
+  EXPECT_EQ(tensor_type(DType::Q5_K, {896, 64}), DType::Q5_1);
   EXPECT_EQ(tensor_type(DType::Q6_K, {96, 4}), DType::Q8_0);
+  EXPECT_EQ(tensor_type(DType::Q2_K, {640, 8}), DType::IQ4_NL);
+  EXPECT_EQ(tensor_type(DType::Q3_K, {640, 8}), DType::IQ4_NL);
+  EXPECT_EQ(tensor_type(DType::Q5_0, {896, 8}), DType::Q5_0);
   EXPECT_EQ(tensor_type(DType::Q4_0, {172, 64}), DType::F16);
   EXPECT_EQ(tensor_type(DType::Q4_K, {172, 64}), DType::F16);
+  EXPECT_EQ(tensor_type(DType::Q3_K, {172, 64}), DType::F16);
   EXPECT_EQ(tensor_type(DType::BF16, {172, 64}), DType::BF16);
   EXPECT_EQ(tensor_type(DType::Q8_0, {64}), DType::F32);
   EXPECT_EQ(gguf::FileType(DType::Q8_0).id(), 7u);
   EXPECT_EQ(gguf::FileType(DType::Q4_0).id(), 2u);
   EXPECT_EQ(gguf::FileType(DType::BF16).id(), 32u);
+  // LLAMA_FTYPE_MOSTLY_*: the plain K-quant files get their _S ids.
+  const std::pair<DType, uint32_t> ids[] = {{DType::Q4_1, 3},  {DType::Q5_0, 8},    {DType::Q5_1, 9},
+                                            {DType::Q2_K, 10}, {DType::Q3_K, 11},   {DType::IQ4_NL, 25},
+                                            {DType::IQ4_XS, 30}};
+  for (const auto& [type, id] : ids) {
+    EXPECT_EQ(gguf::FileType(type).id(), id) << dtype_info(type).name;
+    ASSERT_TRUE(gguf::file_type_from_id(id).has_value()) << id;
+    EXPECT_EQ(gguf::file_type_from_id(id)->base, type) << id;
+  }
 }
 
 struct TypeCase {
   DType type;
-  int fallbacks;  // stories260K: the 5 ffn_down (rows of 172); for Q4_K all 37 matrices (dim 64)
+  int fallbacks;  // stories260K: the 5 ffn_down (rows of 172); for the K-quants all 37 matrices (dim 64)
   // Bound on max |logit - F32 logit| / max |F32 logit|, about 2.5x the measured
-  // 0, 8.8e-4 (F16), 4.8e-3 (BF16), 2.5e-2 (Q8_0 and Q4_K, which is Q8_0 here), 0.25 (Q4_0).
+  // 0, 8.8e-4 (F16), 4.8e-3 (BF16), 2.5e-2 (Q8_0), 0.25 (Q4_0), 0.26 (Q4_1), 0.13 (Q5_0,
+  // and Q4_K, which is Q5_0 here), 0.14 (Q5_1), 0.21 (IQ4_NL, and Q2_K / Q3_K, IQ4_NL here).
   double max_rel_error;
 };
 
@@ -145,7 +162,10 @@ INSTANTIATE_TEST_SUITE_P(
     Types, QuantizeStories,
     ::testing::Values(TypeCase{DType::F32, 0, 0.0}, TypeCase{DType::F16, 0, 3e-3},
                       TypeCase{DType::BF16, 0, 1.5e-2}, TypeCase{DType::Q8_0, 5, 6e-2},
-                      TypeCase{DType::Q4_0, 5, 0.6}, TypeCase{DType::Q4_K, 37, 6e-2}),
+                      TypeCase{DType::Q4_0, 5, 0.6}, TypeCase{DType::Q4_K, 37, 0.35},
+                      TypeCase{DType::Q4_1, 5, 0.65}, TypeCase{DType::Q5_0, 5, 0.35},
+                      TypeCase{DType::Q5_1, 5, 0.35}, TypeCase{DType::IQ4_NL, 5, 0.55},
+                      TypeCase{DType::Q2_K, 37, 0.55}, TypeCase{DType::Q3_K, 37, 0.55}),
     [](const auto& info) { return std::string(dtype_info(info.param.type).name); });
 
 // See QuantizeStories.RepackedMatchesTheRows.
@@ -200,12 +220,12 @@ TEST(QuantizeRandom, KQuantsWithRowsOf256) {
   spec.vocab_path = kModels + "/gguf/llama-2-tiny-random.gguf";
   const std::string f32 = temp_path("random-f32");
   write_random_llama(spec, f32);
-  for (DType type : {DType::Q4_K, DType::Q5_K}) {
+  for (DType type : {DType::Q4_K, DType::Q5_K, DType::Q2_K, DType::Q3_K}) {
     SCOPED_TRACE(dtype_info(type).name);
     const std::string out = temp_path("random-k");
     const QuantizeSummary s = quantize_model(f32, out, type);
     EXPECT_EQ(s.n_fallbacks, 0);
-    EXPECT_LT(s.output_bytes * 5, s.input_bytes);  // 4.5 or 5.5 bits per weight against 32
+    EXPECT_LT(s.output_bytes * 5, s.input_bytes);  // 2.6 to 5.5 bits per weight against 32
     expect_tensor_types(out, type, 0);
 
     const testing::IsaGuard restore_isa;
@@ -236,6 +256,7 @@ TEST(QuantizeRandom, KQuantsWithRowsOf256) {
 
 TEST(QuantizeErrors, OutputOverInputAndMissingInput) {
   EXPECT_THROW(quantize_model(kStoriesF32, kStoriesF32, DType::Q8_0), Error);
+  EXPECT_THROW(quantize_model(kStoriesF32, temp_path("iq4_xs"), DType::IQ4_XS), Error);  // read only
   EXPECT_THROW(quantize_model(kModels + "/nonexistent.gguf", temp_path("x"), DType::Q8_0), Error);
 }
 

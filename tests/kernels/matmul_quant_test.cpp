@@ -1,4 +1,4 @@
-// matmul() on Q8_0 / Q4_0 / Q4_K / Q5_K / Q6_K weights, every ISA this CPU has, against fp64
+// matmul() on every quantized weight type, every ISA this CPU has, against fp64
 // references computed here from dequantize_row; and activation quantization.
 //
 // The integer kernels quantize the activations x to x̂ (8-bit, one scale d per
@@ -7,8 +7,8 @@
 //  * with the quantized activations, ref_q = Σ w·x̂: the kernels' int32 sums are
 //    exact, leaving float rounding of the scale products and the accumulation
 //    over units: |err| ≤ (units + 16) · 2^-23 · Σ |x̂|·m, where m = |w| for the
-//    _0 types and |w| + 2·dmin·m_j for Q4_K/Q5_K (their d·sc·q and min parts are
-//    summed separately in float, each up to |w| + dmin·m_j);
+//    types without a min and |w| + 2·|min| for Q4_1/Q5_1/Q2_K/Q4_K/Q5_K (their
+//    d·sc·q and min parts are summed separately in float, each up to |w| + |min|);
 //  * with the float activations, ref = Σ w·x: add |Σ w·(x - x̂)| ≤ Σ |w|·d/2,
 //    half a quantization step per element (d of that element's block).
 #include <gtest/gtest.h>
@@ -33,9 +33,34 @@
 namespace skiff {
 namespace {
 
-constexpr DType kTypes[] = {DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q5_K, DType::Q6_K};
+constexpr DType kTypes[] = {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::IQ4_NL,
+                            DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::IQ4_XS};
 
-bool k_quant(DType type) { return type == DType::Q4_K || type == DType::Q5_K || type == DType::Q6_K; }
+bool k_quant(DType type) { return dtype_info(type).block_size == 256; }
+// quantize_row writes these; the others' problems are random bytes.
+bool quantizable(DType type) { return can_quantize(type); }
+
+// Per type, where its fp16 factors (d, dmin / m) lie in a block, and which
+// bytes hold its quants and sub-block scales (zeroed, a block with a min
+// decodes to its mins alone; {0, 0}: no min).
+struct BlockFields {
+  DType type;
+  int factors[2];  // byte offsets, -1: none
+  int quants_begin, quants_end;
+};
+constexpr BlockFields kFields[] = {
+    {DType::Q8_0, {0, -1}, 0, 0},    {DType::Q4_0, {0, -1}, 0, 0},    {DType::Q4_1, {0, 2}, 4, 20},
+    {DType::Q5_0, {0, -1}, 0, 0},    {DType::Q5_1, {0, 2}, 4, 24},    {DType::IQ4_NL, {0, -1}, 0, 0},
+    {DType::Q2_K, {80, 82}, 16, 80}, {DType::Q3_K, {108, -1}, 0, 0},  {DType::Q4_K, {0, 2}, 16, 144},
+    {DType::Q5_K, {0, 2}, 16, 176},  {DType::Q6_K, {208, -1}, 0, 0}, {DType::IQ4_XS, {0, -1}, 0, 0},
+    {DType::TQ1_0, {52, -1}, 0, 0},  {DType::TQ2_0, {64, -1}, 0, 0},  {DType::MXFP4, {-1, -1}, 0, 0},
+};
+const BlockFields& fields(DType type) {
+  for (const BlockFields& f : kFields)
+    if (f.type == type) return f;
+  ADD_FAILURE() << "no BlockFields for " << dtype_info(type).name;
+  return kFields[0];
+}
 ActivationFormat format_for(DType type) { return k_quant(type) ? ActivationFormat::kQ8_K : ActivationFormat::kQ8_0; }
 int64_t scale_block(ActivationFormat f) { return f == ActivationFormat::kQ8_K ? 256 : 32; }
 
@@ -86,26 +111,32 @@ struct Problem {
 };
 
 // Weight bytes beyond what quantize_row writes: random bytes in every field
-// of a K-quant block but its fp16 factors (negative Q6_K scales, q = 0, ...);
-// or every quant at its extreme (Q8_0 -128, the largest level of the others,
-// Q6_K scales -128) against activations all +1 (quantized to 127), the
-// largest sums the integer kernels' int16 and int32 steps must hold.
+// of a block but its fp16 factors (negative Q6_K scales, q = 0, ...); or every
+// quant at its extreme (Q8_0 -128, the largest level of the unsigned types,
+// the IQ4 and Q3_K levels of largest magnitude with their most negative
+// scales, Q6_K scales -128) against activations all +1 (quantized to 127),
+// the largest sums the integer kernels' int16 and int32 steps must hold.
 enum class WeightBytes { kQuantized, kRandom, kExtreme };
+
+uint8_t extreme_byte(DType type) {
+  switch (type) {
+    case DType::Q8_0: return 0x80;
+    case DType::IQ4_NL: case DType::IQ4_XS: case DType::Q3_K: return 0x00;  // level -127 / -4, scale -32
+    default: return 0xFF;
+  }
+}
 
 void rewrite_blocks(DType type, WeightBytes how, uint8_t* row, int64_t cols, std::mt19937& rng) {
   const DTypeInfo& info = dtype_info(type);
-  const uint16_t factor = 0x1C00;  // 2^-8 for every fp16 d / dmin
+  const uint16_t factor = 0x1C00;  // 2^-8 for every fp16 d / dmin / m
   for (int64_t b = 0; b < cols / static_cast<int64_t>(info.block_size); ++b) {
     uint8_t* block = row + info.type_size * b;
     for (size_t i = 0; i < info.type_size; ++i)
-      block[i] = how == WeightBytes::kRandom ? static_cast<uint8_t>(rng()) : type == DType::Q8_0 ? 0x80 : 0xFF;
-    if (type == DType::Q6_K) {
-      if (how == WeightBytes::kExtreme) std::memset(block + 192, 0x80, 16);  // scales -128
-      std::memcpy(block + 208, &factor, 2);
-    } else {
-      std::memcpy(block, &factor, 2);
-      if (type == DType::Q4_K || type == DType::Q5_K) std::memcpy(block + 2, &factor, 2);  // dmin
-    }
+      block[i] = how == WeightBytes::kRandom ? static_cast<uint8_t>(rng()) : extreme_byte(type);
+    if (type == DType::Q6_K && how == WeightBytes::kExtreme) std::memset(block + 192, 0x80, 16);  // scales -128
+    if (type == DType::MXFP4) block[0] = 120;  // its E8M0 scale: 2^-8
+    for (int at : fields(type).factors)
+      if (at >= 0) std::memcpy(block + at, &factor, 2);
   }
 }
 
@@ -120,14 +151,17 @@ Problem make_problem(DType type, int64_t rows, int64_t cols, int n_tokens, uint3
   for (int64_t r = 0; r < rows; ++r) {
     for (float& v : w) v = dist(rng) + (r % 3 == 0 ? 0.3f : 0.0f);  // some rows off-centre
     uint8_t* row = p.weights.data() + rb * r;
-    quantize_row(type, w.data(), row, cols);
-    if (how != WeightBytes::kQuantized) rewrite_blocks(type, how, row, cols, rng);
+    if (quantizable(type)) quantize_row(type, w.data(), row, cols);
+    if (how != WeightBytes::kQuantized || !quantizable(type))
+      rewrite_blocks(type, how == WeightBytes::kQuantized ? WeightBytes::kRandom : how, row, cols, rng);
     dequantize_row(type, row, &wq[r * cols], cols);
     for (int64_t k = 0; k < cols; ++k) mag[r * cols + k] = std::fabs(wq[r * cols + k]);
-    if (type == DType::Q4_K || type == DType::Q5_K) {  // with every level 0, the row decodes to -dmin·m_j
+    const BlockFields& f = fields(type);
+    if (f.quants_end > 0) {  // with every level 0, the row decodes to its mins
       std::vector<uint8_t> mins_only(row, row + rb);
-      const size_t block = dtype_info(type).type_size;
-      for (int64_t b = 0; b < cols / 256; ++b) std::memset(&mins_only[block * b + 16], 0, block - 16);
+      const DTypeInfo& info = dtype_info(type);
+      for (int64_t b = 0; b < cols / static_cast<int64_t>(info.block_size); ++b)
+        std::memset(&mins_only[info.type_size * b + f.quants_begin], 0, f.quants_end - f.quants_begin);
       dequantize_row(type, mins_only.data(), w.data(), cols);
       for (int64_t k = 0; k < cols; ++k) mag[r * cols + k] += 2 * std::fabs(w[k]);
     }
@@ -204,7 +238,6 @@ TEST(MatmulQuant, BlocksBeyondOurQuantizerEveryIsa) {
   uint32_t seed = 900;
   for (WeightBytes how : {WeightBytes::kRandom, WeightBytes::kExtreme})
     for (DType type : kTypes) {
-      if (how == WeightBytes::kRandom && type == DType::Q4_0) continue;  // no field it does not write
       for (int n_tokens : {1, 2, 4, 5, 17}) {
         check_all_isas(make_problem(type, 48, 512, n_tokens, seed++, how));
         if (can_repack(Matrix{type, 48, 512, nullptr})) check_all_isas(make_problem(type, 48, 512, n_tokens, seed++, how), true);
@@ -267,6 +300,20 @@ TEST(MatmulQuant, RepackedRowsReadBackExactly) {
   }
 }
 
+// Formats read through the scalar kernel alone (dequantize_row, then a float
+// dot) on every ISA: random block bytes, decode and prefill token counts.
+TEST(MatmulQuant, ReadOnlyFormatsRunThroughTheScalarKernel) {
+  uint32_t seed = 700;
+  for (DType type : {DType::TQ1_0, DType::TQ2_0, DType::MXFP4}) {
+    for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512})
+      EXPECT_EQ(find_kernel(isa, type).fn, scalar_kernel(type).fn) << dtype_info(type).name;
+    for (int n_tokens : {1, 3, 17}) {
+      check_all_isas(make_problem(type, 33, 512, n_tokens, seed++, WeightBytes::kRandom));
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
 TEST(MatmulQuant, SimdKernelsAreDispatched) {
   for (Isa isa : {Isa::kAvx2, Isa::kAvx512})
     for (DType type : kTypes) {
@@ -313,7 +360,18 @@ TEST(MatmulQuant, ActivationQuantizationRoundTrip) {
       const int64_t n_scales = cols / scale_block(f);
       for (int64_t i = cols; i < l.scales; ++i) ASSERT_EQ(q.bytes[i], 0) << "padding byte " << i;
       for (int64_t i = l.scales + 4 * n_scales; i < l.sums; ++i) ASSERT_EQ(q.bytes[i], 0) << "padding byte " << i;
-      for (int64_t i = l.sums + 4 * (cols / 32); i < l.bytes; ++i) ASSERT_EQ(q.bytes[i], 0) << "padding byte " << i;
+      for (int64_t i = l.sums + 4 * (cols / 32); i < l.sums16; ++i) ASSERT_EQ(q.bytes[i], 0) << "padding byte " << i;
+      if (f == ActivationFormat::kQ8_K) {
+        for (int64_t b = 0; b < cols / 16; ++b) {
+          int32_t s = 0;
+          for (int k = 0; k < 16; ++k) s += qs[16 * b + k];
+          const double dsum16 = reinterpret_cast<const float*>(q.bytes.data() + l.sums16)[b];
+          ASSERT_EQ(dsum16, static_cast<float>(q.step[16 * b]) * static_cast<float>(s)) << "16-block " << b;
+        }
+        for (int64_t i = l.sums16 + 4 * (cols / 16); i < l.bytes; ++i) ASSERT_EQ(q.bytes[i], 0) << "padding byte " << i;
+      } else {
+        ASSERT_EQ(l.sums16, l.bytes);
+      }
     }
 }
 

@@ -6,6 +6,12 @@
 //   BF16 |e| <= 2^-8 |x|
 //   Q8_0 |e| <= A/127 * (1/2 + 127 * 2^-11)   (half a step, plus fp16 d rounding)
 //   Q4_0 |e| <= A/8 * (1 + 2^-8)             (a whole step where x = -max clamps 16 -> 15)
+//   Q4_1 |e| <= R/15 * 0.52                  (half a step, plus fp16 d and m rounding)
+//   Q5_0 |e| <= A/16 * (1 + 2^-7)            (a whole step where x = -max clamps 32 -> 31)
+//   Q5_1 |e| <= R/31 * 0.53
+//   IQ4_NL |e| <= A/127 * 14.2              (the widest table gap, 113 -> 127, where x = -max clamps)
+//   Q2_K |e| <= R/3 * 0.54                   (half a step; 4-bit scale/min rounding adds ~3%)
+//   Q3_K |e| <= A/4 * 1.05                   (a whole step where x = -max clamps, as Q4_0)
 //   Q4_K |e| <= R/15 * 0.53                  (half a step; 6-bit scale/min rounding adds ~3%)
 //   Q5_K |e| <= R/31 * 0.53                  (the same grid with 32 levels)
 //   Q6_K |e| <= A/31 * 0.51                  (half a step; 8-bit scale rounding adds ~1%)
@@ -27,7 +33,8 @@ struct Format {
   // Largest allowed |error| for element x of a block with the given A and R.
   double (*bound)(double x, double amax, double range);
   double max_rms;  // RMS error on N(0, 1) data (measured: F16 2.1e-4, BF16 1.7e-3,
-                   // Q8_0 5.4e-3, Q4_0 0.086, Q4_K 0.080, Q5_K 0.039, Q6_K 0.020)
+                   // Q8_0 5.4e-3, Q4_0 0.086, Q4_1 0.079, Q5_0 0.043, Q5_1 0.038,
+                   // IQ4_NL 0.080, Q2_K 0.357, Q3_K 0.157, Q4_K 0.080, Q5_K 0.039, Q6_K 0.020)
 };
 
 const Format kFormats[] = {
@@ -36,6 +43,12 @@ const Format kFormats[] = {
     {DType::BF16, [](double x, double, double) { return std::ldexp(std::fabs(x), -8); }, 3e-3},
     {DType::Q8_0, [](double, double a, double) { return a / 127 * (0.5 + 127.0 / 2048); }, 0.008},
     {DType::Q4_0, [](double, double a, double) { return a / 8 * (1 + 1.0 / 256); }, 0.1},
+    {DType::Q4_1, [](double, double, double r) { return r / 15 * 0.52; }, 0.1},
+    {DType::Q5_0, [](double, double a, double) { return a / 16 * (1 + 1.0 / 128); }, 0.05},
+    {DType::Q5_1, [](double, double, double r) { return r / 31 * 0.53; }, 0.05},
+    {DType::IQ4_NL, [](double, double a, double) { return a / 127 * 14.2; }, 0.1},
+    {DType::Q2_K, [](double, double, double r) { return r / 3 * 0.54; }, 0.4},
+    {DType::Q3_K, [](double, double a, double) { return a / 4 * 1.05; }, 0.18},
     {DType::Q4_K, [](double, double, double r) { return r / 15 * 0.53; }, 0.1},
     {DType::Q5_K, [](double, double, double r) { return r / 31 * 0.53; }, 0.05},
     {DType::Q6_K, [](double, double a, double) { return a / 31 * 0.51; }, 0.025},
@@ -117,6 +130,14 @@ TEST(QuantRoundTrip, RejectsPartialBlocks) {
   std::vector<uint8_t> q(1024);
   EXPECT_THROW(quantize_row(DType::Q8_0, x.data(), q.data(), 48), Error);
   EXPECT_THROW(dequantize_row(DType::Q4_K, q.data(), x.data(), 48), Error);
+}
+
+TEST(QuantRoundTrip, ReadOnlyTypesRefuseToQuantize) {
+  std::vector<float> x(256);
+  std::vector<uint8_t> q(1024);
+  EXPECT_FALSE(can_quantize(DType::IQ4_XS));
+  EXPECT_THROW(quantize_row(DType::IQ4_XS, x.data(), q.data(), 256), Error);
+  for (const Format& f : kFormats) EXPECT_TRUE(can_quantize(f.type)) << dtype_info(f.type).name;
 }
 
 }  // namespace

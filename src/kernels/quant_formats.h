@@ -1,0 +1,58 @@
+// The (de)quantizers of the formats beyond quant.cpp's own, and the scalar
+// helpers they share with it. Internal to src/kernels' generic files (never
+// included by a per-ISA file: the inline helpers must have one, generic copy).
+// Each function takes nb blocks.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "kernels/fp16.h"
+
+namespace skiff {
+
+// IQ4_NL's and IQ4_XS's 16 levels (a non-linear grid, ggml-common.h's kvalues_iq4nl).
+constexpr int8_t kIq4Levels[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+
+// The smallest fp16 not below v (v >= 0), so a scale stored in fp16 still
+// covers the range it was computed for.
+inline uint16_t fp16_round_up(float v) {
+  uint16_t h = f32_to_fp16(v);
+  if (fp16_to_f32(h) < v) ++h;
+  return h;
+}
+
+// Smallest multiplier k in 0..kmax with k * unit >= v (kmax when it does not fit).
+inline int ceil_multiple(float v, float unit, int kmax) {
+  if (unit <= 0) return 0;
+  return std::clamp(static_cast<int>(std::ceil(v / unit)), 0, kmax);
+}
+
+inline int round_clamped(float v, int lo, int hi) { return std::clamp(static_cast<int>(std::lround(v)), lo, hi); }
+
+// quant_blocks32.cpp: blocks of 32 with one fp16 scale (and a min for _1).
+void dequantize_q4_1(const uint8_t* src, float* y, int64_t nb);
+void dequantize_q5_0(const uint8_t* src, float* y, int64_t nb);
+void dequantize_q5_1(const uint8_t* src, float* y, int64_t nb);
+void dequantize_iq4_nl(const uint8_t* src, float* y, int64_t nb);
+// As ggml's quantize_row_*_ref (bit-exact).
+void quantize_q4_1(const float* x, uint8_t* dst, int64_t nb);
+void quantize_q5_0(const float* x, uint8_t* dst, int64_t nb);
+void quantize_q5_1(const float* x, uint8_t* dst, int64_t nb);
+// Nearest table level on the scale that maps the largest |x| to -127 (not ggml's search).
+void quantize_iq4_nl(const float* x, uint8_t* dst, int64_t nb);
+
+// quant_k_low.cpp: super-blocks of 256.
+void dequantize_q2_k(const uint8_t* src, float* y, int64_t nb);
+void dequantize_q3_k(const uint8_t* src, float* y, int64_t nb);
+void dequantize_iq4_xs(const uint8_t* src, float* y, int64_t nb);
+// Max-abs / min-max quantizers, as quant.cpp's Q4_K (not ggml's search).
+void quantize_q2_k(const float* x, uint8_t* dst, int64_t nb);
+void quantize_q3_k(const float* x, uint8_t* dst, int64_t nb);
+
+// quant_other.cpp: read only, through the scalar kernel.
+void dequantize_tq1_0(const uint8_t* src, float* y, int64_t nb);
+void dequantize_tq2_0(const uint8_t* src, float* y, int64_t nb);
+void dequantize_mxfp4(const uint8_t* src, float* y, int64_t nb);
+
+}  // namespace skiff

@@ -6,7 +6,11 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cassert>
+#include <cstdlib>
+#include <string_view>
+#include <cmath>
 #include <vector>
 
 #include "base/error.h"
@@ -93,10 +97,132 @@ void run_units(const std::vector<Job>& jobs, int64_t u0, int64_t u1) {
   }
 }
 
+// Integer kernels quantize each token's activations with one scale per block
+// of 32 or 256 values. A value many times its row's RMS (the "massive
+// activations" of Qwen2 and Gemma at attention-sink tokens, up to ~30x) then
+// leaves the other values of its block a few levels each, and the token's
+// output is off by whole logits. Such values are moved to an extra row of
+// their own, which quantizes exactly (one value per block, or a few of one
+// size), and the products of both rows are added: W·x = W·(x - o) + W·o.
+constexpr float kOutlierRatio = 16.0f;
+
+struct OutlierSplit {
+  std::vector<float> rest;      // x with the outliers zeroed [n_tokens, cols]
+  std::vector<float> outliers;  // the outliers of each token that has some [n_split, cols]
+  std::vector<int> tokens;      // which token each outlier row belongs to
+};
+
+// False when no token has an outlier (the common case: x is used as it is).
+bool split_outliers(const float* x, int n_tokens, int64_t cols, OutlierSplit& split) {
+  for (int t = 0; t < n_tokens; ++t) {
+    const float* row = x + t * cols;
+    double sum_sq = 0;
+    float amax = 0;
+    for (int64_t i = 0; i < cols; ++i) {
+      sum_sq += double(row[i]) * row[i];
+      amax = std::max(amax, std::fabs(row[i]));
+    }
+    const float limit = kOutlierRatio * static_cast<float>(std::sqrt(sum_sq / cols));
+    if (!(amax > limit)) continue;  // also NaN rows: quantize_q8_span handles them
+    if (split.rest.empty()) split.rest.assign(x, x + n_tokens * cols);
+    split.tokens.push_back(t);
+    split.outliers.resize(split.tokens.size() * cols, 0.0f);
+    float* out = split.outliers.data() + (split.tokens.size() - 1) * cols;
+    for (int64_t i = 0; i < cols; ++i)
+      if (std::fabs(row[i]) > limit) {
+        out[i] = row[i];
+        split.rest[t * cols + i] = 0.0f;
+      }
+  }
+  return !split.tokens.empty();
+}
+
+ActivationFormat format_of(const MatmulProduct& p) { return find_kernel(active_isa(), *p.w).activations; }
+
+bool reads_int8(std::span<const MatmulProduct> products) {
+  return std::any_of(products.begin(), products.end(),
+                     [](const MatmulProduct& p) { return format_of(p) != ActivationFormat::kF32; });
+}
+
+ActivationPrecision precision_from_env() {
+  const char* name = std::getenv("SKIFF_ACTIVATIONS");
+  if (!name || std::string_view(name) == "int8") return ActivationPrecision::kInt8;
+  if (std::string_view(name) == "refined") return ActivationPrecision::kRefined;
+  fail("SKIFF_ACTIVATIONS={} is not one of int8, refined", name);
+}
+
+std::atomic<ActivationPrecision>& precision_setting() {
+  static std::atomic<ActivationPrecision> precision{precision_from_env()};
+  return precision;
+}
+
+void run_products(std::span<const MatmulProduct> products, const float* x, int n_tokens);
+void run_refined(std::span<const MatmulProduct> products, const float* x, int n_tokens);
+
 }  // namespace
+
+ActivationPrecision activation_precision() { return precision_setting().load(); }
+void set_activation_precision(ActivationPrecision precision) { precision_setting().store(precision); }
 
 void matmul_many(std::span<const MatmulProduct> products, const float* x, int n_tokens) {
   if (products.empty()) return;
+  if (!reads_int8(products)) return run_products(products, x, n_tokens);
+  if (activation_precision() == ActivationPrecision::kRefined) return run_refined(products, x, n_tokens);
+  OutlierSplit split;
+  if (!split_outliers(x, n_tokens, products[0].w->cols, split)) return run_products(products, x, n_tokens);
+  run_products(products, split.rest.data(), n_tokens);
+  const int n_split = static_cast<int>(split.tokens.size());
+  std::vector<std::vector<float>> extra(products.size());
+  std::vector<MatmulProduct> extra_products;
+  for (size_t p = 0; p < products.size(); ++p) {
+    extra[p].resize(static_cast<size_t>(n_split) * products[p].w->rows);
+    extra_products.push_back({products[p].w, extra[p].data()});
+  }
+  run_products(extra_products, split.outliers.data(), n_split);
+  for (size_t p = 0; p < products.size(); ++p) {
+    const int64_t rows = products[p].w->rows;
+    for (int i = 0; i < n_split; ++i) {
+      float* y = products[p].y + split.tokens[i] * rows;
+      const float* e = extra[p].data() + i * rows;
+      for (int64_t r = 0; r < rows; ++r) y[r] += e[r];
+    }
+  }
+}
+
+namespace {
+
+// kRefined: per activation format, the rows [x; x - Q(x)] in one pass over
+// each matrix, and y = the sum of each token's two rows.
+void run_refined(std::span<const MatmulProduct> products, const float* x, int n_tokens) {
+  const int64_t cols = products[0].w->cols;
+  for (ActivationFormat format : {ActivationFormat::kF32, ActivationFormat::kQ8_0, ActivationFormat::kQ8_K}) {
+    std::vector<MatmulProduct> group;
+    for (const MatmulProduct& p : products)
+      if (format_of(p) == format) group.push_back(p);
+    if (group.empty()) continue;
+    if (format == ActivationFormat::kF32) {
+      run_products(group, x, n_tokens);
+      continue;
+    }
+    std::vector<float> rows(static_cast<size_t>(2) * n_tokens * cols);
+    std::copy(x, x + n_tokens * cols, rows.begin());
+    for (int t = 0; t < n_tokens; ++t)
+      activation_residual(format, x + t * cols, rows.data() + (n_tokens + t) * cols, cols);
+    std::vector<std::vector<float>> outputs(group.size());
+    std::vector<MatmulProduct> doubled;
+    for (size_t p = 0; p < group.size(); ++p) {
+      outputs[p].resize(static_cast<size_t>(2) * n_tokens * group[p].w->rows);
+      doubled.push_back({group[p].w, outputs[p].data()});
+    }
+    run_products(doubled, rows.data(), 2 * n_tokens);
+    for (size_t p = 0; p < group.size(); ++p) {
+      const int64_t n = n_tokens * group[p].w->rows;
+      for (int64_t i = 0; i < n; ++i) group[p].y[i] = outputs[p][i] + outputs[p][n + i];
+    }
+  }
+}
+
+void run_products(std::span<const MatmulProduct> products, const float* x, int n_tokens) {
   const int64_t cols = products[0].w->cols;
   std::vector<Job> jobs;
   int64_t n_units = 0, work = 0;
@@ -153,6 +279,8 @@ void matmul_many(std::span<const MatmulProduct> products, const float* x, int n_
     run_units(jobs, n_units * id / nt, n_units * (id + 1) / nt);
   }
 }
+
+}  // namespace
 
 void matmul(const Matrix& w, const float* x, int n_tokens, float* y) {
   const MatmulProduct product{&w, y};

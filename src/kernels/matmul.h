@@ -43,6 +43,18 @@ struct MatmulProduct {
 // Every matrix must have the same number of columns.
 void matmul_many(std::span<const MatmulProduct> products, const float* x, int n_tokens);
 
+// How precisely the integer kernels see the activations. kInt8 quantizes each
+// token's row once to int8 blocks (as llama.cpp does): relative noise ~1% per
+// product, enough to flip ~1.5% of a real model's top-1 tokens against an exact
+// forward pass. kRefined also runs the quantization's residual x - Q(x)
+// through the same kernel as a second row in the same pass over the weights:
+// ~15-bit activations (the top-1 tokens and perplexity of an exact pass), at
+// twice the integer work (free while decode is memory bound, 2x in prefill).
+enum class ActivationPrecision { kInt8, kRefined };
+// SKIFF_ACTIVATIONS=int8|refined, else kInt8. Process-wide, like the ISA.
+ActivationPrecision activation_precision();
+void set_activation_precision(ActivationPrecision precision);
+
 // Dequantizes row r of w into out[cols].
 void matrix_row(const Matrix& w, int64_t r, float* out);
 

@@ -64,6 +64,17 @@ size_t activation_row_bytes(ActivationFormat format, int64_t cols) {
   return static_cast<size_t>(act_layout(format, cols).bytes);
 }
 
+void activation_residual(ActivationFormat format, const float* x, float* r, int64_t cols) {
+  check_cols(format, cols);
+  const int64_t block = format == ActivationFormat::kQ8_0 ? 32 : 256;
+  int8_t q[256];
+  int32_t sums[8];
+  for (int64_t b = 0; b < cols; b += block) {
+    const float d = quantize_q8_span(x + b, q, block, sums);
+    for (int64_t i = 0; i < block; ++i) r[b + i] = x[b + i] - d * static_cast<float>(q[i]);
+  }
+}
+
 void quantize_activation_row(ActivationFormat format, const float* x, void* out, int64_t cols) {
   check_cols(format, cols);
   const ActLayout l = act_layout(format, cols);

@@ -19,6 +19,9 @@ enum class ActivationFormat {
 
 // Bytes of one quantized activation row of `cols` elements (0 for kF32).
 size_t activation_row_bytes(ActivationFormat format, int64_t cols);
+// r = x - the row quantize_activation_row makes of x, dequantized: what the
+// integer kernels do not see of x.
+void activation_residual(ActivationFormat format, const float* x, float* r, int64_t cols);
 // Quantizes one activation row for the integer kernels.
 void quantize_activation_row(ActivationFormat format, const float* x, void* out, int64_t cols);
 

@@ -161,7 +161,8 @@ size_t match_llama3_family(const Codepoints& cps, size_t pos, size_t end, size_t
   if (!is_newline(cp) && !is_number(cp) && pos + 1 < end && is_letter(cps[pos + 1])) {
     return 1 + run_length(cps, pos + 1, end, is_letter);
   }
-  if (is_number(cp)) return std::min(max_digits, run_length(cps, pos, end, is_number));
+  // Bounded before scanning: measuring a megabyte of digits per match would be quadratic.
+  if (is_number(cp)) return run_length(cps, pos, std::min(end, pos + max_digits), is_number);
   const size_t space = cp == ' ' && pos + 1 < end ? 1 : 0;
   if (is_other(cps[pos + space])) {
     const size_t n = space + run_length(cps, pos + space, end, is_other);

@@ -4,7 +4,7 @@
 // Runs every GGUF vocabulary given (encode, no special parsing) and every
 // pre-tokenizer type alone.
 //
-//   bench_tokenizer [--bytes 1048576] [--skip-types] [VOCAB.gguf ...]
+//   bench_tokenizer [--bytes 1048576] [--skip-types] [--parse-special] [VOCAB.gguf ...]
 //   (no vocabularies: those with vectors in $SKIFF_MODELS/vocab, by default
 //   ../shared/models/vocab from the repository root)
 #include <fmt/format.h>
@@ -38,6 +38,7 @@ std::vector<Input> inputs() {
       {"U+00E9 x N", "\xC3\xA9"},
       {"U+4E2D x N", "\xE4\xB8\xAD"},
       {"a + U+0301 x N", "\xCC\x81"},  // the base letter is put in front below
+      {"'a\\n' x N", "a\n"},          // many fragments between special tokens
       {"text", "Hello world, it's 2026! \xE4\xBD\xA0\xE5\xA5\xBD  \n\tcaf\xC3\xA9 12345 "},
   };
 }
@@ -69,12 +70,15 @@ void measure(const std::string& what, const std::function<void(const std::string
 int main(int argc, char** argv) {
   size_t bytes = size_t{1} << 20;
   bool skip_types = false;
+  bool parse_special = false;
   std::vector<std::string> vocabs;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--bytes") && i + 1 < argc) {
       bytes = std::stoull(argv[++i]);
     } else if (!std::strcmp(argv[i], "--skip-types")) {
       skip_types = true;
+    } else if (!std::strcmp(argv[i], "--parse-special")) {
+      parse_special = true;
     } else {
       vocabs.push_back(argv[i]);
     }
@@ -92,7 +96,7 @@ int main(int argc, char** argv) {
   for (const std::string& path : vocabs) {
     const auto tokenizer = skiff::Tokenizer::from_gguf(skiff::gguf::GgufFile(path));
     const std::string name = path.substr(path.find_last_of('/') + 1);
-    measure(name, [&](const std::string& text) { tokenizer->encode(text, false, false); }, bytes);
+    measure(name, [&](const std::string& text) { tokenizer->encode(text, false, parse_special); }, bytes);
   }
   if (skip_types) return 0;
   for (const std::string_view name : skiff::pre_tokenizer_names()) {

@@ -13,10 +13,13 @@ namespace skiff {
 
 namespace {
 
-// Ids outside the vocabulary are ignored with the default kept, as llama.cpp does.
+// Ids outside the vocabulary are ignored with the default kept, and a default
+// outside it is none, as llama.cpp does (GPT-2's default 11 in a small vocabulary).
 int32_t read_token_id(const gguf::GgufFile& file, const std::string& key, int32_t fallback, size_t n_tokens) {
-  const int64_t id = file.get_int(key, fallback);
-  return id >= 0 && static_cast<uint64_t>(id) < n_tokens ? static_cast<int32_t>(id) : fallback;
+  auto in_vocab = [&](int64_t id) { return id >= 0 && static_cast<uint64_t>(id) < n_tokens; };
+  const int32_t usable_fallback = in_vocab(fallback) ? fallback : -1;
+  const int64_t id = file.get_int(key, usable_fallback);
+  return in_vocab(id) ? static_cast<int32_t>(id) : usable_fallback;
 }
 
 std::vector<TokenType> read_token_types(const gguf::GgufFile& file) {

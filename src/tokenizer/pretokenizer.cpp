@@ -190,42 +190,46 @@ Matcher fast_matcher_for(std::string_view regex) {
 struct Pass {
   Matcher fast = nullptr;
   std::optional<Regex> regex;
-
-  // The match length at pos in [begin, end), or -1.
-  ptrdiff_t match(const Codepoints& cps, size_t begin, size_t pos, size_t end) const {
-    if (fast) {
-      const size_t n = fast(cps, pos, end);
-      return n == 0 ? -1 : static_cast<ptrdiff_t>(n);
-    }
-    return regex->match_at(cps, begin, pos, end);
-  }
 };
 
-// One regex pass as llama.cpp's unicode_regex_split applies it: every match
+// One stretch split as llama.cpp's unicode_regex_split does it: every match
 // and every stretch between matches becomes a range of its own. An empty
 // match only cuts the text where it is (llama.cpp makes an empty word there,
-// which tokenizes to nothing).
+// which tokenizes to nothing). match_at(pos) is the match length or -1.
+template <typename MatchAt>
+void split_range(const Range& range, MatchAt&& match_at, std::vector<Range>& out) {
+  size_t unmatched = range.begin;
+  size_t pos = range.begin;
+  while (pos < range.end) {
+    const ptrdiff_t n = match_at(pos);
+    if (n < 0) {
+      ++pos;
+      continue;
+    }
+    if (unmatched < pos) out.push_back({unmatched, pos});
+    if (n == 0) {
+      unmatched = pos++;
+      continue;
+    }
+    out.push_back({pos, pos + static_cast<size_t>(n)});
+    pos += static_cast<size_t>(n);
+    unmatched = pos;
+  }
+  if (unmatched < range.end) out.push_back({unmatched, range.end});
+}
+
 std::vector<Range> split(const Codepoints& cps, const std::vector<Range>& ranges, const Pass& pass) {
   std::vector<Range> out;
   for (const Range& range : ranges) {
-    size_t unmatched = range.begin;
-    size_t pos = range.begin;
-    while (pos < range.end) {
-      const ptrdiff_t n = pass.match(cps, range.begin, pos, range.end);
-      if (n < 0) {
-        ++pos;
-        continue;
-      }
-      if (unmatched < pos) out.push_back({unmatched, pos});
-      if (n == 0) {
-        unmatched = pos++;
-        continue;
-      }
-      out.push_back({pos, pos + static_cast<size_t>(n)});
-      pos += static_cast<size_t>(n);
-      unmatched = pos;
+    if (pass.fast) {
+      split_range(range, [&](size_t pos) {
+        const size_t n = pass.fast(cps, pos, range.end);
+        return n == 0 ? ptrdiff_t{-1} : static_cast<ptrdiff_t>(n);
+      }, out);
+    } else {
+      RegexSearch search(*pass.regex, cps, range.begin, range.end);
+      split_range(range, [&](size_t pos) { return search.match_at(pos); }, out);
     }
-    if (unmatched < range.end) out.push_back({unmatched, range.end});
   }
   return out;
 }

@@ -71,7 +71,8 @@ struct CharSet {
 
 struct Node {
   enum Kind { kSet, kSequence, kAlternation, kRepeat, kLookahead, kNegativeLookahead, kWordBoundary, kEnd };
-  Kind kind = kSequence;
+  explicit Node(Kind k) : kind(k) {}
+  Kind kind;
   int set = -1;
   int min = 1;
   int max = 1;  // -1: unbounded
@@ -80,9 +81,11 @@ struct Node {
 
 struct Inst {
   enum Op { kSet, kSplit, kJump, kLookahead, kNegativeLookahead, kWordBoundary, kEnd, kMatch };
+  Inst(Op o, int first = 0) : op(o), a(first) {}
   Op op;
-  int a = 0;  // kSet: set; kSplit: preferred target; kJump: target; lookaheads: code
-  int b = 0;  // kSplit: the other target
+  int a = 0;     // kSet: set; kSplit: preferred target; kJump: target; lookaheads: code
+  int b = 0;     // kSplit: the other target
+  int slot = 0;  // kSplit: its row in the memo of failed states
 };
 
 }  // namespace
@@ -90,6 +93,7 @@ struct Inst {
 struct Regex::Program {
   std::vector<CharSet> sets;
   std::vector<std::vector<Inst>> codes;  // codes[0] is the pattern; the others its lookaheads
+  int n_splits = 0;
 };
 
 namespace {
@@ -428,6 +432,7 @@ class Compiler {
 struct Thread {
   int pc;
   size_t pos;
+  int failed_slot;  // >= 0: not a thread but a marker; popping it means the split at (slot, pos) failed
 };
 
 bool is_word_at(const std::vector<uint32_t>& cps, size_t begin, size_t end, size_t i, bool before) {
@@ -435,27 +440,66 @@ bool is_word_at(const std::vector<uint32_t>& cps, size_t begin, size_t end, size
   return (properties_of(cps[before ? i - 1 : i]) & kWord) != 0;
 }
 
+}  // namespace
+
+// Whether the rest of the pattern from a split at a position can match
+// depends only on that split and position (no backreferences), not on where
+// the match began. Splits whose every continuation failed are remembered, so
+// each (split, position) is explored at most once per stretch: without this,
+// \s*[\r\n]+ rescans a long whitespace run from every start, which is
+// quadratic.
+class RegexSearch::FailedSplits {
+ public:
+  FailedSplits(int n_splits, size_t positions) : positions_(positions), bits_((n_splits * positions + 63) / 64) {}
+  bool test(int slot, size_t offset) const { return (bits_[index(slot, offset) / 64] >> (index(slot, offset) % 64)) & 1; }
+  void set(int slot, size_t offset) { bits_[index(slot, offset) / 64] |= uint64_t{1} << (index(slot, offset) % 64); }
+
+ private:
+  size_t index(int slot, size_t offset) const { return static_cast<size_t>(slot) * positions_ + offset; }
+  size_t positions_;
+  std::vector<uint64_t> bits_;
+};
+
+RegexSearch::RegexSearch(const Regex& regex, const std::vector<uint32_t>& cps, size_t begin, size_t end)
+    : program_(*regex.program_), cps_(cps), begin_(begin), end_(end),
+      failed_(std::make_unique<FailedSplits>(program_.n_splits, end - begin + 1)) {}
+
+RegexSearch::~RegexSearch() = default;
+
+ptrdiff_t RegexSearch::match_at(size_t pos) {
+  size_t match_end = 0;
+  if (!run(0, pos, match_end)) return -1;
+  return static_cast<ptrdiff_t>(match_end - pos);
+}
+
 // Backtracking over an explicit stack; the first thread to reach kMatch wins,
 // which is the leftmost-first (ECMAScript) choice. Lookaheads recurse, one
 // level per nesting in the pattern.
-bool run(const Regex::Program& program, int code_index, const std::vector<uint32_t>& cps, size_t begin,
-         size_t start, size_t end, size_t& match_end) {
-  const std::vector<Inst>& code = program.codes[code_index];
-  std::vector<Thread> stack{{0, start}};
+bool RegexSearch::run(int code_index, size_t start, size_t& match_end) {
+  const std::vector<Inst>& code = program_.codes[code_index];
+  std::vector<Thread> stack{{0, start, -1}};
   while (!stack.empty()) {
-    auto [pc, pos] = stack.back();
+    auto [pc, pos, failed_slot] = stack.back();
     stack.pop_back();
+    if (failed_slot >= 0) {
+      failed_->set(failed_slot, pos - begin_);
+      continue;
+    }
     for (bool alive = true; alive;) {
       const Inst& inst = code[pc];
       switch (inst.op) {
         case Inst::kSet:
-          alive = pos < end && program.sets[inst.a].contains(cps[pos]);
+          alive = pos < end_ && program_.sets[inst.a].contains(cps_[pos]);
           ++pos;
           ++pc;
           break;
         case Inst::kSplit:
-          stack.push_back({inst.b, pos});
-          pc = inst.a;
+          alive = !failed_->test(inst.slot, pos - begin_);
+          if (alive) {
+            stack.push_back({pc, pos, inst.slot});
+            stack.push_back({inst.b, pos, -1});
+            pc = inst.a;
+          }
           break;
         case Inst::kJump:
           pc = inst.a;
@@ -463,16 +507,16 @@ bool run(const Regex::Program& program, int code_index, const std::vector<uint32
         case Inst::kLookahead:
         case Inst::kNegativeLookahead: {
           size_t ignored = 0;
-          alive = run(program, inst.a, cps, begin, pos, end, ignored) == (inst.op == Inst::kLookahead);
+          alive = run(inst.a, pos, ignored) == (inst.op == Inst::kLookahead);
           ++pc;
           break;
         }
         case Inst::kWordBoundary:
-          alive = is_word_at(cps, begin, end, pos, true) != is_word_at(cps, begin, end, pos, false);
+          alive = is_word_at(cps_, begin_, end_, pos, true) != is_word_at(cps_, begin_, end_, pos, false);
           ++pc;
           break;
         case Inst::kEnd:
-          alive = pos == end;
+          alive = pos == end_;
           ++pc;
           break;
         case Inst::kMatch:
@@ -484,11 +528,14 @@ bool run(const Regex::Program& program, int code_index, const std::vector<uint32
   return false;
 }
 
-}  // namespace
-
 Regex::Regex(std::string_view pattern) : program_(std::make_unique<Program>()) {
   const Node root = Parser(pattern, program_->sets).parse();
   Compiler(*program_).compile_code(root);
+  for (auto& code : program_->codes) {
+    for (Inst& inst : code) {
+      if (inst.op == Inst::kSplit) inst.slot = program_->n_splits++;
+    }
+  }
 }
 
 Regex::~Regex() = default;
@@ -496,9 +543,7 @@ Regex::Regex(Regex&&) noexcept = default;
 Regex& Regex::operator=(Regex&&) noexcept = default;
 
 ptrdiff_t Regex::match_at(const std::vector<uint32_t>& cps, size_t begin, size_t pos, size_t end) const {
-  size_t match_end = 0;
-  if (!run(*program_, 0, cps, begin, pos, end, match_end)) return -1;
-  return static_cast<ptrdiff_t>(match_end - pos);
+  return RegexSearch(*this, cps, begin, end).match_at(pos);
 }
 
 }  // namespace skiff

@@ -7,7 +7,7 @@
 // \P{..}), \b, $, \x{HHHH} and escaped characters.
 // Matching is leftmost-first backtracking, as std::regex (ECMAScript) does,
 // run on an explicit stack so a megabyte-long run cannot exhaust the C++
-// stack.
+// stack, with failed states remembered so no text is rescanned (RegexSearch).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -34,7 +34,30 @@ class Regex {
   struct Program;  // the compiled pattern (regex.cpp)
 
  private:
+  friend class RegexSearch;
   std::unique_ptr<Program> program_;
+};
+
+// Matches of one regex at successive positions of one stretch of text, as a
+// split by the regex tries them. It remembers what failed from one position
+// to the next, so trying every position of the stretch costs time linear in
+// its length for a given pattern (Regex::match_at alone may rescan).
+class RegexSearch {
+ public:
+  RegexSearch(const Regex& regex, const std::vector<uint32_t>& cps, size_t begin, size_t end);
+  ~RegexSearch();
+  // As Regex::match_at, pos in [begin, end).
+  ptrdiff_t match_at(size_t pos);
+
+ private:
+  class FailedSplits;
+  bool run(int code_index, size_t start, size_t& match_end);
+
+  const Regex::Program& program_;
+  const std::vector<uint32_t>& cps_;
+  size_t begin_;
+  size_t end_;
+  std::unique_ptr<FailedSplits> failed_;
 };
 
 }  // namespace skiff

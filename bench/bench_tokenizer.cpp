@@ -4,7 +4,7 @@
 // Runs every GGUF vocabulary given (encode, no special parsing) and every
 // pre-tokenizer type alone.
 //
-//   bench_tokenizer [--bytes 1048576] [--skip-types] [--parse-special] [VOCAB.gguf ...]
+//   bench_tokenizer [--bytes 1048576] [--skip-types] [--skip-vocabs] [--parse-special] [VOCAB.gguf ...]
 //   (no vocabularies: those with vectors in $SKIFF_MODELS/vocab, by default
 //   ../shared/models/vocab from the repository root)
 #include <fmt/format.h>
@@ -71,19 +71,22 @@ int main(int argc, char** argv) {
   size_t bytes = size_t{1} << 20;
   bool skip_types = false;
   bool parse_special = false;
+  bool skip_vocabs = false;
   std::vector<std::string> vocabs;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--bytes") && i + 1 < argc) {
       bytes = std::stoull(argv[++i]);
     } else if (!std::strcmp(argv[i], "--skip-types")) {
       skip_types = true;
+    } else if (!std::strcmp(argv[i], "--skip-vocabs")) {
+      skip_vocabs = true;
     } else if (!std::strcmp(argv[i], "--parse-special")) {
       parse_special = true;
     } else {
       vocabs.push_back(argv[i]);
     }
   }
-  if (vocabs.empty()) {
+  if (vocabs.empty() && !skip_vocabs) {
     const char* env = std::getenv("SKIFF_MODELS");
     const std::string models = env && *env ? env : "../shared/models";
     for (const char* name : {"gpt-2", "llama-bpe", "qwen2", "qwen35", "command-r", "deepseek-coder", "mpt",

@@ -1,7 +1,11 @@
-// Byte-level BPE encoding: pre-tokenize into words, map each word's bytes to
-// GPT-2's printable characters, then merge adjacent parts by merge rank
-// (lowest first, leftmost on ties) until no ranked pair is left.
+// BPE encoding as llama.cpp's llm_tokenizer_bpe_session does it: pre-tokenize
+// into words, map each word's bytes to GPT-2's printable characters (byte-level
+// types) or keep its UTF-8 (SentencePiece-style types), then merge adjacent
+// parts by merge rank (lowest first, leftmost on ties) until no ranked pair is
+// left.
 #include <queue>
+
+#include <fmt/format.h>
 
 #include "tokenizer/unicode.h"
 #include "tokenizer/vocab.h"
@@ -93,32 +97,42 @@ class BpeMerger {
   std::priority_queue<Candidate, std::vector<Candidate>, WorseCandidate> queue_;
 };
 
-void emit_part(const Vocab& vocab, std::string_view part, std::vector<int32_t>& out) {
+// As llama.cpp: a part outside the vocabulary is spelled byte by byte where it
+// can be, with the byte's own token (byte-level) or its <0xAB> token.
+void emit_part(const Vocab& vocab, std::string_view part, bool byte_level, std::vector<int32_t>& out) {
   const int32_t id = vocab.find(part);
   if (id >= 0) {
     out.push_back(id);
     return;
   }
-  // As llama.cpp: a part outside the vocabulary is spelled byte by byte where it can be.
   for (const char byte : part) {
-    const int32_t byte_id = vocab.find(std::string_view(&byte, 1));
+    const int32_t byte_id = byte_level ? vocab.find(std::string_view(&byte, 1))
+                                       : vocab.find(fmt::format("<0x{:02X}>", static_cast<uint8_t>(byte)));
     if (byte_id >= 0) out.push_back(byte_id);
   }
+}
+
+// Whether a word skips merging: a whole token under ignore_merges, or for
+// Gemma 4 a run of newlines that is a token (llama.cpp's fix for "\n\n").
+bool is_whole_token_word(const Vocab& vocab, std::string_view word) {
+  if (vocab.ignore_merges) return true;
+  return vocab.pre == PreTokenizer::Gemma4 && word.find_first_not_of('\n') == std::string_view::npos;
 }
 
 }  // namespace
 
 void bpe_tokenize(const Vocab& vocab, std::string_view text, std::vector<int32_t>& out) {
+  const bool byte_level = pre_tokenizer_byte_encodes(vocab.pre);
   for (const std::string& word : pre_tokenize(text, vocab.pre)) {
-    const std::string encoded = byte_level_encode(word);
-    if (vocab.ignore_merges) {
+    const std::string encoded = byte_level ? byte_level_encode(word) : word;
+    if (is_whole_token_word(vocab, encoded)) {
       const int32_t id = vocab.find(encoded);
       if (id >= 0) {
         out.push_back(id);
         continue;
       }
     }
-    for (const std::string_view part : BpeMerger(vocab, encoded).run()) emit_part(vocab, part, out);
+    for (const std::string_view part : BpeMerger(vocab, encoded).run()) emit_part(vocab, part, byte_level, out);
   }
 }
 

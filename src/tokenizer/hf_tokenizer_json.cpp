@@ -68,6 +68,8 @@ PreTokenizer pre_tokenizer_of_regex(const std::string& regex) {
        PreTokenizer::Llama3},
       {R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)",
        PreTokenizer::Qwen2},
+      {R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)",
+       PreTokenizer::Qwen35},
   };
   for (const auto& [known, type] : kRegexes) {
     if (regex == known) return type;

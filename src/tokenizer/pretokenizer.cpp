@@ -1,51 +1,111 @@
 #include "tokenizer/pretokenizer.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
-#include <utility>
+#include <optional>
 
 #include "base/error.h"
+#include "tokenizer/regex.h"
 #include "tokenizer/unicode.h"
 
 namespace skiff {
 
-PreTokenizer pre_tokenizer_from_name(std::string_view name) {
-  static const std::pair<std::string_view, PreTokenizer> kNames[] = {
-      {"default", PreTokenizer::Default},
-      {"gpt-2", PreTokenizer::Gpt2},
-      {"gpt2", PreTokenizer::Gpt2},
-      {"mpt", PreTokenizer::Gpt2},
-      {"olmo", PreTokenizer::Gpt2},
-      {"jais", PreTokenizer::Gpt2},
-      {"deepseek-coder", PreTokenizer::DeepseekCoder},
-      {"llama3", PreTokenizer::Llama3},
-      {"llama-v3", PreTokenizer::Llama3},
-      {"llama-bpe", PreTokenizer::Llama3},
-      {"dbrx", PreTokenizer::Llama3},
-      {"smaug-bpe", PreTokenizer::Llama3},
-      {"qwen2", PreTokenizer::Qwen2},
-      {"stablelm2", PreTokenizer::Qwen2},
-  };
-  for (const auto& [known, type] : kNames) {
-    if (name == known) return type;
+namespace {
+
+// llama.cpp's regexes (llm_tokenizer_bpe's regex_exprs), in its adapted
+// forms: (?i:...) spelled out as [sS] pairs, \p{Lu}-style classes as
+// lookaheads where llama.cpp rewrote them.
+constexpr std::string_view kGpt2 = R"re('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S))re";
+constexpr std::string_view kLlama3 =
+    R"re((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)re";
+constexpr std::string_view kQwen2 =
+    R"re((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)re";
+constexpr std::string_view kNewlineRuns = R"re([^\n]+|[\n]+)re";
+constexpr std::string_view kCjk = R"re([一-龥ࠀ-一가-퟿]+)re";
+constexpr std::string_view kPoro = R"re( ?[^(\s|.,!?…。，、।۔،)]+)re";
+
+std::vector<std::string_view> regexes_of(PreTokenizer type) {
+  using T = PreTokenizer;
+  switch (type) {
+    case T::Default: return {R"re([\p{P}\$\+<=>\^~\|]+)re", kGpt2, R"re(\p{N}+)re", R"re([0-9][0-9][0-9])re"};
+    case T::Gpt2: return {kGpt2};
+    case T::DeepseekCoder: return {R"re([\r\n])re", R"re(\s?\p{L}+)re", R"re(\s?\p{P}+)re", kCjk, R"re(\p{N})re"};
+    case T::Llama3: return {kLlama3};
+    case T::Qwen2: return {kQwen2};
+    case T::Qwen35:
+      return {R"re((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)re"};
+    case T::Starcoder: return {R"re(\p{N})re", kGpt2};
+    case T::Falcon: return {R"re([\p{P}\$\+<=>\^~\|`]+)re", kGpt2, R"re([0-9][0-9][0-9])re"};
+    case T::DeepseekLlm:
+      // \x{...} for the characters (Greek with tonos, Ohm and Kelvin signs)
+      // that Unicode normalization would silently change in a source file.
+      return {R"re([\r\n])re",
+              R"re(\s?[A-Za-zµÀ-ÖØ-öø-ƺƼ-ƿǄ-ʓʕ-ʯͰ-ͳͶͷͻ-ͽͿΆΈ-ΊΌΎ-ΡΣ-ϵϷ-ҁҊ-ԯԱ-ՖႠ-ჅᎠ-Ᏽᏸ-ᏽᲐ-ᲺᲽ-Ჿᴀ-ᴫᵫ-ᵷᵹ-ᶚḀ-ἕἘ-Ἕἠ-ὅὈ-Ὅὐ-ὗὙὛὝὟ-\x{1F7D}ᾀ-ᾴᾶ-ᾼ\x{1FBE}ῂ-ῄῆ-ῌῐ-\x{1FD3}ῖ-\x{1FDB}ῠ-Ῥῲ-ῴῶ-ῼℂℇℊ-ℓℕℙ-ℝℤ\x{2126}ℨ\x{212A}-ℭℯ-ℴℹℼ-ℿⅅ-ⅉⅎↃↄⰀ-ⱻⱾ-ⳤⳫ-ⳮⳲⳳꙀ-ꙭꚀ-ꚛꜢ-ꝯꝱ-ꞇꞋ-ꞎꭰ-ꮿﬀ-ﬆﬓ-ﬗＡ-Ｚａ-ｚ𐐀-𐑏𐒰-𐓓𐓘-𐓻𐲀-𐲲𐳀-𐳲𑢠-𑣟𞤀-𞥃]+)re",
+              R"re(\s?[!-/:-~！-／：-～‘-‟　-。]+)re", R"re(\s+$)re", kCjk, R"re(\p{N}+)re"};
+    case T::Deepseek3Llm:
+      return {R"re(\p{N}{1,3})re", R"re([一-龥぀-ゟ゠-ヿ]+)re",
+              R"re([!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+| ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)re"};
+    case T::Spark25:
+      return {R"re(\p{N}{1,3})re", R"re([一-龥぀-ゟ゠-ヿ]+)re",
+              R"re([!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+| ?[\p{P}\p{S}]+|[\r\n]|\s+(?!\S)|\s+)re",
+              R"re(\p{N})re"};
+    case T::Youtu:
+      return {R"re([가-힣ㄱ-ㆎ]+|[！…“”‘’—：；，、-〿︰-﹏]+|[ㄅ-ㄯ]+|[一-龥぀-ゟ゠-ヿ]+)re",
+              R"re([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)re"};
+    case T::Jais2:
+      return {R"re((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s{512}(?!\S)|\s{256}(?!\S)|\s{128}(?!\S)|\s{64}(?!\S)|\s{32}(?!\S)|\s{16}(?!\S)|\s{8}(?!\S)|\s{4}(?!\S)|\s{1,2}(?!\S)|\s{1})re"};
+    case T::Poro: return {kPoro};
+    case T::Viking: return {kPoro, R"re(\p{N})re"};
+    case T::Tekken:
+      return {R"re([^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))*((?=[\p{L}])([^A-Z]))+|[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))+((?=[\p{L}])([^A-Z]))*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)re"};
+    case T::Chameleon:
+      return {R"re(<sentinel:[0-9]+>)re", R"re((IMGIMG)((A|B|C|D|E|F|G|H|I){1,4})Z)re", R"re(([\t\n]|    |  ))re",
+              R"re(\p{N})re", R"re([\p{P}!-/:-@\[-`{-~])re", kGpt2};
+    case T::Gpt4o:
+      return {R"re([^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))*((?=[\p{L}])([^A-Z]))+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))+((?=[\p{L}])([^A-Z]))*(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)re"};
+    case T::GraniteEmbMulti:
+      return {R"re([^\r\n\p{L}\p{N}]?((?=[\p{L}\p{M}])([^a-z]))*((?=[\p{L}\p{M}])([^A-Z]))+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|[^\r\n\p{L}\p{N}]?((?=[\p{L}\p{M}])([^a-z]))+((?=[\p{L}\p{M}])([^A-Z]))*(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)re"};
+    case T::TinyAya:
+      return {R"re(\d{1,3}(?=(?:\d{3})*\b))re",
+              R"re([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)re"};
+    case T::Superbpe: return {R"re(\p{N}+)re", R"re((?=(\d{3})+(?!\d)))re"};
+    case T::Bailingmoe:
+      return {R"re('(?:[sSdDmMtT]|[lL][lL]|[vV][eE]|[rR][eE])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+)re"};
+    case T::SeedCoder:
+      return {R"re((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1}| ?[^\s\p{L}\p{N}\r\n]+|\s*[\r\n]+|\s+(?!\S)|\s+)re"};
+    case T::Ufakzeka:
+      return {R"re([^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)re"};
+    case T::Laguna: return {kNewlineRuns, kQwen2};
+    case T::ExaoneMoe:
+      return {R"re((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?(?:\p{L}\p{M}*(?: \p{L}\p{M}*)*)+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]?|\s*[\r\n]|\s+(?!\S)|\s+)re"};
+    case T::Minicpm5:
+      return {R"re(\p{N}{1,3})re",
+              R"re((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}+| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)re"};
+    case T::Gemma4:
+    case T::SarvamMoe: return {kNewlineRuns};
+    case T::Whitespace: return {R"re(\S+)re"};
   }
-  fail("unsupported pre-tokenizer '{}' (supported: default, gpt-2, mpt, olmo, jais, "
-       "deepseek-coder, llama3/llama-bpe, dbrx, smaug-bpe, qwen2, stablelm2)", name);
+  return {};
 }
 
-namespace {
+constexpr PreTokenizer kLastType = PreTokenizer::Whitespace;
+constexpr size_t kTypeCount = static_cast<size_t>(kLastType) + 1;
 
 using Codepoints = std::vector<uint32_t>;
 struct Range {
   size_t begin;
   size_t end;
 };
-// Length of the match that starts at pos and stays before end; 0 for none.
+
+// Hand-written matchers for the most used regexes, as llama.cpp has custom
+// code for them: many times faster than the regex engine, and checked against
+// it (pretokenizer_test.cpp). Each returns the match length at pos, 0 for none
+// (none of these regexes can match empty).
 using Matcher = size_t (*)(const Codepoints& cps, size_t pos, size_t end);
 
 using unicode::is_letter;
 using unicode::is_number;
-using unicode::is_punctuation;
 using unicode::is_whitespace;
 
 bool is_newline(uint32_t cp) { return cp == '\r' || cp == '\n'; }
@@ -82,7 +142,8 @@ size_t match_whitespace_run(const Codepoints& cps, size_t pos, size_t end) {
   return pos + n == end || n == 1 ? n : n - 1;
 }
 
-// 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+// kGpt2. A lone whitespace before text, which the regex leaves unmatched,
+// comes out as its own word either way.
 size_t match_gpt2(const Codepoints& cps, size_t pos, size_t end) {
   if (const size_t n = match_contraction(cps, pos, end, false)) return n;
   const size_t space = cps[pos] == ' ' && pos + 1 < end ? 1 : 0;
@@ -92,8 +153,7 @@ size_t match_gpt2(const Codepoints& cps, size_t pos, size_t end) {
   return match_whitespace_run(cps, pos, end);
 }
 
-// (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,max_digits}|
-//  ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+// kLlama3 (max_digits 3) and kQwen2 (max_digits 1).
 size_t match_llama3_family(const Codepoints& cps, size_t pos, size_t end, size_t max_digits) {
   if (const size_t n = match_contraction(cps, pos, end, true)) return n;
   const uint32_t cp = cps[pos];
@@ -101,7 +161,8 @@ size_t match_llama3_family(const Codepoints& cps, size_t pos, size_t end, size_t
   if (!is_newline(cp) && !is_number(cp) && pos + 1 < end && is_letter(cps[pos + 1])) {
     return 1 + run_length(cps, pos + 1, end, is_letter);
   }
-  if (is_number(cp)) return std::min(max_digits, run_length(cps, pos, end, is_number));
+  // Bounded before scanning: measuring a megabyte of digits per match would be quadratic.
+  if (is_number(cp)) return run_length(cps, pos, std::min(end, pos + max_digits), is_number);
   const size_t space = cp == ' ' && pos + 1 < end ? 1 : 0;
   if (is_other(cps[pos + space])) {
     const size_t n = space + run_length(cps, pos + space, end, is_other);
@@ -115,100 +176,120 @@ size_t match_llama3_family(const Codepoints& cps, size_t pos, size_t end, size_t
   return match_whitespace_run(cps, pos, end);
 }
 
-size_t match_llama3(const Codepoints& cps, size_t pos, size_t end) {
-  return match_llama3_family(cps, pos, end, 3);
-}
-size_t match_qwen2(const Codepoints& cps, size_t pos, size_t end) {
-  return match_llama3_family(cps, pos, end, 1);
+size_t match_llama3(const Codepoints& cps, size_t pos, size_t end) { return match_llama3_family(cps, pos, end, 3); }
+size_t match_qwen2(const Codepoints& cps, size_t pos, size_t end) { return match_llama3_family(cps, pos, end, 1); }
+
+Matcher fast_matcher_for(std::string_view regex) {
+  if (regex == kGpt2) return match_gpt2;
+  if (regex == kLlama3) return match_llama3;
+  if (regex == kQwen2) return match_qwen2;
+  return nullptr;
 }
 
-// \s?X+ for a character class X.
-template <bool (*in_class)(uint32_t)>
-size_t match_optional_space_then_run(const Codepoints& cps, size_t pos, size_t end) {
-  const size_t space = is_whitespace(cps[pos]) && pos + 1 < end ? 1 : 0;
-  if (!in_class(cps[pos + space])) return 0;
-  return space + run_length(cps, pos + space, end, in_class);
+// One regex of a list: its hand-written matcher, or the compiled regex.
+struct Pass {
+  Matcher fast = nullptr;
+  std::optional<Regex> regex;
+};
+
+// One stretch split as llama.cpp's unicode_regex_split does it: every match
+// and every stretch between matches becomes a range of its own. An empty
+// match only cuts the text where it is (llama.cpp makes an empty word there,
+// which tokenizes to nothing). match_at(pos) is the match length or -1.
+template <typename MatchAt>
+void split_range(const Range& range, MatchAt&& match_at, std::vector<Range>& out) {
+  size_t unmatched = range.begin;
+  size_t pos = range.begin;
+  while (pos < range.end) {
+    const ptrdiff_t n = match_at(pos);
+    if (n < 0) {
+      ++pos;
+      continue;
+    }
+    if (unmatched < pos) out.push_back({unmatched, pos});
+    if (n == 0) {
+      unmatched = pos++;
+      continue;
+    }
+    out.push_back({pos, pos + static_cast<size_t>(n)});
+    pos += static_cast<size_t>(n);
+    unmatched = pos;
+  }
+  if (unmatched < range.end) out.push_back({unmatched, range.end});
 }
 
-size_t match_one_newline(const Codepoints& cps, size_t pos, size_t) { return is_newline(cps[pos]) ? 1 : 0; }
-size_t match_one_number(const Codepoints& cps, size_t pos, size_t) { return is_number(cps[pos]) ? 1 : 0; }
-
-// [一-龥ࠀ-一가-퟿]+
-bool is_deepseek_cjk(uint32_t cp) {
-  return (cp >= 0x4E00 && cp <= 0x9FA5) || (cp >= 0x0800 && cp <= 0x4E00) ||
-         (cp >= 0xAC00 && cp <= 0xD7FF);
-}
-size_t match_cjk_run(const Codepoints& cps, size_t pos, size_t end) {
-  return run_length(cps, pos, end, is_deepseek_cjk);
-}
-
-// [\p{P}\$\+<=>\^~\|]+
-bool is_default_punctuation(uint32_t cp) {
-  return is_punctuation(cp) || cp == '$' || cp == '+' || cp == '<' || cp == '=' || cp == '>' ||
-         cp == '^' || cp == '~' || cp == '|';
-}
-size_t match_punctuation_run(const Codepoints& cps, size_t pos, size_t end) {
-  return run_length(cps, pos, end, is_default_punctuation);
-}
-size_t match_number_run(const Codepoints& cps, size_t pos, size_t end) {
-  return run_length(cps, pos, end, is_number);
-}
-bool is_ascii_digit(uint32_t cp) { return cp >= '0' && cp <= '9'; }
-size_t match_three_digits(const Codepoints& cps, size_t pos, size_t end) {
-  return run_length(cps, pos, std::min(end, pos + 3), is_ascii_digit) == 3 ? 3 : 0;
-}
-
-// One regex pass as llama.cpp's unicode_regex_split applies it: every match
-// and every stretch between matches becomes a range of its own.
-std::vector<Range> split(const Codepoints& cps, const std::vector<Range>& ranges, Matcher match) {
+std::vector<Range> split(const Codepoints& cps, const std::vector<Range>& ranges, const Pass& pass) {
   std::vector<Range> out;
   for (const Range& range : ranges) {
-    size_t unmatched = range.begin;
-    size_t pos = range.begin;
-    while (pos < range.end) {
-      const size_t n = match(cps, pos, range.end);
-      if (n == 0) {
-        ++pos;
-        continue;
-      }
-      if (unmatched < pos) out.push_back({unmatched, pos});
-      out.push_back({pos, pos + n});
-      pos += n;
-      unmatched = pos;
+    if (pass.fast) {
+      split_range(range, [&](size_t pos) {
+        const size_t n = pass.fast(cps, pos, range.end);
+        return n == 0 ? ptrdiff_t{-1} : static_cast<ptrdiff_t>(n);
+      }, out);
+    } else {
+      RegexSearch search(*pass.regex, cps, range.begin, range.end);
+      split_range(range, [&](size_t pos) { return search.match_at(pos); }, out);
     }
-    if (unmatched < range.end) out.push_back({unmatched, range.end});
   }
   return out;
 }
 
-std::vector<Matcher> passes_of(PreTokenizer type) {
-  switch (type) {
-    case PreTokenizer::Default:
-      return {match_punctuation_run, match_gpt2, match_number_run, match_three_digits};
-    case PreTokenizer::Gpt2:
-      return {match_gpt2};
-    case PreTokenizer::DeepseekCoder:
-      return {match_one_newline, match_optional_space_then_run<is_letter>,
-              match_optional_space_then_run<is_punctuation>, match_cjk_run, match_one_number};
-    case PreTokenizer::Llama3:
-      return {match_llama3};
-    case PreTokenizer::Qwen2:
-      return {match_qwen2};
-  }
-  return {};
-}
-
-}  // namespace
-
-std::vector<std::string> pre_tokenize(std::string_view text, PreTokenizer type) {
+std::vector<std::string> split_words(std::string_view text, const std::vector<Pass>& passes) {
   const Codepoints cps = unicode::decode_utf8(text);
   std::vector<Range> ranges{{0, cps.size()}};
   if (cps.empty()) ranges.clear();
-  for (Matcher match : passes_of(type)) ranges = split(cps, ranges, match);
+  for (const Pass& pass : passes) ranges = split(cps, ranges, pass);
   std::vector<std::string> words;
   words.reserve(ranges.size());
   for (const Range& r : ranges) words.push_back(unicode::encode_utf8(cps, r.begin, r.end));
   return words;
+}
+
+struct TypeTables {
+  std::array<std::vector<std::string_view>, kTypeCount> regexes;
+  std::array<std::vector<Pass>, kTypeCount> passes;
+};
+
+// Every type's regexes compiled once, on first use.
+const TypeTables& type_tables() {
+  static const TypeTables tables = [] {
+    TypeTables t;
+    for (size_t i = 0; i < kTypeCount; ++i) {
+      t.regexes[i] = regexes_of(static_cast<PreTokenizer>(i));
+      for (const std::string_view regex : t.regexes[i]) {
+        Pass pass;
+        pass.fast = fast_matcher_for(regex);
+        if (!pass.fast) pass.regex.emplace(regex);
+        t.passes[i].push_back(std::move(pass));
+      }
+    }
+    return t;
+  }();
+  return tables;
+}
+
+}  // namespace
+
+const std::vector<std::string_view>& pre_tokenizer_regexes(PreTokenizer type) {
+  return type_tables().regexes.at(static_cast<size_t>(type));
+}
+
+bool pre_tokenizer_byte_encodes(PreTokenizer type) {
+  return type != PreTokenizer::Gemma4 && type != PreTokenizer::SarvamMoe && type != PreTokenizer::Whitespace;
+}
+
+std::vector<std::string> pre_tokenize(std::string_view text, PreTokenizer type) {
+  return split_words(text, type_tables().passes.at(static_cast<size_t>(type)));
+}
+
+std::vector<std::string> regex_split(std::string_view text, const std::vector<std::string_view>& regexes) {
+  std::vector<Pass> passes;
+  for (const std::string_view regex : regexes) {
+    Pass pass;
+    pass.regex.emplace(regex);
+    passes.push_back(std::move(pass));
+  }
+  return split_words(text, passes);
 }
 
 }  // namespace skiff

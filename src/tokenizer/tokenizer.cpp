@@ -107,7 +107,7 @@ void Tokenizer::check_id(int32_t id) const {
 
 void Tokenizer::encode_text(std::string_view text, bool after_special, std::vector<int32_t>& out) const {
   if (vocab_.kind == VocabKind::Bpe) {
-    bpe_tokenize(vocab_, text, out);
+    bpe_tokenize(vocab_, vocab_.escape_whitespaces ? escape_spaces(text) : std::string(text), out);
     return;
   }
   // SentencePiece's dummy prefix: a space before text that starts the input or follows a special token.
@@ -144,7 +144,7 @@ std::string Tokenizer::token_to_piece(int32_t id, bool render_control) const {
   const std::string& text = vocab_.texts[id];
   switch (vocab_.types[id]) {
     case TokenType::Normal:
-      return vocab_.kind == VocabKind::Spm ? unescape_spaces(text) : byte_level_decode(text);
+      return vocab_.kind == VocabKind::Spm || vocab_.escape_whitespaces ? unescape_spaces(text) : byte_level_decode(text);
     case TokenType::UserDefined:
       return text;
     case TokenType::Control:

@@ -1,6 +1,9 @@
 // Tokenizer::from_gguf: the vocabulary as llama.cpp's convert scripts store it
 // under tokenizer.ggml.* keys, with llama.cpp's defaults for absent keys.
+#include <cstdio>
 #include <limits>
+
+#include <fmt/format.h>
 
 #include "base/error.h"
 #include "gguf/gguf.h"
@@ -10,10 +13,13 @@ namespace skiff {
 
 namespace {
 
-// Ids outside the vocabulary are ignored with the default kept, as llama.cpp does.
+// Ids outside the vocabulary are ignored with the default kept, and a default
+// outside it is none, as llama.cpp does (GPT-2's default 11 in a small vocabulary).
 int32_t read_token_id(const gguf::GgufFile& file, const std::string& key, int32_t fallback, size_t n_tokens) {
-  const int64_t id = file.get_int(key, fallback);
-  return id >= 0 && static_cast<uint64_t>(id) < n_tokens ? static_cast<int32_t>(id) : fallback;
+  auto in_vocab = [&](int64_t id) { return id >= 0 && static_cast<uint64_t>(id) < n_tokens; };
+  const int32_t usable_fallback = in_vocab(fallback) ? fallback : -1;
+  const int64_t id = file.get_int(key, usable_fallback);
+  return in_vocab(id) ? static_cast<int32_t>(id) : usable_fallback;
 }
 
 std::vector<TokenType> read_token_types(const gguf::GgufFile& file) {
@@ -23,6 +29,20 @@ std::vector<TokenType> read_token_types(const gguf::GgufFile& file) {
     types.push_back(known ? static_cast<TokenType>(value) : TokenType::Undefined);
   }
   return types;
+}
+
+// tokenizer.ggml.pre as llama.cpp reads it: absent means "default", with a warning.
+PreTokenizerChoice read_pre_tokenizer(const gguf::GgufFile& file) {
+  const std::string name = file.get_string("tokenizer.ggml.pre", "");
+  if (!name.empty()) return pre_tokenizer_from_name(name);
+  fmt::print(stderr, "warning: {}: no tokenizer.ggml.pre, using the 'default' pre-tokenizer "
+             "(as llama.cpp; tokenization may differ from the model's own)\n", file.path());
+  return pre_tokenizer_from_name("default");
+}
+
+std::vector<std::string> read_merges(const gguf::GgufFile& file) {
+  if (!file.find("tokenizer.ggml.merges")) fail("no tokenizer.ggml.merges (a BPE vocabulary needs them)");
+  return file.get_string_array("tokenizer.ggml.merges");
 }
 
 Vocab read_vocab(const gguf::GgufFile& file) {
@@ -38,18 +58,23 @@ Vocab read_vocab(const gguf::GgufFile& file) {
     default_unk = 0;
     vocab.add_bos = true;
     vocab.add_space_prefix = true;
-  } else if (model == "gpt2") {
+  } else if (model == "gpt2" || model == "gemma4") {
     vocab.kind = VocabKind::Bpe;
-    default_bos = 11;
-    default_eos = 11;
-    vocab.pre = pre_tokenizer_from_name(file.get_string("tokenizer.ggml.pre", "default"));
-    vocab.add_bos = vocab.pre == PreTokenizer::Llama3;
-    vocab.ignore_merges = vocab.pre == PreTokenizer::Llama3;
-    vocab.merges = file.get_string_array("tokenizer.ggml.merges");
+    // Gemma 4's model name implies its pre-tokenizer, whatever the file says; no default ids.
+    const PreTokenizerChoice pre = model == "gemma4" ? pre_tokenizer_from_name("gemma4") : read_pre_tokenizer(file);
+    if (model == "gpt2") {
+      default_bos = pre.no_default_bos ? -1 : 11;
+      default_eos = 11;
+    }
+    vocab.pre = pre.type;
+    vocab.add_bos = pre.add_bos;
+    vocab.ignore_merges = pre.ignore_merges;
+    vocab.escape_whitespaces = pre.escape_whitespaces;
+    vocab.merges = read_merges(file);
   } else if (model.empty()) {
     fail("no tokenizer (tokenizer.ggml.model is missing)");
   } else {
-    fail("unsupported tokenizer model '{}' (supported: llama, gpt2)", model);
+    fail("unsupported tokenizer model '{}' (supported: llama, gpt2, gemma4)", model);
   }
   vocab.texts = file.get_string_array("tokenizer.ggml.tokens");
   vocab.scores = file.get_float_array("tokenizer.ggml.scores");
@@ -67,6 +92,8 @@ Vocab read_vocab(const gguf::GgufFile& file) {
   vocab.add_bos = file.get_bool("tokenizer.ggml.add_bos_token", vocab.add_bos);
   vocab.add_eos = file.get_bool("tokenizer.ggml.add_eos_token", vocab.add_eos);
   vocab.add_space_prefix = file.get_bool("tokenizer.ggml.add_space_prefix", vocab.add_space_prefix);
+  // llama.cpp forces BOS on for Gemma 4, whose files say add_bos_token false.
+  if (vocab.pre == PreTokenizer::Gemma4) vocab.add_bos = true;
   return vocab;
 }
 

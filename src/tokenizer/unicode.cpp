@@ -115,6 +115,10 @@ bool is_punctuation(uint32_t cp) {
   }
 }
 
+const char* general_category(uint32_t cp) {
+  return utf8proc_category_string(static_cast<utf8proc_int32_t>(cp));
+}
+
 bool is_whitespace(uint32_t cp) {
   // utf8proc has no White_Space property; the set is small and stable.
   return (cp >= 0x09 && cp <= 0x0D) || cp == 0x20 || cp == 0x85 || cp == 0xA0 ||

@@ -1,5 +1,5 @@
 // Unicode helpers for the tokenizers: UTF-8 coding, the character classes the
-// pre-tokenizer regexes use (\p{L}, \p{N}, \p{P}, \s) and GPT-2's byte-to-
+// pre-tokenizer regexes use (\p{L}, \p{N}, \p{P}, \s, general categories) and GPT-2's byte-to-
 // unicode mapping. Categories come from utf8proc.
 #pragma once
 #include <cstddef>
@@ -27,7 +27,9 @@ size_t incomplete_utf8_suffix(std::string_view text);
 bool is_letter(uint32_t cp);       // \p{L}
 bool is_number(uint32_t cp);       // \p{N}
 bool is_punctuation(uint32_t cp);  // \p{P}
-bool is_whitespace(uint32_t cp);   // \s: the Unicode White_Space property
+bool is_whitespace(uint32_t cp);
+// The two-letter Unicode general category ("Lu", "Nd", "Mn", ...; "Cn" when unassigned).
+const char* general_category(uint32_t cp);   // \s: the Unicode White_Space property
 
 // GPT-2 byte-level BPE maps every byte to a printable character so vocab
 // entries never hold raw control bytes or spaces.

@@ -19,7 +19,9 @@ enum class TokenType : uint8_t {
 
 enum class VocabKind {
   Spm,  // SentencePiece style: ▁ for spaces, merge by score, <0xAB> byte fallback
-  Bpe,  // byte-level BPE: GPT-2 byte mapping, merge by rank, regex pre-tokenizer
+  Bpe,  // BPE merging by rank after a regex pre-tokenizer: byte-level (GPT-2's byte
+        // alphabet) or, for Gemma 4's SentencePiece-style pre-tokenizers, over raw UTF-8
+        // with ▁ for spaces and <0xAB> byte fallback
 };
 
 struct Vocab {
@@ -39,6 +41,7 @@ struct Vocab {
   bool add_eos = false;
   bool add_space_prefix = false;  // Spm: prefix a space as SentencePiece's dummy prefix
   bool ignore_merges = false;     // Bpe: a word that is a whole token is not merged
+  bool escape_whitespaces = false;  // Bpe: spaces become ▁ before pre-tokenizing (Gemma 4)
 
   // Checks sizes and ids (throws Error), fills defaults and builds the tables below.
   void finalize();

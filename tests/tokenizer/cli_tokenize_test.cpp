@@ -47,6 +47,21 @@ TEST(CliTokenize, IdsMatchUpstreamVectors) {
   }
 }
 
+// Gemma 4's SentencePiece-style BPE through the command: ▁ shown as a space.
+TEST(CliTokenize, Gemma4ShowsSpacesInPieces) {
+  const std::string vocab = test::models_dir() + "/vocab/ggml-vocab-gemma-4.gguf";
+  for (const auto& vector : test::read_vocab_vectors(vocab + ".inp", vocab + ".out")) {
+    if (vector.text != " Hello world") continue;
+    const CommandResult ids = run(shell_quote(SKIFF_BINARY) + " tokenize --ids -m " + shell_quote(vocab) + " ' Hello world'");
+    ASSERT_EQ(ids.exit_code, 0) << ids.output;
+    EXPECT_EQ(ids.output, test::join_ids(vector.ids) + "\n");
+    const CommandResult pieces = run(shell_quote(SKIFF_BINARY) + " tokenize -m " + shell_quote(vocab) + " ' Hello world'");
+    EXPECT_NE(pieces.output.find("\t' world'\n"), std::string::npos) << pieces.output;
+    return;
+  }
+  FAIL() << "no ' Hello world' vector in " << vocab << ".inp";
+}
+
 TEST(CliTokenize, ListsOneTokenPerLine) {
   const std::string vocab = test::models_dir() + "/vocab/ggml-vocab-llama-spm.gguf";
   const CommandResult result = run(shell_quote(SKIFF_BINARY) + " tokenize -m " + shell_quote(vocab) + " 'Hello world'");

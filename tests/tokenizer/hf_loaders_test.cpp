@@ -99,6 +99,10 @@ TEST(TokenizerJson, SplitRegexSelectsThePreTokenizer) {
   const auto single = Tokenizer::from_tokenizer_json(dir.write("qwen2.json", digits_tokenizer_json(qwen2).dump()));
   EXPECT_EQ(single->encode("12", false, false).size(), 2u);  // words "1" and "2"
   EXPECT_THROW(Tokenizer::from_tokenizer_json(dir.write("other.json", digits_tokenizer_json("\\w+").dump())), Error);
+  const std::string qwen35 =
+      R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+  const auto marks = Tokenizer::from_tokenizer_json(dir.write("qwen35.json", digits_tokenizer_json(qwen35).dump()));
+  EXPECT_EQ(marks->vocab().pre, PreTokenizer::Qwen35);
 }
 
 TEST(TokenizerJson, ByteFallbackBpeBecomesSentencePieceStyle) {

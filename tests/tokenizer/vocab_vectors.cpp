@@ -24,11 +24,12 @@ std::vector<VocabVector> read_vocab_vectors(const std::string& inp_path, const s
   static const std::string kSeparator = "\n__ggml_vocab_test__\n";
   const std::string inputs = read_file(inp_path);
   std::vector<VocabVector> vectors;
-  // Every string, the last included, is followed by the separator.
-  for (size_t start = 0, sep; (sep = inputs.find(kSeparator, start)) != std::string::npos;
-       start = sep + kSeparator.size()) {
+  // Strings end with the separator; some files leave it off the last one.
+  size_t start = 0;
+  for (size_t sep; (sep = inputs.find(kSeparator, start)) != std::string::npos; start = sep + kSeparator.size()) {
     vectors.push_back({inputs.substr(start, sep - start), {}});
   }
+  if (start < inputs.size()) vectors.push_back({inputs.substr(start), {}});
   std::istringstream outputs(read_file(out_path));
   std::string line;
   size_t i = 0;

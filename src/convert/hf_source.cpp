@@ -12,6 +12,7 @@
 #include "gguf/gguf_writer.h"
 #include "model/architecture.h"
 #include "model/loader.h"
+#include "tokenizer/pretokenizer.h"
 #include "tokenizer/tokenizer.h"
 
 namespace skiff::convert {
@@ -84,22 +85,11 @@ void add_model_metadata(const ModelConfig& c, Metadata& m) {
   if (c.rope_theta_sliding > 0) m.emplace_back(p + "rope.freq_base_swa", f32(c.rope_theta_sliding));
 }
 
-std::string pre_tokenizer_name(PreTokenizer pre) {
-  switch (pre) {
-    case PreTokenizer::Default: return "default";
-    case PreTokenizer::Gpt2: return "gpt-2";
-    case PreTokenizer::DeepseekCoder: return "deepseek-coder";
-    case PreTokenizer::Llama3: return "llama-bpe";
-    case PreTokenizer::Qwen2: return "qwen2";
-  }
-  return "default";
-}
-
 // The vocabulary as tokenizer_gguf.cpp reads it back.
 void add_tokenizer_metadata(const Vocab& v, Metadata& m) {
   const bool spm = v.kind == VocabKind::Spm;
   m.emplace_back("tokenizer.ggml.model", gguf::make_string(spm ? "llama" : "gpt2"));
-  if (!spm) m.emplace_back("tokenizer.ggml.pre", gguf::make_string(pre_tokenizer_name(v.pre)));
+  if (!spm) m.emplace_back("tokenizer.ggml.pre", gguf::make_string(std::string(canonical_pre_tokenizer_name(v.pre))));
   m.emplace_back("tokenizer.ggml.tokens", gguf::make_string_array(v.texts));
   if (!v.scores.empty()) {
     std::vector<gguf::Value> scores;

@@ -147,8 +147,9 @@ bool reads_int8(std::span<const MatmulProduct> products) {
 ActivationPrecision precision_from_env() {
   const char* name = std::getenv("SKIFF_ACTIVATIONS");
   if (!name || std::string_view(name) == "int8") return ActivationPrecision::kInt8;
+  if (std::string_view(name) == "plain") return ActivationPrecision::kPlainInt8;
   if (std::string_view(name) == "refined") return ActivationPrecision::kRefined;
-  fail("SKIFF_ACTIVATIONS={} is not one of int8, refined", name);
+  fail("SKIFF_ACTIVATIONS={} is not one of plain, int8, refined", name);
 }
 
 std::atomic<ActivationPrecision>& precision_setting() {
@@ -167,9 +168,11 @@ void set_activation_precision(ActivationPrecision precision) { precision_setting
 void matmul_many(std::span<const MatmulProduct> products, const float* x, int n_tokens) {
   if (products.empty()) return;
   if (!reads_int8(products)) return run_products(products, x, n_tokens);
-  if (activation_precision() == ActivationPrecision::kRefined) return run_refined(products, x, n_tokens);
+  const ActivationPrecision precision = activation_precision();
+  if (precision == ActivationPrecision::kRefined) return run_refined(products, x, n_tokens);
   OutlierSplit split;
-  if (!split_outliers(x, n_tokens, products[0].w->cols, split)) return run_products(products, x, n_tokens);
+  if (precision == ActivationPrecision::kPlainInt8 || !split_outliers(x, n_tokens, products[0].w->cols, split))
+    return run_products(products, x, n_tokens);
   run_products(products, split.rest.data(), n_tokens);
   const int n_split = static_cast<int>(split.tokens.size());
   std::vector<std::vector<float>> extra(products.size());

@@ -43,15 +43,17 @@ struct MatmulProduct {
 // Every matrix must have the same number of columns.
 void matmul_many(std::span<const MatmulProduct> products, const float* x, int n_tokens);
 
-// How precisely the integer kernels see the activations. kInt8 quantizes each
-// token's row once to int8 blocks (as llama.cpp does): relative noise ~1% per
-// product, enough to flip ~1.5% of a real model's top-1 tokens against an exact
-// forward pass. kRefined also runs the quantization's residual x - Q(x)
-// through the same kernel as a second row in the same pass over the weights:
-// ~15-bit activations (the top-1 tokens and perplexity of an exact pass), at
-// twice the integer work (free while decode is memory bound, 2x in prefill).
-enum class ActivationPrecision { kInt8, kRefined };
-// SKIFF_ACTIVATIONS=int8|refined, else kInt8. Process-wide, like the ISA.
+// How precisely the integer kernels see the activations. kPlainInt8 quantizes
+// each token's row once to int8 blocks, as llama.cpp does: relative noise ~1%
+// per product, enough to flip 1.5-4.5% of a real model's top-1 tokens against
+// an exact forward pass. kInt8 (the default) first moves values over 16x
+// their row's RMS (attention-sink tokens' massive activations) to a row of
+// their own. kRefined also runs the quantization's residual x - Q(x) through
+// the same kernel as a second row in the same pass over the weights: ~15-bit
+// activations (the top-1 tokens and perplexity of an exact pass) at twice the
+// integer work: decode, memory bound, runs as fast; prefill ~1.8x slower.
+enum class ActivationPrecision { kPlainInt8, kInt8, kRefined };
+// SKIFF_ACTIVATIONS=plain|int8|refined, else kInt8. Process-wide, like the ISA.
 ActivationPrecision activation_precision();
 void set_activation_precision(ActivationPrecision precision);
 

@@ -43,7 +43,7 @@ TEST(CliQuantize, HfDirectoryIn) {
 
 TEST(CliQuantize, BadInputIsOneLineAndNonZeroExit) {
   const std::string out = testing::TempDir() + "/skiff_cli_never.gguf";
-  for (const std::string& args : {kStories + " " + out + " Q5_1", "/nonexistent.gguf " + out + " Q8_0",
+  for (const std::string& args : {kStories + " " + out + " Q7_3", "/nonexistent.gguf " + out + " Q8_0",
                                  kStories + " " + kStories + " Q8_0"}) {
     const auto r = run_skiff("quantize " + args);
     EXPECT_NE(r.exit_code, 0) << args;

@@ -139,7 +139,7 @@ TEST(GgufCorrupt, TensorSizeOverflow) {
 }
 
 TEST(GgufCorrupt, UnknownTensorType) {
-  for (uint32_t t : {3u, 99u, UINT32_MAX}) {  // 3 is Q4_1: real in ggml, not read by skiff
+  for (uint32_t t : {4u, 99u, UINT32_MAX}) {  // 4 was ggml's Q4_2, removed from the format
     auto b = base_file();
     patch<uint32_t>(b, tensor_fields(b, "w.f32", 1).type, t);
     expect_error(b, "tensor 'w.f32' has unsupported or unknown type " + std::to_string(t));

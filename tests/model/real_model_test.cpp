@@ -1,9 +1,12 @@
 // The real GGUF files (Qwen2.5-Coder 0.5B/1.5B, Gemma 3 270M, all Q4_K_M)
 // against Hugging Face transformers run on the same weights
 // (tests/data/real/*.json, made by tools/make_real_model_golden.py): skiff's
-// tokens of the text equal transformers', its teacher-forced top-1 token agrees
-// at >= 99% of 512 positions, and its perplexity over the second half (as
-// llama-perplexity scores a 512-token chunk) is within 1% of transformers'.
+// tokens of the text equal transformers', and over 512 teacher-forced
+// positions its top-1 token agrees at >= 99% of them and its perplexity over
+// the second half (as llama-perplexity scores a 512-token chunk) is within 1%
+// of transformers', with refined activations (ActivationPrecision::kRefined);
+// with the default int8 activations, whose noise flips tokens of small margin,
+// at >= 98% and within 1.5% (measured: 98.4-98.6%, 0.2-1.0%).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "kernels/matmul.h"
 #include "model/loader.h"
 #include "real_models.h"
 #include "tokenizer/tokenizer.h"
@@ -47,12 +51,26 @@ double log_prob(const float* logits, int vocab, int token) {
   return double(logits[token]) - max - std::log(sum);
 }
 
-class RealModel : public ::testing::TestWithParam<RealCase> {};
+struct Bounds {
+  ActivationPrecision precision;
+  double min_agreement, max_ppl_error;  // fractions
+};
+
+// Sets an activation precision for one scope.
+struct PrecisionScope {
+  explicit PrecisionScope(ActivationPrecision p) : saved(activation_precision()) { set_activation_precision(p); }
+  ~PrecisionScope() { set_activation_precision(saved); }
+  ActivationPrecision saved;
+};
+
+class RealModel : public ::testing::TestWithParam<std::tuple<RealCase, Bounds>> {};
 
 TEST_P(RealModel, AgreesWithTransformers) {
-  const auto path = testing::real_model(GetParam().file);
-  if (!path) GTEST_SKIP() << GetParam().file << " not fetched (scripts/fetch-models.sh)";
-  const nlohmann::json golden = read_golden(GetParam().golden);
+  const auto& [model_case, bounds] = GetParam();
+  const auto path = testing::real_model(model_case.file);
+  if (!path) GTEST_SKIP() << model_case.file << " not fetched (scripts/fetch-models.sh)";
+  const PrecisionScope precision(bounds.precision);
+  const nlohmann::json golden = read_golden(model_case.golden);
   const std::vector<int32_t> ids = golden.at("token_ids").get<std::vector<int32_t>>();
   const std::vector<int> top1 = golden.at("top1").get<std::vector<int>>();
   const int n = static_cast<int>(ids.size());
@@ -77,32 +95,31 @@ TEST_P(RealModel, AgreesWithTransformers) {
     for (int i = 0; i < m; ++i) {
       const float* row = &logits[static_cast<size_t>(i) * vocab];
       const int p = p0 + i;
-      const int best = static_cast<int>(std::max_element(row, row + vocab) - row);
-      agree += best == top1[p];
-      if (best != top1[p])
-        std::cout << "  position " << p << ": skiff " << best << ", transformers " << top1[p] << " (margin "
-                  << golden["top1_top2_margin"][p] << ", skiff's logits " << row[best] << " vs " << row[top1[p]] << ")\n";
+      agree += static_cast<int>(std::max_element(row, row + vocab) - row) == top1[p];
       if (p >= first_scored && p + 1 < n) nll -= log_prob(row, vocab, ids[p + 1]);
     }
   }
   const double ppl = std::exp(nll / (n - 1 - first_scored));
   const double want_ppl = golden.at("ppl").get<double>();
-  std::cout << "[ " << GetParam().golden << " ] top-1 agreement " << agree << "/" << n << ", perplexity "
-            << ppl << " (transformers " << want_ppl << ")\n";
-  EXPECT_GE(agree, std::ceil(0.99 * n));
-  EXPECT_NEAR(ppl, want_ppl, 0.01 * want_ppl);
+  std::cout << "[ " << model_case.golden << " ] top-1 agreement " << agree << "/" << n << ", perplexity " << ppl
+            << " (transformers " << want_ppl << ")\n";
+  EXPECT_GE(agree, std::ceil(bounds.min_agreement * n));
+  EXPECT_NEAR(ppl, want_ppl, bounds.max_ppl_error * want_ppl);
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Fetched, RealModel,
-    ::testing::Values(RealCase{"qwen2.5-coder-0.5b", "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"},
-                      RealCase{"qwen2.5-coder-1.5b", "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"},
-                      RealCase{"gemma3-270m", "gemma-3-270m-q4_k_m.gguf"}),
-    [](const ::testing::TestParamInfo<RealCase>& info) {
-      std::string name = info.param.golden;
+    ::testing::Combine(
+        ::testing::Values(RealCase{"qwen2.5-coder-0.5b", "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"},
+                          RealCase{"qwen2.5-coder-1.5b", "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"},
+                          RealCase{"gemma3-270m", "gemma-3-270m-q4_k_m.gguf"}),
+        ::testing::Values(Bounds{ActivationPrecision::kRefined, 0.99, 0.01},
+                          Bounds{ActivationPrecision::kInt8, 0.98, 0.015})),
+    [](const ::testing::TestParamInfo<std::tuple<RealCase, Bounds>>& info) {
+      std::string name = std::get<0>(info.param).golden;
       for (char& ch : name)
         if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-      return name;
+      return name + (std::get<1>(info.param).precision == ActivationPrecision::kRefined ? "_refined" : "_int8");
     });
 
 }  // namespace

@@ -1,8 +1,16 @@
 #!/usr/bin/env bash
-# Installs dependencies, builds, and runs the whole test suite.
+# Installs dependencies, builds, fetches the two small real models (cached in
+# ~/.cache/skiff/models; their tests skip where they cannot be had, except in
+# CI, which requires them), and runs the whole test suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh
+if [[ "${CI:-}" == true ]]; then
+  scripts/fetch-models.sh qwen2.5-coder-0.5b gemma3-270m
+  export SKIFF_REQUIRE_REAL_MODELS=1
+else
+  scripts/fetch-models.sh qwen2.5-coder-0.5b gemma3-270m || echo "test.sh: real models not fetched; their tests skip" >&2
+fi
 cd "${SKIFF_BUILD_DIR:-build}"
 ctest --output-on-failure -j "$(nproc)"

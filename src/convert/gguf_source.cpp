@@ -15,8 +15,10 @@ ModelSource gguf_source(const std::string& path) {
   auto file = std::make_shared<const gguf::GgufFile>(path);
   ModelSource source;
   for (const auto& [key, value] : file->metadata()) source.metadata.emplace_back(key, value);
-  for (const gguf::TensorInfo& t : file->tensors())
+  for (const gguf::TensorInfo& t : file->tensors()) {
+    if (!t.readable) fail("{}: tensor '{}' has type {}, which skiff cannot read", path, t.name, t.ggml_type);
     source.tensors.push_back({t.name, t.type, t.ne, t.data, 0});
+  }
   source.input_bytes = std::filesystem::file_size(path);
   source.storage.push_back(file);
   return source;

@@ -61,6 +61,11 @@ struct TensorInfo {
   uint64_t offset = 0;         // from the start of the data section
   const uint8_t* data = nullptr;  // in the mapping, or an aligned copy
   uint64_t nbytes = 0;
+  // A type skiff cannot read leaves the tensor unreadable (data null, nbytes
+  // 0): the metadata and the other tensors stay usable (skiff tokenize), and
+  // loading a model names it.
+  uint32_t ggml_type = 0;
+  bool readable = true;
 
   int64_t n_elements() const;
 };

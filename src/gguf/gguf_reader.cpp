@@ -134,8 +134,13 @@ TensorInfo read_tensor_info(Reader& r) {
     t.ne.push_back(static_cast<int64_t>(ne));
   }
   const uint32_t type = r.read<uint32_t>("tensor type");
+  t.ggml_type = type;
   const auto info = dtype_info(type);
-  if (!info) fail("tensor '{}' has unsupported or unknown type {}", t.name, type);
+  if (!info) {
+    t.readable = false;
+    t.offset = r.read<uint64_t>("tensor offset");
+    return t;
+  }
   t.type = info->type;
   if (t.ne[0] % static_cast<int64_t>(info->block_size) != 0)
     fail("tensor '{}': row of {} elements is not a whole number of {} blocks", t.name,
@@ -189,6 +194,7 @@ GgufFile::GgufFile(const std::string& path, FileLoad load) {
       fail("data section starts at {} past the end of the file ({} bytes)", data_start,
            file_->size());
     for (TensorInfo& t : tensors_) {
+      if (!t.readable) continue;
       if (t.offset % alignment_ != 0)
         fail("tensor '{}' offset {} is not aligned to {}", t.name, t.offset, alignment_);
       const uint64_t avail = file_->size() - data_start;

@@ -22,6 +22,7 @@ int positive_int(const gguf::GgufFile& f, const std::string& key, int64_t fallba
 TensorMap tensor_map(const gguf::GgufFile& f) {
   TensorMap map;
   for (const gguf::TensorInfo& t : f.tensors()) {
+    if (!t.readable) fail("tensor '{}' has type {}, which skiff cannot read", t.name, t.ggml_type);
     int64_t rows = 1;
     for (size_t d = 1; d < t.ne.size(); ++d) rows *= t.ne[d];
     map[t.name] = TensorRef{t.type, rows, t.ne[0], t.data};

@@ -192,7 +192,7 @@ TEST(GenModelCommand, WritesTheModelItsFlagsDescribe) {
   expect_llama_layout(f, s, 512);
 
   const std::string bad = std::string(SKIFF_BINARY) + " gen-model -o " + out.path() +
-                          " --type q5_1 --vocab-from " + kSmallVocab + " 2>/dev/null";
+                          " --type q7_3 --vocab-from " + kSmallVocab + " 2>/dev/null";
   EXPECT_NE(std::system(bad.c_str()), 0);
 }
 

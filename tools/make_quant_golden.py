@@ -13,6 +13,7 @@ import json
 import pathlib
 
 import numpy as np
+from gguf import GGML_QUANT_SIZES
 from gguf import GGMLQuantizationType as T
 from gguf import quants
 
@@ -160,6 +161,18 @@ def dequantize_cases(rng):
         T.MXFP4: np.concatenate([np.array([[0], [1], [2], [127], [200], [254]], dtype=np.uint8),
                                  read_only.integers(0, 256, (6, 16), dtype=np.uint8)], axis=1),
     })
+    lattice = np.random.default_rng(20261203)  # the i-quants with grids: fp16 d first, random fields after
+    for qtype in (T.IQ2_XXS, T.IQ2_XS, T.IQ2_S, T.IQ3_XXS, T.IQ3_S, T.IQ1_S):
+        size = GGML_QUANT_SIZES[qtype][1]
+        raw[qtype] = np.concatenate([random_scales(lattice, 3, 0.001).reshape(3, 2),
+                                     lattice.integers(0, 256, (3, size - 2), dtype=np.uint8)], axis=1)
+    iq1_m = lattice.integers(0, 256, (3, 56), dtype=np.uint8)
+    d_bits = random_scales(lattice, 3, 0.001).view(np.uint16)
+    scales = iq1_m[:, 48:].copy().view(np.uint16) & np.uint16(0x0FFF)  # the fp16 d lives in their top nibbles
+    for k in range(4):
+        scales[:, k] |= ((d_bits >> np.uint16(4 * k)) & np.uint16(0xF)) << np.uint16(12)
+    iq1_m[:, 48:] = scales.view(np.uint8)
+    raw[T.IQ1_M] = iq1_m
     cases = []
     for qtype, blocks in raw.items():
         data = np.ascontiguousarray(blocks, dtype=np.uint8).ravel()

@@ -289,12 +289,26 @@ void dequantize_row(DType type, const void* src, float* dst, int64_t n) {
     case DType::TQ1_0: return dequantize_tq1_0(static_cast<const uint8_t*>(src), dst, nb);
     case DType::TQ2_0: return dequantize_tq2_0(static_cast<const uint8_t*>(src), dst, nb);
     case DType::MXFP4: return dequantize_mxfp4(static_cast<const uint8_t*>(src), dst, nb);
+    case DType::IQ2_XXS: return dequantize_iq2_xxs(static_cast<const uint8_t*>(src), dst, nb);
+    case DType::IQ2_XS: return dequantize_iq2_xs(static_cast<const uint8_t*>(src), dst, nb);
+    case DType::IQ2_S: return dequantize_iq2_s(static_cast<const uint8_t*>(src), dst, nb);
+    case DType::IQ3_XXS: return dequantize_iq3_xxs(static_cast<const uint8_t*>(src), dst, nb);
+    case DType::IQ3_S: return dequantize_iq3_s(static_cast<const uint8_t*>(src), dst, nb);
+    case DType::IQ1_S: return dequantize_iq1_s(static_cast<const uint8_t*>(src), dst, nb);
+    case DType::IQ1_M: return dequantize_iq1_m(static_cast<const uint8_t*>(src), dst, nb);
   }
   fail("cannot dequantize type {}", static_cast<uint32_t>(type));
 }
 
 bool can_quantize(DType type) {
-  return type != DType::IQ4_XS && type != DType::TQ1_0 && type != DType::TQ2_0 && type != DType::MXFP4;
+  switch (type) {
+    case DType::IQ4_XS: case DType::TQ1_0: case DType::TQ2_0: case DType::MXFP4: case DType::IQ2_XXS:
+    case DType::IQ2_XS: case DType::IQ2_S: case DType::IQ3_XXS: case DType::IQ3_S: case DType::IQ1_S:
+    case DType::IQ1_M:
+      return false;
+    default:
+      return true;
+  }
 }
 
 void quantize_row(DType type, const float* src, void* dst, int64_t n) {
@@ -328,7 +342,7 @@ void quantize_row(DType type, const float* src, void* dst, int64_t n) {
     case DType::Q2_K: return quantize_q2_k(src, static_cast<uint8_t*>(dst), nb);
     case DType::Q3_K: return quantize_q3_k(src, static_cast<uint8_t*>(dst), nb);
     case DType::IQ4_NL: return quantize_iq4_nl(src, static_cast<uint8_t*>(dst), nb);
-    default: break;  // read only: IQ4_XS, TQ1_0, TQ2_0, MXFP4
+    default: break;  // read only (can_quantize)
   }
   fail("cannot quantize type {}", static_cast<uint32_t>(type));
 }

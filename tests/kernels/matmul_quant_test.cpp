@@ -54,7 +54,13 @@ constexpr BlockFields kFields[] = {
     {DType::Q2_K, {80, 82}, 16, 80}, {DType::Q3_K, {108, -1}, 0, 0},  {DType::Q4_K, {0, 2}, 16, 144},
     {DType::Q5_K, {0, 2}, 16, 176},  {DType::Q6_K, {208, -1}, 0, 0}, {DType::IQ4_XS, {0, -1}, 0, 0},
     {DType::TQ1_0, {52, -1}, 0, 0},  {DType::TQ2_0, {64, -1}, 0, 0},  {DType::MXFP4, {-1, -1}, 0, 0},
+    {DType::IQ2_XXS, {0, -1}, 0, 0}, {DType::IQ2_XS, {0, -1}, 0, 0}, {DType::IQ2_S, {0, -1}, 0, 0},
+    {DType::IQ3_XXS, {0, -1}, 0, 0}, {DType::IQ3_S, {0, -1}, 0, 0},  {DType::IQ1_S, {0, -1}, 0, 0},
+    {DType::IQ1_M, {-1, -1}, 0, 0},
 };
+// Formats read through the scalar kernel alone.
+constexpr DType kReadOnlyTypes[] = {DType::TQ1_0,   DType::TQ2_0, DType::MXFP4, DType::IQ2_XXS, DType::IQ2_XS,
+                                    DType::IQ2_S,   DType::IQ3_XXS, DType::IQ3_S, DType::IQ1_S,  DType::IQ1_M};
 const BlockFields& fields(DType type) {
   for (const BlockFields& f : kFields)
     if (f.type == type) return f;
@@ -135,6 +141,8 @@ void rewrite_blocks(DType type, WeightBytes how, uint8_t* row, int64_t cols, std
       block[i] = how == WeightBytes::kRandom ? static_cast<uint8_t>(rng()) : extreme_byte(type);
     if (type == DType::Q6_K && how == WeightBytes::kExtreme) std::memset(block + 192, 0x80, 16);  // scales -128
     if (type == DType::MXFP4) block[0] = 120;  // its E8M0 scale: 2^-8
+    if (type == DType::IQ1_M)  // its fp16 d in the top nibbles of the 4 scale words at byte 48
+      for (int k = 0; k < 4; ++k) block[49 + 2 * k] = static_cast<uint8_t>((block[49 + 2 * k] & 0x0F) | ((factor >> (4 * k)) & 0xF) << 4);
     for (int at : fields(type).factors)
       if (at >= 0) std::memcpy(block + at, &factor, 2);
   }
@@ -304,7 +312,7 @@ TEST(MatmulQuant, RepackedRowsReadBackExactly) {
 // dot) on every ISA: random block bytes, decode and prefill token counts.
 TEST(MatmulQuant, ReadOnlyFormatsRunThroughTheScalarKernel) {
   uint32_t seed = 700;
-  for (DType type : {DType::TQ1_0, DType::TQ2_0, DType::MXFP4}) {
+  for (DType type : kReadOnlyTypes) {
     for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512})
       EXPECT_EQ(find_kernel(isa, type).fn, scalar_kernel(type).fn) << dtype_info(type).name;
     for (int n_tokens : {1, 3, 17}) {

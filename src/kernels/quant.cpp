@@ -164,14 +164,7 @@ void quantize_q8_0(const float* x, BlockQ8_0* b, int64_t nb) {
 // the rest round half up into 0..15.
 void quantize_q4_0(const float* x, BlockQ4_0* b, int64_t nb) {
   for (int64_t i = 0; i < nb; ++i, x += kQK) {
-    float amax = 0, max = 0;
-    for (int j = 0; j < kQK; ++j) {
-      if (amax < std::fabs(x[j])) {
-        amax = std::fabs(x[j]);
-        max = x[j];
-      }
-    }
-    const float d = max / -8;
+    const float d = signed_max(x, kQK) / -8;
     const float id = d != 0 ? 1.0f / d : 0.0f;
     b[i].d = f32_to_fp16(d);
     auto level = [&](float v) {

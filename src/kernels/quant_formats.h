@@ -30,6 +30,18 @@ inline int ceil_multiple(float v, float unit, int kmax) {
 
 inline int round_clamped(float v, int lo, int hi) { return std::clamp(static_cast<int>(std::lround(v)), lo, hi); }
 
+// The element of largest magnitude, with its sign (the first of equals), as
+// ggml's symmetric quantizers (Q4_0, Q5_0) pick their scale.
+inline float signed_max(const float* x, int n) {
+  float amax = 0, max = 0;
+  for (int j = 0; j < n; ++j)
+    if (amax < std::fabs(x[j])) {
+      amax = std::fabs(x[j]);
+      max = x[j];
+    }
+  return max;
+}
+
 // quant_blocks32.cpp: blocks of 32 with one fp16 scale (and a min for _1).
 void dequantize_q4_1(const uint8_t* src, float* y, int64_t nb);
 void dequantize_q5_0(const uint8_t* src, float* y, int64_t nb);

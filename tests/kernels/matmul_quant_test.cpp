@@ -58,6 +58,9 @@ constexpr BlockFields kFields[] = {
     {DType::IQ3_XXS, {0, -1}, 0, 0}, {DType::IQ3_S, {0, -1}, 0, 0},  {DType::IQ1_S, {0, -1}, 0, 0},
     {DType::IQ1_M, {-1, -1}, 0, 0},
 };
+// What the loader repacks into panels on AVX-512 (besides F16).
+constexpr DType kRepackedTypes[] = {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0,
+                                    DType::Q5_1, DType::IQ4_NL, DType::Q4_K};
 // Formats read through the scalar kernel alone.
 constexpr DType kReadOnlyTypes[] = {DType::TQ1_0,   DType::TQ2_0, DType::MXFP4, DType::IQ2_XXS, DType::IQ2_XS,
                                     DType::IQ2_S,   DType::IQ3_XXS, DType::IQ3_S, DType::IQ1_S,  DType::IQ1_M};
@@ -263,11 +266,11 @@ TEST(MatmulQuant, ManyRows) {
     }
 }
 
-// Q8_0 and Q4_0 repacked into 16-row panels at load: one panel, an odd
+// The types repacked into 16-row panels at load: one panel, an odd
 // number of panels (a pair and a single), wide rows; every token remainder.
 TEST(MatmulQuant, RepackedEveryIsa) {
   uint32_t seed = 500;
-  for (DType type : {DType::Q8_0, DType::Q4_0, DType::Q4_K}) {
+  for (DType type : kRepackedTypes) {
     for (int64_t rows : {16, 48, 160})
       for (int64_t cols : {64, 192, 768})
         for (int n_tokens : {1, 2, 3, 4, 5, 6, 7, 13, 64}) {
@@ -282,7 +285,7 @@ TEST(MatmulQuant, RepackedEveryIsa) {
 // A repacked row reads back exactly as the GGUF row decodes; what cannot be
 // repacked is refused.
 TEST(MatmulQuant, RepackedRowsReadBackExactly) {
-  for (DType type : {DType::Q8_0, DType::Q4_0, DType::Q4_K}) {
+  for (DType type : kRepackedTypes) {
     const int64_t cols = type == DType::Q4_K ? 768 : 192;
     const Problem p = make_problem(type, 48, cols, 1, 3);
     std::vector<uint8_t> bytes = p.weights;
@@ -330,7 +333,8 @@ TEST(MatmulQuant, SimdKernelsAreDispatched) {
       EXPECT_EQ(k.activations, format_for(type)) << isa_name(isa) << " " << dtype_info(type).name;
     }
   // Repacked matrices: the AVX-512 panel kernels there, the scalar one elsewhere.
-  for (DType type : {DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::F16}) {
+  for (DType type : {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::IQ4_NL, DType::Q4_K,
+                     DType::F16}) {
     const Matrix panels{type, 16, 256, nullptr, MatrixLayout::kPanels};
     const KernelEntry want = type == DType::F16 ? float_panel_kernel_avx512(type) : quant_panel_kernel_avx512(type);
     ASSERT_NE(want.fn, nullptr) << dtype_info(type).name;

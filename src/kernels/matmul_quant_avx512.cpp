@@ -9,8 +9,8 @@
 //
 // Decode (1-3 tokens) streams the rows as stored (matmul_quant_rows.h, shared
 // with AVX2); Q4_0 has its own decode kernel, 4 blocks per zmm
-// (matmul_q4_0_decode_avx512.cpp), Q4_1 / Q5_0 / Q5_1 / IQ4_NL one of 2 blocks
-// per zmm (matmul_block32_decode_avx512.cpp).
+// (matmul_q4_0_decode_avx512.cpp), Q4_1 / Q5_0 / Q5_1 / IQ4_NL / IQ4_XS one of
+// 2 blocks (or sub-blocks) per zmm (matmul_block32_decode_avx512.cpp).
 //
 // Prefill (more tokens) repacks 16 rows at a time into a panel where each
 // 64-byte vector holds 4 consecutive weights of each of the 16 rows; one
@@ -385,7 +385,8 @@ void quant_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, 
   constexpr DType T = W::kType;
   if constexpr (T == DType::Q4_0) {
     if (x.n_tokens <= kMaxDecodeTokens) return q4_0_decode_avx512(w, x, y, ldy, r0, r1);
-  } else if constexpr (T == DType::Q4_1 || T == DType::Q5_0 || T == DType::Q5_1 || T == DType::IQ4_NL) {
+  } else if constexpr (T == DType::Q4_1 || T == DType::Q5_0 || T == DType::Q5_1 || T == DType::IQ4_NL ||
+                       T == DType::IQ4_XS) {
     if (x.n_tokens <= kMaxDecodeTokens) return block32_decode_avx512(w, x, y, ldy, r0, r1);
   } else if (decode_few_tokens<W>(w, x, y, ldy, r0, r1)) {
     return;

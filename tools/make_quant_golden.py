@@ -168,6 +168,11 @@ def dequantize_cases(rng):
         T.MXFP4: np.concatenate([np.array([[0], [1], [2], [127], [200], [254]], dtype=np.uint8),
                                  read_only.integers(0, 256, (6, 16), dtype=np.uint8)], axis=1),
     })
+    # NVFP4: its 4 UE4M3 scales over their range (0 and 0x7F read as 0), random codes.
+    nvfp4 = np.random.default_rng(20261204)
+    raw[T.NVFP4] = np.concatenate([np.array([[0, 1, 7, 8], [0x37, 0x38, 0x7E, 0x7F], [0x40, 0x10, 0x21, 0x5A]],
+                                            dtype=np.uint8),
+                                   nvfp4.integers(0, 256, (3, 32), dtype=np.uint8)], axis=1)
     lattice = np.random.default_rng(20261203)  # the i-quants with grids: fp16 d first, random fields after
     for qtype in (T.IQ2_XXS, T.IQ2_XS, T.IQ2_S, T.IQ3_XXS, T.IQ3_S, T.IQ1_S):
         size = GGML_QUANT_SIZES[qtype][1]

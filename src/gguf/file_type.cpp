@@ -70,6 +70,7 @@ uint32_t FileType::id() const {
     case DType::TQ1_0: return 36;
     case DType::TQ2_0: return 37;
     case DType::MXFP4: return 38;  // MOSTLY_MXFP4_MOE
+    case DType::NVFP4: return 39;
     case DType::IQ2_XXS: return 19;
     case DType::IQ2_XS: return 20;
     case DType::IQ3_XXS: return 23;

@@ -33,6 +33,7 @@ constexpr DTypeInfo kTypes[] = {
     {DType::TQ1_0, "TQ1_0", 256, 48 + 4 + 2},             // base-3 qs[48], qh[4], d
     {DType::TQ2_0, "TQ2_0", 256, 64 + 2},                 // 2-bit qs[64], d
     {DType::MXFP4, "MXFP4", 32, 1 + 16},                  // E8M0 scale, E2M1 nibbles[16]
+    {DType::NVFP4, "NVFP4", 64, 4 + 32},                  // 4 UE4M3 scales (one per 16), E2M1 nibbles[32]
     {DType::Q4_K, "Q4_K", 256, 2 + 2 + 12 + 128},         // d, dmin, scales[12], qs[128]
     {DType::Q5_K, "Q5_K", 256, 2 + 2 + 12 + 32 + 128},    // d, dmin, scales[12], qh[32], qs[128]
     {DType::Q6_K, "Q6_K", 256, 128 + 64 + 16 + 2},        // ql, qh, scales, d

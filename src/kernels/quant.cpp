@@ -282,6 +282,7 @@ void dequantize_row(DType type, const void* src, float* dst, int64_t n) {
     case DType::TQ1_0: return dequantize_tq1_0(static_cast<const uint8_t*>(src), dst, nb);
     case DType::TQ2_0: return dequantize_tq2_0(static_cast<const uint8_t*>(src), dst, nb);
     case DType::MXFP4: return dequantize_mxfp4(static_cast<const uint8_t*>(src), dst, nb);
+    case DType::NVFP4: return dequantize_nvfp4(static_cast<const uint8_t*>(src), dst, nb);
     case DType::IQ2_XXS: return dequantize_iq2_xxs(static_cast<const uint8_t*>(src), dst, nb);
     case DType::IQ2_XS: return dequantize_iq2_xs(static_cast<const uint8_t*>(src), dst, nb);
     case DType::IQ2_S: return dequantize_iq2_s(static_cast<const uint8_t*>(src), dst, nb);
@@ -295,7 +296,7 @@ void dequantize_row(DType type, const void* src, float* dst, int64_t n) {
 
 bool can_quantize(DType type) {
   switch (type) {
-    case DType::IQ4_XS: case DType::TQ1_0: case DType::TQ2_0: case DType::MXFP4: case DType::IQ2_XXS:
+    case DType::IQ4_XS: case DType::TQ1_0: case DType::TQ2_0: case DType::MXFP4: case DType::NVFP4: case DType::IQ2_XXS:
     case DType::IQ2_XS: case DType::IQ2_S: case DType::IQ3_XXS: case DType::IQ3_S: case DType::IQ1_S:
     case DType::IQ1_M:
       return false;

@@ -66,6 +66,7 @@ void quantize_q3_k(const float* x, uint8_t* dst, int64_t nb);
 void dequantize_tq1_0(const uint8_t* src, float* y, int64_t nb);
 void dequantize_tq2_0(const uint8_t* src, float* y, int64_t nb);
 void dequantize_mxfp4(const uint8_t* src, float* y, int64_t nb);
+void dequantize_nvfp4(const uint8_t* src, float* y, int64_t nb);
 // quant_iq.cpp: the lattice i-quants, read only.
 void dequantize_iq2_xxs(const uint8_t* src, float* y, int64_t nb);
 void dequantize_iq2_xs(const uint8_t* src, float* y, int64_t nb);

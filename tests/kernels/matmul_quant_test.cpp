@@ -56,14 +56,14 @@ constexpr BlockFields kFields[] = {
     {DType::TQ1_0, {52, -1}, 0, 0},  {DType::TQ2_0, {64, -1}, 0, 0},  {DType::MXFP4, {-1, -1}, 0, 0},
     {DType::IQ2_XXS, {0, -1}, 0, 0}, {DType::IQ2_XS, {0, -1}, 0, 0}, {DType::IQ2_S, {0, -1}, 0, 0},
     {DType::IQ3_XXS, {0, -1}, 0, 0}, {DType::IQ3_S, {0, -1}, 0, 0},  {DType::IQ1_S, {0, -1}, 0, 0},
-    {DType::IQ1_M, {-1, -1}, 0, 0},
+    {DType::IQ1_M, {-1, -1}, 0, 0},  {DType::NVFP4, {-1, -1}, 0, 0},
 };
 // What the loader repacks into panels on AVX-512 (besides F16).
 constexpr DType kRepackedTypes[] = {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0,
                                     DType::Q5_1, DType::IQ4_NL, DType::Q4_K};
 // Formats read through the scalar kernel alone.
-constexpr DType kReadOnlyTypes[] = {DType::TQ1_0,   DType::TQ2_0, DType::MXFP4, DType::IQ2_XXS, DType::IQ2_XS,
-                                    DType::IQ2_S,   DType::IQ3_XXS, DType::IQ3_S, DType::IQ1_S,  DType::IQ1_M};
+constexpr DType kReadOnlyTypes[] = {DType::TQ1_0, DType::TQ2_0,   DType::MXFP4, DType::NVFP4, DType::IQ2_XXS, DType::IQ2_XS,
+                                    DType::IQ2_S, DType::IQ3_XXS, DType::IQ3_S, DType::IQ1_S, DType::IQ1_M};
 const BlockFields& fields(DType type) {
   for (const BlockFields& f : kFields)
     if (f.type == type) return f;
@@ -144,6 +144,7 @@ void rewrite_blocks(DType type, WeightBytes how, uint8_t* row, int64_t cols, std
       block[i] = how == WeightBytes::kRandom ? static_cast<uint8_t>(rng()) : extreme_byte(type);
     if (type == DType::Q6_K && how == WeightBytes::kExtreme) std::memset(block + 192, 0x80, 16);  // scales -128
     if (type == DType::MXFP4) block[0] = 120;  // its E8M0 scale: 2^-8
+    if (type == DType::NVFP4) std::memset(block, 0x08, 4);  // its 4 UE4M3 scales: 2^-7 (halved: 2^-8)
     if (type == DType::IQ1_M)  // its fp16 d in the top nibbles of the 4 scale words at byte 48
       for (int k = 0; k < 4; ++k) block[49 + 2 * k] = static_cast<uint8_t>((block[49 + 2 * k] & 0x0F) | ((factor >> (4 * k)) & 0xF) << 4);
     for (int at : fields(type).factors)

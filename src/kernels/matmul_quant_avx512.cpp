@@ -421,8 +421,7 @@ KernelEntry quant_kernel_avx512(DType type) {
     case DType::IQ4_NL: return {quant_matmul<RowsIq4Nl>, RowsIq4Nl::kAct, kPanelRows, kMaxDecodeTokens + 1};
     case DType::IQ4_XS: return {quant_matmul<RowsIq4Xs>, RowsIq4Xs::kAct, kPanelRows, kMaxDecodeTokens + 1};
     case DType::Q6_K: return q6_k_kernel_avx512();
-    case DType::Q2_K: return {decode_all_tokens<RowsQ2K>, RowsQ2K::kAct, 1};
-    case DType::Q3_K: return {decode_all_tokens<RowsQ3K>, RowsQ3K::kAct, 1};
+    case DType::Q2_K: case DType::Q3_K: return k16_kernel_avx512(type);
     default: return {};
   }
 }

@@ -70,6 +70,14 @@ uint32_t FileType::id() const {
     case DType::TQ1_0: return 36;
     case DType::TQ2_0: return 37;
     case DType::MXFP4: return 38;  // MOSTLY_MXFP4_MOE
+    case DType::NVFP4: return 39;
+    case DType::IQ2_XXS: return 19;
+    case DType::IQ2_XS: return 20;
+    case DType::IQ3_XXS: return 23;
+    case DType::IQ1_S: return 24;
+    case DType::IQ3_S: return 26;
+    case DType::IQ2_S: return 28;
+    case DType::IQ1_M: return 31;
     case DType::Q4_K: return medium ? 15 : 14;  // Q4_K_M, Q4_K_S
     case DType::Q5_K: return medium ? 17 : 16;  // Q5_K_M, Q5_K_S
     case DType::Q6_K: return 18;

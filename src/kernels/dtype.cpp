@@ -23,9 +23,17 @@ constexpr DTypeInfo kTypes[] = {
     {DType::Q2_K, "Q2_K", 256, 16 + 64 + 2 + 2},          // scales[16] (4-bit scale | min), qs[64], d, dmin
     {DType::Q3_K, "Q3_K", 256, 32 + 64 + 12 + 2},         // hmask[32], qs[64], scales[12], d
     {DType::IQ4_XS, "IQ4_XS", 256, 2 + 2 + 4 + 128},      // d, scales_h, scales_l[4], qs[128]
+    {DType::IQ2_XXS, "IQ2_XXS", 256, 2 + 64},             // d, 8 × (grid rows, signs and scale)
+    {DType::IQ2_XS, "IQ2_XS", 256, 2 + 64 + 8},           // d, u16 qs[32], scales[8]
+    {DType::IQ2_S, "IQ2_S", 256, 2 + 32 + 32 + 8 + 8},    // d, qs, signs, qh, scales
+    {DType::IQ3_XXS, "IQ3_XXS", 256, 2 + 64 + 32},        // d, qs[64], 8 × (signs and scale)
+    {DType::IQ3_S, "IQ3_S", 256, 2 + 64 + 8 + 32 + 4},    // d, qs, qh, signs, scales
+    {DType::IQ1_S, "IQ1_S", 256, 2 + 32 + 16},            // d, qs[32], u16 qh[8]
+    {DType::IQ1_M, "IQ1_M", 256, 32 + 16 + 8},            // qs[32], qh[16], u16 scales[4] (d in their top nibbles)
     {DType::TQ1_0, "TQ1_0", 256, 48 + 4 + 2},             // base-3 qs[48], qh[4], d
     {DType::TQ2_0, "TQ2_0", 256, 64 + 2},                 // 2-bit qs[64], d
     {DType::MXFP4, "MXFP4", 32, 1 + 16},                  // E8M0 scale, E2M1 nibbles[16]
+    {DType::NVFP4, "NVFP4", 64, 4 + 32},                  // 4 UE4M3 scales (one per 16), E2M1 nibbles[32]
     {DType::Q4_K, "Q4_K", 256, 2 + 2 + 12 + 128},         // d, dmin, scales[12], qs[128]
     {DType::Q5_K, "Q5_K", 256, 2 + 2 + 12 + 32 + 128},    // d, dmin, scales[12], qh[32], qs[128]
     {DType::Q6_K, "Q6_K", 256, 128 + 64 + 16 + 2},        // ql, qh, scales, d

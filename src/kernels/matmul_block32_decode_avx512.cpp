@@ -1,4 +1,4 @@
-// Decode (1-3 tokens) of Q4_1, Q5_0, Q5_1 and IQ4_NL rows as GGUF stores them,
+// Decode (1-3 tokens) of Q4_1, Q5_0, Q5_1, IQ4_NL and IQ4_XS rows as GGUF stores them,
 // on AVX-512 VNNI: two blocks of 32 per zmm, where the shared row decoder
 // (matmul_quant_rows.h) spends a ymm per block and ran out of vector issue
 // slots at ~20 GB/s per core on Zen 5.
@@ -30,6 +30,12 @@
 namespace skiff {
 namespace {
 
+// Lanes of the pair k (0..3) of a group of 8 blocks: blocks 2k, 2k+1 each over 8 lanes.
+[[gnu::always_inline]] inline __m512i pair_lanes(int k) {
+  return _mm512_add_epi32(_mm512_srli_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), 3),
+                          _mm512_set1_epi32(2 * k));
+}
+
 // The two blocks at a and b as 64 unsigned level bytes (see the top).
 template <class U>
 [[gnu::always_inline]] inline __m512i pair_levels(const uint8_t* a, const uint8_t* b) {
@@ -58,16 +64,23 @@ template <class U>
   return _mm512_dpbusd_epi32(_mm512_setzero_si512(), q, x);
 }
 
+// Adds the pair k of a group (its levels q) times each token's activations
+// (x[t]: the group's 256) to acc, each block's lanes scaled by its lane of s16[t].
+template <class U, int NT>
+[[gnu::always_inline]] inline void add_pair(__m512i q, int k, const int8_t* const x[NT], const __m512 s16[NT],
+                                            __m512 acc[NT]) {
+  const __m512i lanes = pair_lanes(k);
+#pragma GCC unroll 4
+  for (int t = 0; t < NT; ++t) {
+    const __m512i dot = pair_dot<U>(q, _mm512_loadu_si512(x[t] + 64 * k));
+    acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_permutexvar_ps(lanes, s16[t]), acc[t]);
+  }
+}
+
 // The offset the unsigned levels carry, taken out through the block sums:
 // 2^shift·dw·dx·Σq per block (-1: none).
 template <class U>
 constexpr int kShift = U::kOffsetShift;
-
-// Lanes of the pair k (0..3) of a group of 8 blocks: blocks 2k, 2k+1 each over 8 lanes.
-[[gnu::always_inline]] inline __m512i pair_lanes(int k) {
-  return _mm512_add_epi32(_mm512_srli_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), 3),
-                          _mm512_set1_epi32(2 * k));
-}
 
 // The fp16 fields of up to 8 blocks (stride S) as floats, 0 past n: gathered
 // in two general registers (8 halves stored to memory and loaded as one
@@ -95,8 +108,10 @@ template <class U, int NT>
   __m256 min = _mm256_setzero_ps();
   if constexpr (U::kMinTerm) min = fp16_fields<S>(first + U::kMinOffset, n);  // x = d·q + m
   __m512 s16[NT];  // lanes 0-7: dw·dx of the group's blocks
+  const int8_t* x[NT];
 #pragma GCC unroll 4
   for (int t = 0; t < NT; ++t) {
+    x[t] = act[t].q + 256 * g;
     const __m256 dx = _mm256_loadu_ps(act[t].d + 8 * g);
     const __m256 s8 = _mm256_mul_ps(dw, dx);
     s16[t] = _mm512_castps256_ps512(s8);
@@ -109,13 +124,7 @@ template <class U, int NT>
     if (2 * k >= n) break;
     const uint8_t* a = first + S * 2 * k;
     const uint8_t* b = 2 * k + 1 < n ? a + S : a;  // an odd last block pairs with itself (scale 0 and x 0 above it)
-    const __m512i q = pair_levels<U>(a, b);
-    const __m512i lanes = pair_lanes(k);
-#pragma GCC unroll 4
-    for (int t = 0; t < NT; ++t) {
-      const __m512i dot = pair_dot<U>(q, _mm512_loadu_si512(act[t].q + 256 * g + 64 * k));
-      acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_permutexvar_ps(lanes, s16[t]), acc[t]);
-    }
+    add_pair<U, NT>(pair_levels<U>(a, b), k, x, s16, acc);
   }
 }
 
@@ -150,6 +159,47 @@ void decode_rows(const Matrix& w, const Activations& x, float* y, int64_t ldy, i
   }
 }
 
+// IQ4_XS: its sub-blocks are units of 32 whose nibbles lie 16 bytes apart
+// from byte 8 of the super-block, so a pair reads as two blocks of IQ4_NL
+// would (no fp16 d of their own: the 8 scales come per super-block, and the
+// kQ8_K activations' dx per 256).
+struct Iq4XsPairs {
+  static constexpr int kQsOffset = 0, kQhOffset = -1;
+  static constexpr Block32Levels kLevelKind = Block32Levels::kIq4;
+  static constexpr bool kSigned = true;
+};
+
+template <int NT>
+void decode_iq4_xs_rows(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
+  const ActLayout l = act_layout(ActivationFormat::kQ8_K, w.cols);
+  ActRow act[NT];
+  for (int t = 0; t < NT; ++t) act[t] = act_row(x, l, t);
+  for (int64_t r = r0; r < r1; ++r) {
+    const uint8_t* row = w.row(r);
+    __m512 acc[NT];
+#pragma GCC unroll 4
+    for (int t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
+    for (int64_t g = 0; g < w.cols / 256; ++g) {
+      const uint8_t* block = row + kIq4XsBlockBytes * g;
+      const __m256 scales = iq4_xs_scales(block);
+      __m512 s16[NT];
+      const int8_t* xq[NT];
+#pragma GCC unroll 4
+      for (int t = 0; t < NT; ++t) {
+        s16[t] = _mm512_castps256_ps512(_mm256_mul_ps(scales, _mm256_set1_ps(act[t].d[g])));
+        xq[t] = act[t].q + 256 * g;
+      }
+#pragma GCC unroll 4
+      for (int k = 0; k < 4; ++k) {
+        const uint8_t* a = block + 8 + 32 * k;
+        add_pair<Iq4XsPairs, NT>(pair_levels<Iq4XsPairs>(a, a + 16), k, xq, s16, acc);
+      }
+    }
+#pragma GCC unroll 4
+    for (int t = 0; t < NT; ++t) y[t * ldy + r] = _mm512_reduce_add_ps(acc[t]);
+  }
+}
+
 template <class U>
 void decode_tokens(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
   switch (x.n_tokens) {
@@ -167,6 +217,12 @@ void block32_decode_avx512(const Matrix& w, const Activations& x, float* y, int6
     case DType::Q5_0: return decode_tokens<Q5_0Units>(w, x, y, ldy, r0, r1);
     case DType::Q5_1: return decode_tokens<Q5_1Units>(w, x, y, ldy, r0, r1);
     case DType::IQ4_NL: return decode_tokens<Iq4NlUnits>(w, x, y, ldy, r0, r1);
+    case DType::IQ4_XS:
+      switch (x.n_tokens) {
+        case 1: return decode_iq4_xs_rows<1>(w, x, y, ldy, r0, r1);
+        case 2: return decode_iq4_xs_rows<2>(w, x, y, ldy, r0, r1);
+        default: return decode_iq4_xs_rows<3>(w, x, y, ldy, r0, r1);
+      }
     default: return;
   }
 }

@@ -64,13 +64,15 @@ KernelEntry float_kernel_avx512(DType type);  // matmul_float_avx512.cpp
 KernelEntry quant_kernel_avx2(DType type);    // matmul_quant_avx2.cpp: Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL,
                                               // Q4_K, Q5_K, Q6_K, IQ4_XS
 KernelEntry quant_kernel_avx512(DType type);  // matmul_quant_avx512.cpp: the same
-KernelEntry quant_panel_kernel_avx512(DType type);  // matmul_quant_avx512.cpp: Q8_0, Q4_0, Q4_K kPanels
+KernelEntry quant_panel_kernel_avx512(DType type);  // matmul_quant_avx512.cpp: kPanels of what can_repack takes
 // Q6_K rows × any tokens (matmul_q6_k_{avx2,avx512}.cpp), for quant_kernel_*.
 KernelEntry q6_k_kernel_avx2();
 KernelEntry q6_k_kernel_avx512();
 // Q4_0 rows × 1-3 tokens (matmul_q4_0_decode_avx512.cpp), for quant_kernel_avx512.
 void q4_0_decode_avx512(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1);
-// Q4_1, Q5_0, Q5_1 and IQ4_NL rows × 1-3 tokens (matmul_block32_decode_avx512.cpp), for quant_kernel_avx512.
+// Q2_K and Q3_K rows × any tokens (matmul_k16_avx512.cpp), for quant_kernel_avx512.
+KernelEntry k16_kernel_avx512(DType type);
+// Q4_1, Q5_0, Q5_1, IQ4_NL and IQ4_XS rows × 1-3 tokens (matmul_block32_decode_avx512.cpp), for quant_kernel_avx512.
 void block32_decode_avx512(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1);
 KernelEntry float_panel_kernel_avx512(DType type);  // matmul_float_avx512.cpp: F16 kPanels
 

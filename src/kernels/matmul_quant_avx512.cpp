@@ -9,8 +9,8 @@
 //
 // Decode (1-3 tokens) streams the rows as stored (matmul_quant_rows.h, shared
 // with AVX2); Q4_0 has its own decode kernel, 4 blocks per zmm
-// (matmul_q4_0_decode_avx512.cpp), Q4_1 / Q5_0 / Q5_1 / IQ4_NL one of 2 blocks
-// per zmm (matmul_block32_decode_avx512.cpp).
+// (matmul_q4_0_decode_avx512.cpp), Q4_1 / Q5_0 / Q5_1 / IQ4_NL / IQ4_XS one of
+// 2 blocks (or sub-blocks) per zmm (matmul_block32_decode_avx512.cpp).
 //
 // Prefill (more tokens) repacks 16 rows at a time into a panel where each
 // 64-byte vector holds 4 consecutive weights of each of the 16 rows; one
@@ -20,9 +20,9 @@
 // every token. The tokens' activations are interleaved per unit first
 // (QuadUnit), so one pointer reaches all of a tile's.
 //
-// Q8_0, Q4_0 and Q4_K matrices the loader repacked into such panels
-// (kernels/repack.h; Q4 nibbles unpacked as the tile loads them, Q4_K's 6-bit
-// scales and mins per unit) skip the packing and use the same tiles for every
+// Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL and Q4_K matrices the loader repacked
+// into such panels (kernels/repack.h; nibbles, fifth bits and IQ4 levels
+// unpacked as the tile loads them, Q4_K's 6-bit scales and mins per unit) skip the packing and use the same tiles for every
 // token count, decode included: one panel at a time for 1-3 tokens (one memory
 // stream; two measured slower), no per-row reductions.
 #include <immintrin.h>
@@ -150,18 +150,37 @@ struct LoadPanel {
     if constexpr (kType == DType::Q4_K) return units + (u / 8) * kQ4KPanelGroupBytes + kQ4KPanelWeights + (u % 8) * kWeightBytes;
     return units + kUnitBytes * u;
   }
+  // Columns 4g..4g+3 of the 16 rows: nibbles, with Q5's fifth bits (bits
+  // 4g..4g+3 of each row's qh: byte g / 2 of the dword copied to its 4 bytes,
+  // byte j tested for bit 4·(g % 2) + j, 16 added where set), or IQ4_NL's
+  // levels + 128 (the unsigned operand).
   [[gnu::always_inline]] __m512i w(int64_t u, int g) const {
     if constexpr (kType == DType::Q8_0) return _mm512_loadu_si512(unit(u) + 64 * g);
     const __m512i v = _mm512_loadu_si512(unit(u) + 64 * (g % 4));
     const __m512i nibble = _mm512_set1_epi8(0x0F);
-    return _mm512_and_si512(g < 4 ? v : _mm512_srli_epi16(v, 4), nibble);
+    __m512i q = _mm512_and_si512(g < 4 ? v : _mm512_srli_epi16(v, 4), nibble);
+    if constexpr (panel_has_qh(kType)) {
+      const __m512i qh = _mm512_loadu_si512(unit(u) + 4 * 64);
+      const char b = static_cast<char>(g / 2);
+      const __m512i copies = _mm512_shuffle_epi8(
+          qh, _mm512_broadcast_i32x4(_mm_setr_epi8(b, b, b, b, b + 4, b + 4, b + 4, b + 4, b + 8, b + 8, b + 8, b + 8,
+                                                   b + 12, b + 12, b + 12, b + 12)));
+      const __m512i bit = _mm512_set1_epi32(g % 2 ? static_cast<int>(0x80402010) : 0x08040201);
+      q = _mm512_mask_add_epi8(q, _mm512_test_epi8_mask(copies, bit), q, _mm512_set1_epi8(0x10));
+    }
+    if constexpr (kType == DType::IQ4_NL)
+      q = _mm512_shuffle_epi8(_mm512_xor_si512(_mm512_broadcast_i32x4(iq4_table()), _mm512_set1_epi8(-128)), q);
+    return q;
   }
   [[gnu::always_inline]] __m512 scale(int64_t u) const {
     if constexpr (kType == DType::Q4_K) return q4_k_factor(u, kQ4KPanelD, 0);
     return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(unit(u) + kWeightBytes)));
   }
-  [[gnu::always_inline]] __m512 min(int64_t u) const {
+  [[gnu::always_inline]] __m512 min(int64_t u) const {  // x = d·q + m: the min is -m
     if constexpr (kType == DType::Q4_K) return q4_k_factor(u, kQ4KPanelDmin, 1);
+    if constexpr (panel_has_min(kType))
+      return _mm512_sub_ps(_mm512_setzero_ps(), _mm512_cvtph_ps(_mm256_loadu_si256(
+                                                    reinterpret_cast<const __m256i*>(unit(u) + kWeightBytes + 32))));
     return _mm512_setzero_ps();
   }
 
@@ -366,7 +385,8 @@ void quant_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, 
   constexpr DType T = W::kType;
   if constexpr (T == DType::Q4_0) {
     if (x.n_tokens <= kMaxDecodeTokens) return q4_0_decode_avx512(w, x, y, ldy, r0, r1);
-  } else if constexpr (T == DType::Q4_1 || T == DType::Q5_0 || T == DType::Q5_1 || T == DType::IQ4_NL) {
+  } else if constexpr (T == DType::Q4_1 || T == DType::Q5_0 || T == DType::Q5_1 || T == DType::IQ4_NL ||
+                       T == DType::IQ4_XS) {
     if (x.n_tokens <= kMaxDecodeTokens) return block32_decode_avx512(w, x, y, ldy, r0, r1);
   } else if (decode_few_tokens<W>(w, x, y, ldy, r0, r1)) {
     return;
@@ -381,6 +401,10 @@ KernelEntry quant_panel_kernel_avx512(DType type) {
     case DType::Q8_0: return {panel_matmul<Q8_0>, Q8_0::kAct, kPanelRows, 2};
     case DType::Q4_0: return {panel_matmul<Q4_0>, Q4_0::kAct, kPanelRows, 2};
     case DType::Q4_K: return {panel_matmul<Q4_K>, Q4_K::kAct, kPanelRows, 2};
+    case DType::Q4_1: return {panel_matmul<RowsQ4_1>, RowsQ4_1::kAct, kPanelRows, 2};
+    case DType::Q5_0: return {panel_matmul<RowsQ5_0>, RowsQ5_0::kAct, kPanelRows, 2};
+    case DType::Q5_1: return {panel_matmul<RowsQ5_1>, RowsQ5_1::kAct, kPanelRows, 2};
+    case DType::IQ4_NL: return {panel_matmul<RowsIq4Nl>, RowsIq4Nl::kAct, kPanelRows, 2};
     default: return {};
   }
 }
@@ -397,8 +421,7 @@ KernelEntry quant_kernel_avx512(DType type) {
     case DType::IQ4_NL: return {quant_matmul<RowsIq4Nl>, RowsIq4Nl::kAct, kPanelRows, kMaxDecodeTokens + 1};
     case DType::IQ4_XS: return {quant_matmul<RowsIq4Xs>, RowsIq4Xs::kAct, kPanelRows, kMaxDecodeTokens + 1};
     case DType::Q6_K: return q6_k_kernel_avx512();
-    case DType::Q2_K: return {decode_all_tokens<RowsQ2K>, RowsQ2K::kAct, 1};
-    case DType::Q3_K: return {decode_all_tokens<RowsQ3K>, RowsQ3K::kAct, 1};
+    case DType::Q2_K: case DType::Q3_K: return k16_kernel_avx512(type);
     default: return {};
   }
 }

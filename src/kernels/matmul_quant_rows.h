@@ -284,14 +284,17 @@ bool decode_few_tokens(const Matrix& w, const Activations& x, float* y, int64_t 
 }
 
 // Any number of tokens by the decode body (types without panel kernels: Q2_K,
-// Q3_K): rows in chunks that stay in L1 while every group of 3 tokens reads them.
+// Q3_K): rows in chunks that stay in L1 while every group of 6 tokens (then 3,
+// 2, 1) reads them. Groups of 6 spill a few registers on AVX2 but measured
+// faster than 3 on both ISAs (64 tokens: Q3_K AVX-512 100 -> 118-122 GOP/s per core).
 template <class W>
 void decode_all_tokens(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
   constexpr int64_t kRowChunk = 8;
   for (int64_t rc = r0; rc < r1; rc += kRowChunk) {
     const int64_t rc_end = r1 - rc < kRowChunk ? r1 : rc + kRowChunk;
     int t0 = 0;
-    for (; t0 + 3 <= x.n_tokens; t0 += 3) decode_rows<W, 3>(w, x, t0, y, ldy, rc, rc_end);
+    for (; t0 + 6 <= x.n_tokens; t0 += 6) decode_rows<W, 6>(w, x, t0, y, ldy, rc, rc_end);
+    if (x.n_tokens - t0 >= 3) { decode_rows<W, 3>(w, x, t0, y, ldy, rc, rc_end); t0 += 3; }
     if (x.n_tokens - t0 == 2) decode_rows<W, 2>(w, x, t0, y, ldy, rc, rc_end);
     if (x.n_tokens - t0 == 1) decode_rows<W, 1>(w, x, t0, y, ldy, rc, rc_end);
   }

@@ -164,14 +164,7 @@ void quantize_q8_0(const float* x, BlockQ8_0* b, int64_t nb) {
 // the rest round half up into 0..15.
 void quantize_q4_0(const float* x, BlockQ4_0* b, int64_t nb) {
   for (int64_t i = 0; i < nb; ++i, x += kQK) {
-    float amax = 0, max = 0;
-    for (int j = 0; j < kQK; ++j) {
-      if (amax < std::fabs(x[j])) {
-        amax = std::fabs(x[j]);
-        max = x[j];
-      }
-    }
-    const float d = max / -8;
+    const float d = signed_max(x, kQK) / -8;
     const float id = d != 0 ? 1.0f / d : 0.0f;
     b[i].d = f32_to_fp16(d);
     auto level = [&](float v) {
@@ -289,12 +282,27 @@ void dequantize_row(DType type, const void* src, float* dst, int64_t n) {
     case DType::TQ1_0: return dequantize_tq1_0(static_cast<const uint8_t*>(src), dst, nb);
     case DType::TQ2_0: return dequantize_tq2_0(static_cast<const uint8_t*>(src), dst, nb);
     case DType::MXFP4: return dequantize_mxfp4(static_cast<const uint8_t*>(src), dst, nb);
+    case DType::NVFP4: return dequantize_nvfp4(static_cast<const uint8_t*>(src), dst, nb);
+    case DType::IQ2_XXS: return dequantize_iq2_xxs(static_cast<const uint8_t*>(src), dst, nb);
+    case DType::IQ2_XS: return dequantize_iq2_xs(static_cast<const uint8_t*>(src), dst, nb);
+    case DType::IQ2_S: return dequantize_iq2_s(static_cast<const uint8_t*>(src), dst, nb);
+    case DType::IQ3_XXS: return dequantize_iq3_xxs(static_cast<const uint8_t*>(src), dst, nb);
+    case DType::IQ3_S: return dequantize_iq3_s(static_cast<const uint8_t*>(src), dst, nb);
+    case DType::IQ1_S: return dequantize_iq1_s(static_cast<const uint8_t*>(src), dst, nb);
+    case DType::IQ1_M: return dequantize_iq1_m(static_cast<const uint8_t*>(src), dst, nb);
   }
   fail("cannot dequantize type {}", static_cast<uint32_t>(type));
 }
 
 bool can_quantize(DType type) {
-  return type != DType::IQ4_XS && type != DType::TQ1_0 && type != DType::TQ2_0 && type != DType::MXFP4;
+  switch (type) {
+    case DType::IQ4_XS: case DType::TQ1_0: case DType::TQ2_0: case DType::MXFP4: case DType::NVFP4: case DType::IQ2_XXS:
+    case DType::IQ2_XS: case DType::IQ2_S: case DType::IQ3_XXS: case DType::IQ3_S: case DType::IQ1_S:
+    case DType::IQ1_M:
+      return false;
+    default:
+      return true;
+  }
 }
 
 void quantize_row(DType type, const float* src, void* dst, int64_t n) {
@@ -328,7 +336,7 @@ void quantize_row(DType type, const float* src, void* dst, int64_t n) {
     case DType::Q2_K: return quantize_q2_k(src, static_cast<uint8_t*>(dst), nb);
     case DType::Q3_K: return quantize_q3_k(src, static_cast<uint8_t*>(dst), nb);
     case DType::IQ4_NL: return quantize_iq4_nl(src, static_cast<uint8_t*>(dst), nb);
-    default: break;  // read only: IQ4_XS, TQ1_0, TQ2_0, MXFP4
+    default: break;  // read only (can_quantize)
   }
   fail("cannot quantize type {}", static_cast<uint32_t>(type));
 }

@@ -108,12 +108,7 @@ void quantize_q5_1(const float* x, uint8_t* dst, int64_t nb) { quantize_min_bloc
 void quantize_q5_0(const float* x, uint8_t* dst, int64_t nb) {
   uint8_t q[32];
   for (int64_t i = 0; i < nb; ++i, x += 32, dst += kQ5_0.bytes) {
-    float amax = 0, max = 0;
-    for (int j = 0; j < 32; ++j)
-      if (amax < std::fabs(x[j])) {
-        amax = std::fabs(x[j]);
-        max = x[j];
-      }
+    const float max = signed_max(x, 32);
     const float d = max / -16;
     const float id = d != 0 ? 1.0f / d : 0.0f;
     const uint16_t hd = f32_to_fp16(d);
@@ -129,12 +124,7 @@ void quantize_q5_0(const float* x, uint8_t* dst, int64_t nb) {
 void quantize_iq4_nl(const float* x, uint8_t* dst, int64_t nb) {
   uint8_t q[32];
   for (int64_t i = 0; i < nb; ++i, x += 32, dst += kIq4Nl.bytes) {
-    float amax = 0, max = 0;
-    for (int j = 0; j < 32; ++j)
-      if (amax < std::fabs(x[j])) {
-        amax = std::fabs(x[j]);
-        max = x[j];
-      }
+    const float max = signed_max(x, 32);
     const uint16_t hd = f32_to_fp16(max / -127);
     std::memcpy(dst, &hd, 2);
     const float d = fp16_to_f32(hd);

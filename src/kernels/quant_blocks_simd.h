@@ -5,7 +5,9 @@
 // generic code (see the *_avx512.cpp note in CMakeLists.txt).
 //
 // A "unit" is 32 consecutive weights of a row sharing one scale (and, for
-// K-quants, one min): a Q8_0 or Q4_0 block, or a K-quant sub-block.
+// Q4_1 / Q5_1 / Q4_K / Q5_K, one min): a block of 32 (Q8_0, Q4_0, Q4_1, Q5_0,
+// Q5_1, IQ4_NL) or a sub-block of 256 (Q4_K, Q5_K, IQ4_XS). Q2_K / Q3_K scale
+// each 16 weights (matmul_quant_rows.h), Q6_K has kernels of its own.
 #pragma once
 #include <immintrin.h>
 

@@ -30,6 +30,18 @@ inline int ceil_multiple(float v, float unit, int kmax) {
 
 inline int round_clamped(float v, int lo, int hi) { return std::clamp(static_cast<int>(std::lround(v)), lo, hi); }
 
+// The element of largest magnitude, with its sign (the first of equals), as
+// ggml's symmetric quantizers (Q4_0, Q5_0) pick their scale.
+inline float signed_max(const float* x, int n) {
+  float amax = 0, max = 0;
+  for (int j = 0; j < n; ++j)
+    if (amax < std::fabs(x[j])) {
+      amax = std::fabs(x[j]);
+      max = x[j];
+    }
+  return max;
+}
+
 // quant_blocks32.cpp: blocks of 32 with one fp16 scale (and a min for _1).
 void dequantize_q4_1(const uint8_t* src, float* y, int64_t nb);
 void dequantize_q5_0(const uint8_t* src, float* y, int64_t nb);
@@ -54,5 +66,14 @@ void quantize_q3_k(const float* x, uint8_t* dst, int64_t nb);
 void dequantize_tq1_0(const uint8_t* src, float* y, int64_t nb);
 void dequantize_tq2_0(const uint8_t* src, float* y, int64_t nb);
 void dequantize_mxfp4(const uint8_t* src, float* y, int64_t nb);
+void dequantize_nvfp4(const uint8_t* src, float* y, int64_t nb);
+// quant_iq.cpp: the lattice i-quants, read only.
+void dequantize_iq2_xxs(const uint8_t* src, float* y, int64_t nb);
+void dequantize_iq2_xs(const uint8_t* src, float* y, int64_t nb);
+void dequantize_iq2_s(const uint8_t* src, float* y, int64_t nb);
+void dequantize_iq3_xxs(const uint8_t* src, float* y, int64_t nb);
+void dequantize_iq3_s(const uint8_t* src, float* y, int64_t nb);
+void dequantize_iq1_s(const uint8_t* src, float* y, int64_t nb);
+void dequantize_iq1_m(const uint8_t* src, float* y, int64_t nb);
 
 }  // namespace skiff

@@ -128,14 +128,9 @@ void quantize_q3_k(const float* x, uint8_t* dst, int64_t nb) {
   for (int64_t i = 0; i < nb; ++i, x += 256, dst += kQ3Bytes) {
     float steps[16], max_step = 0;
     for (int s = 0; s < 16; ++s) {
-      float amax = 0, max = 0;
-      for (int l = 0; l < 16; ++l)
-        if (amax < std::fabs(x[16 * s + l])) {
-          amax = std::fabs(x[16 * s + l]);
-          max = x[16 * s + l];
-        }
+      const float max = signed_max(x + 16 * s, 16);
       steps[s] = max / -4;
-      max_step = std::max(max_step, amax / 4);
+      max_step = std::max(max_step, std::fabs(max) / 4);
     }
     const uint16_t hd = fp16_round_up(max_step / 31);
     const float d = fp16_to_f32(hd);

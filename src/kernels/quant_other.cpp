@@ -10,6 +10,10 @@
 //   MXFP4 (32 in 17 bytes): u8 e (an E8M0 scale, halved: 2^(e - 128)), u8 qs[16]
 //         of E2M1 codes (doubled: 0, 1, 2, 3, 4, 6, 8, 12 and their negatives),
 //         the low nibbles elements 0-15, the high ones 16-31.
+//   NVFP4 (64 in 36 bytes): u8 scales[4], unsigned E4M3 (bias 7, halved as
+//         MXFP4's; 0 and 0x7F read as 0), one per 16 elements; u8 qs[32]: 16
+//         elements s take qs[8s .. 8s + 8], low nibbles first, as E2M1 codes.
+#include <cmath>
 #include <cstring>
 
 #include "kernels/quant_formats.h"
@@ -17,7 +21,7 @@
 namespace skiff {
 namespace {
 
-constexpr int kTq1Bytes = 54, kTq2Bytes = 66, kMxfp4Bytes = 17;
+constexpr int kTq1Bytes = 54, kTq2Bytes = 66, kMxfp4Bytes = 17, kNvfp4Bytes = 36;
 constexpr int8_t kE2M1Doubled[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
 
 uint16_t load_u16(const uint8_t* p) {
@@ -30,6 +34,15 @@ int ternary_digit(uint8_t byte, int k) {
   uint8_t shifted = byte;
   for (int i = 0; i < k; ++i) shifted = static_cast<uint8_t>(shifted * 3);  // mod 256, as uint8 arithmetic
   return (static_cast<int>(shifted) * 3) >> 8;
+}
+
+// An unsigned E4M3 scale, halved (exact in float: 3 mantissa bits).
+float ue4m3_half(uint8_t x) {
+  if (x == 0 || x == 0x7F) return 0.0f;
+  const int exp = (x >> 3) & 0xF, man = x & 7;
+  const float value = exp == 0 ? std::ldexp(static_cast<float>(man), -9)
+                               : std::ldexp(1.0f + static_cast<float>(man) / 8.0f, exp - 7);
+  return value * 0.5f;
 }
 
 }  // namespace
@@ -66,6 +79,19 @@ void dequantize_mxfp4(const uint8_t* src, float* y, int64_t nb) {
     for (int j = 0; j < 16; ++j) {
       y[j] = d * static_cast<float>(kE2M1Doubled[src[1 + j] & 0xF]);
       y[j + 16] = d * static_cast<float>(kE2M1Doubled[src[1 + j] >> 4]);
+    }
+  }
+}
+
+void dequantize_nvfp4(const uint8_t* src, float* y, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i, src += kNvfp4Bytes) {
+    for (int sub = 0; sub < 4; ++sub, y += 16) {
+      const float d = ue4m3_half(src[sub]);
+      const uint8_t* qs = src + 4 + 8 * sub;
+      for (int j = 0; j < 8; ++j) {
+        y[j] = d * static_cast<float>(kE2M1Doubled[qs[j] & 0xF]);
+        y[j + 8] = d * static_cast<float>(kE2M1Doubled[qs[j] >> 4]);
+      }
     }
   }
 }

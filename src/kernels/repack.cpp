@@ -12,8 +12,20 @@
 namespace skiff {
 namespace {
 
-// GGUF block bytes: fp16 scale, then 32 int8 (Q8_0) or 16 nibble bytes (Q4_0).
-int64_t block_bytes(DType type) { return type == DType::Q4_0 ? 18 : 34; }
+// Where a GGUF block of 32 keeps its parts: fp16 d at 0, then its fp16 min,
+// 32-bit fifth bits and quants (32 int8 for Q8_0, else 16 nibble bytes); -1: none.
+struct Block32Parts {
+  int bytes, m, qh, qs;
+};
+Block32Parts block32_parts(DType type) {
+  switch (type) {
+    case DType::Q8_0: return {34, -1, -1, 2};
+    case DType::Q4_1: return {20, 2, -1, 4};
+    case DType::Q5_0: return {22, -1, 2, 6};
+    case DType::Q5_1: return {24, 2, 4, 8};
+    default: return {18, -1, -1, 2};  // Q4_0, IQ4_NL
+  }
+}
 
 // Where byte j of a block's quants (j < 32 for Q8_0, < 16 for Q4_0) of row i
 // goes in its unit.
@@ -25,24 +37,49 @@ void repack_f16_panel(const uint8_t* rows, int64_t cols, uint8_t* panel) {
     for (int64_t k = 0; k < cols; ++k) std::memcpy(panel + 2 * (k * kPanelRowCount + i), rows + 2 * (i * cols + k), 2);
 }
 
-// A Q8_0 / Q4_0 panel from its 16 rows (the unit layout in repack.h).
+// Where row i's parts of one unit lie in the panel (repack.h), against its block.
+struct UnitPlace {
+  int64_t d, m, qh;  // byte offsets in the unit (-1: none)
+};
+UnitPlace unit_place(DType type, int i) {
+  const int64_t weights = panel_weight_bytes(type);
+  return {weights + 2 * i, panel_has_min(type) ? weights + 2 * kPanelRowCount + 2 * i : -1,
+          panel_has_qh(type) ? 4 * 64 + 4 * i : -1};
+}
+
+// A panel of blocks of 32 from its 16 rows (the unit layout in repack.h).
 void repack_blocks_panel(DType type, const uint8_t* rows, int64_t cols, uint8_t* panel) {
-  const bool q8 = type == DType::Q8_0;
-  const int64_t units = cols / 32, bb = block_bytes(type), row_bytes = units * bb;
-  const int64_t unit_bytes = panel_unit_bytes(type), weight_bytes = panel_weight_bytes(type);
+  const Block32Parts b = block32_parts(type);
+  const int64_t units = cols / 32, row_bytes = units * b.bytes, unit_bytes = panel_unit_bytes(type);
+  const int quant_bytes = type == DType::Q8_0 ? 32 : 16;
   for (int64_t u = 0; u < units; ++u) {
     uint8_t* unit = panel + u * unit_bytes;
     for (int i = 0; i < kPanelRowCount; ++i) {
-      const uint8_t* block = rows + i * row_bytes + u * bb;
-      std::memcpy(unit + weight_bytes + 2 * i, block, 2);
-      for (int j = 0; j < bb - 2; j += 4) {  // 4 bytes at a time: Q8_0 int8 + 128 as u8; Q4_0 as is
+      const uint8_t* block = rows + i * row_bytes + u * b.bytes;
+      const UnitPlace at = unit_place(type, i);
+      std::memcpy(unit + at.d, block, 2);
+      if (b.m >= 0) std::memcpy(unit + at.m, block + b.m, 2);
+      if (b.qh >= 0) std::memcpy(unit + at.qh, block + b.qh, 4);
+      for (int j = 0; j < quant_bytes; j += 4) {  // 4 bytes at a time: Q8_0 int8 + 128 as u8; nibbles as they are
         uint32_t four;
-        std::memcpy(&four, block + 2 + j, 4);
-        if (q8) four ^= 0x80808080u;
+        std::memcpy(&four, block + b.qs + j, 4);
+        if (type == DType::Q8_0) four ^= 0x80808080u;
         std::memcpy(unit + panel_offset(j, i), &four, 4);
       }
     }
   }
+}
+
+// Row i's GGUF block of unit u, rebuilt from a panel of blocks of 32.
+void block32_from_panel(DType type, const uint8_t* panel, int64_t u, int i, uint8_t* block) {
+  const Block32Parts b = block32_parts(type);
+  const uint8_t* unit = panel + u * panel_unit_bytes(type);
+  const UnitPlace at = unit_place(type, i);
+  std::memcpy(block, unit + at.d, 2);
+  if (b.m >= 0) std::memcpy(block + b.m, unit + at.m, 2);
+  if (b.qh >= 0) std::memcpy(block + b.qh, unit + at.qh, 4);
+  for (int j = 0; j < (type == DType::Q8_0 ? 32 : 16); ++j)
+    block[b.qs + j] = static_cast<uint8_t>(unit[panel_offset(j, i)] ^ (type == DType::Q8_0 ? 0x80 : 0));
 }
 
 // Q4_K's sub-block j of a block: the low (j even) or high nibbles of qs[32·(j/2) ..].
@@ -91,8 +128,14 @@ void q4_k_block_from_panel(const uint8_t* panel, int64_t s, int i, uint8_t* bloc
 }  // namespace
 
 bool can_repack(const Matrix& m) {
-  return (m.type == DType::Q8_0 || m.type == DType::Q4_0 || m.type == DType::Q4_K || m.type == DType::F16) &&
-         m.layout == MatrixLayout::kRows && m.rows > 0 && m.rows % kPanelRowCount == 0 && m.cols % 64 == 0;
+  switch (m.type) {
+    case DType::Q8_0: case DType::Q4_0: case DType::Q4_1: case DType::Q5_0: case DType::Q5_1: case DType::IQ4_NL:
+    case DType::Q4_K: case DType::F16:
+      break;
+    default:
+      return false;
+  }
+  return m.layout == MatrixLayout::kRows && m.rows > 0 && m.rows % kPanelRowCount == 0 && m.cols % 64 == 0;
 }
 
 void repack(Matrix& m, uint8_t* data) {
@@ -141,21 +184,10 @@ void panel_row(const Matrix& m, int64_t r, float* out) {
     }
     return;
   }
-  const int64_t unit_bytes = panel_unit_bytes(m.type), weight_bytes = panel_weight_bytes(m.type);
+  uint8_t block[34];  // through the GGUF block, so bit-identical to dequantize_row
   for (int64_t u = 0; u < units; ++u) {
-    const uint8_t* unit = panel_start(m, r / kPanelRowCount) + u * unit_bytes;
-    uint16_t h;
-    std::memcpy(&h, unit + weight_bytes + 2 * i, 2);
-    const float d = fp16_to_f32(h);
-    if (m.type == DType::Q8_0) {
-      for (int j = 0; j < 32; ++j) out[32 * u + j] = d * static_cast<int8_t>(unit[panel_offset(j, i)] ^ 0x80);
-    } else {
-      for (int j = 0; j < 16; ++j) {
-        const uint8_t q = unit[panel_offset(j, i)];
-        out[32 * u + j] = d * ((q & 0x0F) - 8);
-        out[32 * u + 16 + j] = d * ((q >> 4) - 8);
-      }
-    }
+    block32_from_panel(m.type, panel_start(m, r / kPanelRowCount), u, static_cast<int>(i), block);
+    dequantize_row(m.type, block, out + 32 * u, 32);
   }
 }
 

@@ -1,4 +1,4 @@
-// Q8_0, Q4_0, Q4_K and F16 weights repacked, once at load, into the layouts the
+// Q8_0, the other blocks of 32, Q4_K and F16 weights repacked, once at load, into the layouts the
 // AVX-512 kernels read (as llama.cpp's CPU backend repacks Q4_0 into
 // interleaved rows): no per-call packing in prefill, and decode streams 16
 // rows at once with no per-row reductions. Same bytes as the GGUF rows,
@@ -7,15 +7,17 @@
 //
 // F16: [cols][16] halves: column k of the 16 rows together (one vector after
 // conversion, times the broadcast activation k).
-// Q8_0 and Q4_0: U = cols/32 units, unit u at byte u · unit_bytes within the
-// panel, unit_bytes = 16 rows × the block's bytes:
+// Q8_0 and the other blocks of 32 (Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL): U = cols/32
+// units, unit u at byte u · unit_bytes within the panel, unit_bytes = 16 rows ×
+// the block's bytes:
 //   Q8_0 (544 bytes): 8 vectors of 64 bytes, vector g holding columns
 //        32u+4g .. 32u+4g+3 of rows 0..15 (row i at bytes 4i..4i+3), each
 //        weight + 128 as an unsigned byte (the u8 operand of vpdpbusd);
-//   Q4_0 (288 bytes): 4 vectors of 64 bytes, vector g holding bytes 4g..4g+3
-//        of each row's 16 nibble bytes (row i at bytes 4i..4i+3): the low
-//        nibbles are columns 32u+4g.., the high ones 32u+16+4g..;
-//   then the 16 rows' fp16 block scales.
+//   the others: 4 vectors of 64 bytes, vector g holding bytes 4g..4g+3 of each
+//        row's 16 nibble bytes (row i at bytes 4i..4i+3): the low nibbles are
+//        columns 32u+4g.., the high ones 32u+16+4g..; Q5_0 / Q5_1: then a
+//        vector of the 16 rows' 32-bit qh (row i at 4i);
+//   then the 16 rows' fp16 block scales d; Q4_1 / Q5_1: then their fp16 mins m.
 // Q4_K: per super-block of 256 columns, 16 × 144 = 2304 bytes: the 16 rows'
 //   12 packed scale/min bytes as 3 vectors of 64 bytes (vector v: bytes
 //   4v..4v+3 of row i at 4i, so lane i of a dword vector is row i), the 16
@@ -36,9 +38,15 @@ namespace skiff {
 
 constexpr int kPanelRowCount = 16;
 
-// Bytes of one unit's weights (before its scales), and of the whole unit (Q8_0, Q4_0).
-constexpr int64_t panel_weight_bytes(DType type) { return type == DType::Q8_0 ? 8 * 64 : 4 * 64; }
-constexpr int64_t panel_unit_bytes(DType type) { return panel_weight_bytes(type) + 2 * kPanelRowCount; }
+// Bytes of one unit's weights (before its scales), and of the whole unit (the blocks of 32).
+constexpr bool panel_has_qh(DType type) { return type == DType::Q5_0 || type == DType::Q5_1; }
+constexpr bool panel_has_min(DType type) { return type == DType::Q4_1 || type == DType::Q5_1; }
+constexpr int64_t panel_weight_bytes(DType type) {
+  return type == DType::Q8_0 ? 8 * 64 : panel_has_qh(type) ? 5 * 64 : 4 * 64;
+}
+constexpr int64_t panel_unit_bytes(DType type) {
+  return panel_weight_bytes(type) + (panel_has_min(type) ? 2 : 1) * 2 * kPanelRowCount;
+}
 
 // A Q4_K super-block's parts within a panel (byte offsets from its start).
 constexpr int64_t kQ4KPanelGroupBytes = 16 * 144;
@@ -49,7 +57,8 @@ constexpr int64_t kQ4KPanelWeights = kQ4KPanelDmin + 2 * kPanelRowCount;
 static_assert(kQ4KPanelWeights + 8 * panel_weight_bytes(DType::Q4_K) == kQ4KPanelGroupBytes,
               "a Q4_K panel is its rows' bytes");
 
-// Whether m can be repacked: Q8_0, Q4_0, Q4_K or F16 rows, rows a multiple of 16, cols of 64.
+// Whether m can be repacked: Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q4_K or F16 rows,
+// rows a multiple of 16, cols of 64.
 bool can_repack(const Matrix& m);
 
 // Rewrites m's bytes (at `data`, the writable memory m.data points to) into

@@ -69,7 +69,10 @@ INSTANTIATE_TEST_SUITE_P(Types, GreedyAgreement,
                          // scalar, AVX2 and AVX-512 paths (F16: 256, Q8_0: 114 to 185).
                          ::testing::Values(QualityCase{DType::F16, 128}, QualityCase{DType::BF16, 0},
                                            QualityCase{DType::Q8_0, 64}, QualityCase{DType::Q4_0, 0},
-                                           QualityCase{DType::Q4_K, 0}),
+                                           QualityCase{DType::Q4_K, 0}, QualityCase{DType::Q4_1, 0},
+                                           QualityCase{DType::Q5_0, 0}, QualityCase{DType::Q5_1, 0},
+                                           QualityCase{DType::IQ4_NL, 0}, QualityCase{DType::Q3_K, 0},
+                                           QualityCase{DType::Q2_K, 0}),
                          [](const auto& info) { return std::string(dtype_info(info.param.type).name); });
 
 }  // namespace

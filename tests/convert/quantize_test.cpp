@@ -190,14 +190,14 @@ void check_repacked_against_rows(const std::string& out, DType type) {
   EXPECT_LE(max_abs_diff(prompt_logits(*packed), reference), 1e-5 * max_abs(reference));
 }
 
-// Read into memory on AVX-512, Q8_0, Q4_0, Q4_K and F16 matrices are repacked into
+// Read into memory on AVX-512, Q8_0, the other blocks of 32, Q4_K and F16 matrices are repacked into
 // panels (kernels/repack.h); mapped, they stay rows. On AVX-512 both go
 // through the same arithmetic and agree to float rounding;
 // on the scalar ISA the panels are read back exactly and give the dequantized
 // model's logits.
 TEST(QuantizeStories, RepackedMatchesTheRows) {
   if (!isa_supported(Isa::kAvx512)) GTEST_SKIP() << "no AVX-512 on this CPU";
-  for (DType type : {DType::Q8_0, DType::Q4_0, DType::F16}) {
+  for (DType type : {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::IQ4_NL, DType::F16}) {
     SCOPED_TRACE(dtype_info(type).name);
     const std::string out = temp_path(std::string(dtype_info(type).name) + "_repacked");
     quantize_model(kStoriesF32, out, type);

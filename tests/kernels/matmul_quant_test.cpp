@@ -54,7 +54,16 @@ constexpr BlockFields kFields[] = {
     {DType::Q2_K, {80, 82}, 16, 80}, {DType::Q3_K, {108, -1}, 0, 0},  {DType::Q4_K, {0, 2}, 16, 144},
     {DType::Q5_K, {0, 2}, 16, 176},  {DType::Q6_K, {208, -1}, 0, 0}, {DType::IQ4_XS, {0, -1}, 0, 0},
     {DType::TQ1_0, {52, -1}, 0, 0},  {DType::TQ2_0, {64, -1}, 0, 0},  {DType::MXFP4, {-1, -1}, 0, 0},
+    {DType::IQ2_XXS, {0, -1}, 0, 0}, {DType::IQ2_XS, {0, -1}, 0, 0}, {DType::IQ2_S, {0, -1}, 0, 0},
+    {DType::IQ3_XXS, {0, -1}, 0, 0}, {DType::IQ3_S, {0, -1}, 0, 0},  {DType::IQ1_S, {0, -1}, 0, 0},
+    {DType::IQ1_M, {-1, -1}, 0, 0},  {DType::NVFP4, {-1, -1}, 0, 0},
 };
+// What the loader repacks into panels on AVX-512 (besides F16).
+constexpr DType kRepackedTypes[] = {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0,
+                                    DType::Q5_1, DType::IQ4_NL, DType::Q4_K};
+// Formats read through the scalar kernel alone.
+constexpr DType kReadOnlyTypes[] = {DType::TQ1_0, DType::TQ2_0,   DType::MXFP4, DType::NVFP4, DType::IQ2_XXS, DType::IQ2_XS,
+                                    DType::IQ2_S, DType::IQ3_XXS, DType::IQ3_S, DType::IQ1_S, DType::IQ1_M};
 const BlockFields& fields(DType type) {
   for (const BlockFields& f : kFields)
     if (f.type == type) return f;
@@ -135,6 +144,9 @@ void rewrite_blocks(DType type, WeightBytes how, uint8_t* row, int64_t cols, std
       block[i] = how == WeightBytes::kRandom ? static_cast<uint8_t>(rng()) : extreme_byte(type);
     if (type == DType::Q6_K && how == WeightBytes::kExtreme) std::memset(block + 192, 0x80, 16);  // scales -128
     if (type == DType::MXFP4) block[0] = 120;  // its E8M0 scale: 2^-8
+    if (type == DType::NVFP4) std::memset(block, 0x08, 4);  // its 4 UE4M3 scales: 2^-7 (halved: 2^-8)
+    if (type == DType::IQ1_M)  // its fp16 d in the top nibbles of the 4 scale words at byte 48
+      for (int k = 0; k < 4; ++k) block[49 + 2 * k] = static_cast<uint8_t>((block[49 + 2 * k] & 0x0F) | ((factor >> (4 * k)) & 0xF) << 4);
     for (int at : fields(type).factors)
       if (at >= 0) std::memcpy(block + at, &factor, 2);
   }
@@ -255,11 +267,11 @@ TEST(MatmulQuant, ManyRows) {
     }
 }
 
-// Q8_0 and Q4_0 repacked into 16-row panels at load: one panel, an odd
+// The types repacked into 16-row panels at load: one panel, an odd
 // number of panels (a pair and a single), wide rows; every token remainder.
 TEST(MatmulQuant, RepackedEveryIsa) {
   uint32_t seed = 500;
-  for (DType type : {DType::Q8_0, DType::Q4_0, DType::Q4_K}) {
+  for (DType type : kRepackedTypes) {
     for (int64_t rows : {16, 48, 160})
       for (int64_t cols : {64, 192, 768})
         for (int n_tokens : {1, 2, 3, 4, 5, 6, 7, 13, 64}) {
@@ -274,7 +286,7 @@ TEST(MatmulQuant, RepackedEveryIsa) {
 // A repacked row reads back exactly as the GGUF row decodes; what cannot be
 // repacked is refused.
 TEST(MatmulQuant, RepackedRowsReadBackExactly) {
-  for (DType type : {DType::Q8_0, DType::Q4_0, DType::Q4_K}) {
+  for (DType type : kRepackedTypes) {
     const int64_t cols = type == DType::Q4_K ? 768 : 192;
     const Problem p = make_problem(type, 48, cols, 1, 3);
     std::vector<uint8_t> bytes = p.weights;
@@ -304,7 +316,7 @@ TEST(MatmulQuant, RepackedRowsReadBackExactly) {
 // dot) on every ISA: random block bytes, decode and prefill token counts.
 TEST(MatmulQuant, ReadOnlyFormatsRunThroughTheScalarKernel) {
   uint32_t seed = 700;
-  for (DType type : {DType::TQ1_0, DType::TQ2_0, DType::MXFP4}) {
+  for (DType type : kReadOnlyTypes) {
     for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512})
       EXPECT_EQ(find_kernel(isa, type).fn, scalar_kernel(type).fn) << dtype_info(type).name;
     for (int n_tokens : {1, 3, 17}) {
@@ -322,7 +334,8 @@ TEST(MatmulQuant, SimdKernelsAreDispatched) {
       EXPECT_EQ(k.activations, format_for(type)) << isa_name(isa) << " " << dtype_info(type).name;
     }
   // Repacked matrices: the AVX-512 panel kernels there, the scalar one elsewhere.
-  for (DType type : {DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::F16}) {
+  for (DType type : {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::IQ4_NL, DType::Q4_K,
+                     DType::F16}) {
     const Matrix panels{type, 16, 256, nullptr, MatrixLayout::kPanels};
     const KernelEntry want = type == DType::F16 ? float_panel_kernel_avx512(type) : quant_panel_kernel_avx512(type);
     ASSERT_NE(want.fn, nullptr) << dtype_info(type).name;

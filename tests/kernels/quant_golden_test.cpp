@@ -50,8 +50,8 @@ DType type_of(const nlohmann::json& c) {
 
 TEST(QuantGolden, DequantizeMatchesNumpyReferenceBitForBit) {
   const auto& cases = golden().at("dequantize");
-  ASSERT_EQ(cases.size(), 17u);  // F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K, Q5_K, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, IQ4_XS,
-                                 // TQ1_0, TQ2_0, MXFP4
+  ASSERT_EQ(cases.size(), 25u);  // F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K, Q5_K, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, IQ4_XS,
+                                 // TQ1_0, TQ2_0, MXFP4, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1_M, NVFP4
   for (const auto& c : cases) {
     const DType type = type_of(c);
     const std::vector<uint8_t> bytes = from_hex(c.at("bytes_hex"));

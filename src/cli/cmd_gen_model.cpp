@@ -18,7 +18,7 @@ void add_gen_model_command(CLI::App& app) {
   cmd->add_option("--heads", spec->n_heads, "attention heads")->capture_default_str();
   cmd->add_option("--kv-heads", spec->n_kv_heads, "key/value heads")->capture_default_str();
   cmd->add_option("--ffn", spec->ffn_dim, "feed-forward size")->capture_default_str();
-  cmd->add_option("--type", *type, "matrix type: f32 f16 bf16 q8_0 q4_0 q4_k q5_k q6_k, or the mix q4_k_m / q5_k_m")
+  cmd->add_option("--type", *type, "matrix type: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl q2_k q3_k q4_k q5_k q6_k, or the mix q4_k_m / q5_k_m")
       ->capture_default_str();
   cmd->add_option("--vocab-from", spec->vocab_path, "GGUF whose tokenizer is copied")->capture_default_str();
   cmd->add_option("--ctx", spec->context_length, "context length")->capture_default_str();

@@ -24,7 +24,6 @@ void common_facts(ModelConfig& c) {
   c.activation = Activation::kGeluTanh;
   c.embedding_scale = std::sqrt(static_cast<float>(c.dim));
   c.post_norms = true;
-  c.tied_output = true;
 }
 
 void hf_facts(const nlohmann::json& j, ModelConfig& c, int default_period) {
@@ -34,7 +33,7 @@ void hf_facts(const nlohmann::json& j, ModelConfig& c, int default_period) {
   c.attention_scale = static_cast<float>(1.0 / std::sqrt(scalar));
   c.attn_softcap = static_cast<float>(hf_number(j, "attn_logit_softcapping", 0));
   c.logit_softcap = static_cast<float>(hf_number(j, "final_logit_softcapping", 0));
-  c.sliding_window = static_cast<int>(hf_int(j, "sliding_window", 0));
+  c.sliding_window = bounded_int(hf_int(j, "sliding_window", 0), "sliding_window");
   if (c.sliding_window <= 0) return;
   // transformers >= 4.53 lists each layer's kind; older configs give a period.
   if (const auto types = j.find("layer_types"); types != j.end() && types->is_array()) {
@@ -42,7 +41,8 @@ void hf_facts(const nlohmann::json& j, ModelConfig& c, int default_period) {
       fail("'layer_types' has {} entries for {} layers", types->size(), c.n_layers);
     for (const auto& t : *types) c.sliding_layers.push_back(t == "sliding_attention");
   } else {
-    c.sliding_layers = sliding_every(c.n_layers, static_cast<int>(hf_int(j, "sliding_window_pattern", default_period)));
+    c.sliding_layers =
+        sliding_every(c.n_layers, bounded_int(hf_int(j, "sliding_window_pattern", default_period), "sliding_window_pattern"));
   }
 }
 
@@ -79,7 +79,7 @@ const Architecture& gemma2_architecture() {
 const Architecture& gemma3_architecture() {
   static const Architecture arch = [] {
     Architecture a = gemma("gemma3", {"gemma3_text"});
-    a.from_gguf = [](const gguf::GgufFile& f, ModelConfig& c) {
+    a.from_gguf = [](const gguf::GgufFile&, ModelConfig& c) {
       common_facts(c);
       gguf_attention_scale(c, 62);
       c.qk_norm = true;

@@ -1,9 +1,10 @@
 // Phi-3: Llama with fused tensors (attn_qkv holds the Q, K and V rows,
 // ffn_up the gate rows then the up rows) and LongRoPE: per-pair frequency
 // divisors, a long set for contexts past the original one and a short set
-// otherwise, with cos and sin scaled by an attention factor. Like llama.cpp,
-// skiff picks the set once, by the model's context length (transformers
-// switches per call by the sequence's length).
+// otherwise, with cos and sin scaled by an attention factor. skiff picks the
+// set once, at load, by the model's trained context length: a 128k model uses
+// the long factors even for short runs, where llama.cpp picks by the context
+// a run asks for (-c) and transformers by each call's sequence length.
 #include <cmath>
 
 #include "base/error.h"
@@ -23,12 +24,7 @@ float longrope_mscale(int max_ctx, int64_t original) {
 }
 
 void read_factors(const gguf::GgufFile& f, const char* name, ModelConfig& c) {
-  const gguf::TensorInfo* t = f.find_tensor(name);
-  if (!t) return;
-  if (t->n_elements() != c.rope_dim / 2)
-    fail("{} has {} elements for RoPE dim {}", name, t->n_elements(), c.rope_dim);
-  c.rope_freq_factors.resize(t->n_elements());
-  dequantize_row(t->type, t->data, c.rope_freq_factors.data(), t->n_elements());
+  if (f.find_tensor(name)) c.rope_freq_factors = gguf_vector(f, name, c.rope_dim / 2);
 }
 
 }  // namespace
@@ -46,7 +42,7 @@ const Architecture& phi3_architecture() {
       c.rope_mscale = static_cast<float>(f.get_float("phi3.rope.scaling.attn_factor", longrope_mscale(c.max_ctx, original)));
     };
     a.from_hf = [](const nlohmann::json& j, ModelConfig& c) {
-      c.sliding_window = static_cast<int>(hf_int(j, "sliding_window", 0));
+      c.sliding_window = bounded_int(hf_int(j, "sliding_window", 0), "sliding_window");
       if (c.sliding_window > 0) c.sliding_layers.assign(c.n_layers, true);
     };
     a.hf_rope_scaling = [](const std::string& type, const nlohmann::json& scaling, const nlohmann::json& j,

@@ -17,7 +17,7 @@ const Architecture& qwen2_architecture() {
       c.qkv_bias = true;
       // transformers: with use_sliding_window, layers from max_window_layers on slide.
       if (bool_field(j, "use_sliding_window", false)) {
-        c.sliding_window = static_cast<int>(hf_int(j, "sliding_window", 0));
+        c.sliding_window = bounded_int(hf_int(j, "sliding_window", 0), "sliding_window");
         const int64_t first = hf_int(j, "max_window_layers", c.n_layers);
         c.sliding_layers.assign(c.n_layers, false);
         for (int64_t l = first < 0 ? 0 : first; l < c.n_layers; ++l) c.sliding_layers[l] = true;

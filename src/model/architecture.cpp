@@ -4,6 +4,8 @@
 
 #include "base/error.h"
 #include "base/json.h"
+#include "gguf/gguf.h"
+#include "kernels/quant.h"
 
 namespace skiff {
 namespace {
@@ -39,6 +41,21 @@ std::vector<bool> sliding_every(int n_layers, int period) {
   std::vector<bool> sliding(n_layers);
   for (int l = 0; l < n_layers; ++l) sliding[l] = l % period != period - 1;
   return sliding;
+}
+
+std::vector<float> gguf_vector(const gguf::GgufFile& f, const std::string& name, int64_t n) {
+  const gguf::TensorInfo* t = f.find_tensor(name);
+  if (!t) fail("missing tensor '{}'", name);
+  if (!t->readable) fail("tensor '{}' has type {}, which skiff cannot read", name, t->ggml_type);
+  if (t->n_elements() != n) fail("tensor '{}' has {} elements, expected {}", name, t->n_elements(), n);
+  std::vector<float> v(n);
+  dequantize_row(t->type, t->data, v.data(), n);
+  return v;
+}
+
+int bounded_int(int64_t v, const char* what) {
+  if (v < 0 || v > (int64_t{1} << 30)) fail("{} {} is out of range", what, v);
+  return static_cast<int>(v);
 }
 
 int64_t hf_int(const nlohmann::json& j, const char* key, int64_t fallback) {

@@ -53,6 +53,11 @@ const Architecture& phi3_architecture();
 // Shared by the descriptions: layers l with l % period != period - 1 slide
 // (Gemma 2: every other layer from the first; Gemma 3: five of every six).
 std::vector<bool> sliding_every(int n_layers, int period);
+// A small GGUF tensor (RoPE factors) as floats: Error naming it when its type
+// cannot be read or its size is not n.
+std::vector<float> gguf_vector(const gguf::GgufFile& f, const std::string& name, int64_t n);
+// v as an int in [0, 2^30] (a window, a period): Error naming `what` otherwise.
+int bounded_int(int64_t v, const char* what);
 // An optional config.json integer field (absent or null: fallback).
 int64_t hf_int(const nlohmann::json& j, const char* key, int64_t fallback);
 double hf_number(const nlohmann::json& j, const char* key, double fallback);

@@ -4,6 +4,7 @@
 #include <numbers>
 
 #include "base/error.h"
+#include "kernels/attention.h"
 
 namespace skiff {
 
@@ -43,6 +44,13 @@ void ModelConfig::validate() const {
     if (!(std::isfinite(v) && v >= 0)) fail("model config: a scale or soft-cap of {} is not finite and >= 0", v);
   if (n_heads % n_kv_heads != 0)
     fail("model config: {} heads is not a multiple of {} KV heads", n_heads, n_kv_heads);
+  // The attention kernel's register tile: larger heads or groups cannot run.
+  if (head_dim > kAttentionMaxHeadDim)
+    fail("model config: head dim {} exceeds the {} the attention kernel takes", head_dim, kAttentionMaxHeadDim);
+  if (n_heads / n_kv_heads > kAttentionMaxRows)
+    fail("model config: {} query heads per KV head exceed the {} the attention kernel takes", n_heads / n_kv_heads,
+         kAttentionMaxRows);
+  if (sliding_window > (1 << 30)) fail("model config: sliding window {} is out of range", sliding_window);
   if (rope_dim <= 0 || rope_dim > head_dim || rope_dim % 2 != 0)
     fail("model config: RoPE dim {} must be even and at most the head dim {}", rope_dim, head_dim);
   if (!rope_freq_factors.empty() && rope_freq_factors.size() != static_cast<size_t>(rope_dim / 2))

@@ -34,11 +34,11 @@ TensorMap tensor_map(const gguf::GgufFile& f) {
 // family's defaults: the window, which layers slide (a period, or a flag per
 // layer), and the windowed layers' RoPE base.
 void read_sliding_window(const gguf::GgufFile& f, const std::string& p, ModelConfig& c) {
-  c.sliding_window = static_cast<int>(f.get_int(p + "attention.sliding_window", c.sliding_window));
+  c.sliding_window = bounded_int(f.get_int(p + "attention.sliding_window", c.sliding_window), "sliding window");
   if (c.sliding_window > 0 && c.sliding_layers.empty()) c.sliding_layers.assign(c.n_layers, true);
   if (const gguf::Value* pattern = f.find(p + "attention.sliding_window_pattern")) {
     if (pattern->is_integer()) {
-      c.sliding_layers = sliding_every(c.n_layers, static_cast<int>(pattern->as_int()));
+      c.sliding_layers = sliding_every(c.n_layers, bounded_int(pattern->as_int(), "sliding-window period"));
     } else {
       const gguf::Array& flags = pattern->as_array();
       c.sliding_layers.assign(flags.size(), false);
@@ -81,11 +81,12 @@ ModelConfig config_from_gguf(const gguf::GgufFile& f) {
   c.vocab_size = static_cast<int>(emb->ne[1]);
   c.tied_output = f.find_tensor("output.weight") == nullptr;
 
-  if (const gguf::TensorInfo* rf = f.find_tensor("rope_freqs.weight")) {  // Llama-3 scaling
-    if (rf->n_elements() != c.rope_dim / 2)
-      fail("{}: rope_freqs.weight has {} elements for RoPE dim {}", f.path(), rf->n_elements(), c.rope_dim);
-    c.rope_freq_factors.resize(rf->n_elements());
-    dequantize_row(rf->type, rf->data, c.rope_freq_factors.data(), rf->n_elements());
+  if (f.find_tensor("rope_freqs.weight")) {  // Llama-3 scaling
+    try {
+      c.rope_freq_factors = gguf_vector(f, "rope_freqs.weight", c.rope_dim / 2);
+    } catch (const Error& e) {
+      fail("{}: {}", f.path(), e.what());
+    }
   } else if (f.get_string(p + "rope.scaling.type", "none") == "linear") {
     const float factor = static_cast<float>(f.get_float(p + "rope.scaling.factor", 1.0));
     c.rope_freq_factors.assign(c.rope_dim / 2, factor);

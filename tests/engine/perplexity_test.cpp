@@ -57,7 +57,10 @@ TEST(Perplexity, ChunksBosAndSecondHalfAsLlamaPerplexity) {
     options.kv_type = KvType::kF32;
     std::vector<double> running;
     const PerplexityResult r = perplexity(*model, *tokenizer, kText, options,
-                                          [&](int chunk, double ppl) { running.push_back(ppl); });
+                                          [&](int chunk, double ppl) {
+                                            EXPECT_EQ(chunk, static_cast<int>(running.size()) + 1);
+                                            running.push_back(ppl);
+                                          });
     EXPECT_EQ(r.n_tokens, static_cast<int>(tokens.size()));
     EXPECT_EQ(r.n_chunks, chunks);
     EXPECT_EQ(r.n_scored, chunks * (n_ctx - 1 - n_ctx / 2));

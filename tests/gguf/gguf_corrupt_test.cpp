@@ -175,6 +175,26 @@ TEST(GgufCorrupt, UnknownTensorTypeInAModel) {
   EXPECT_EQ(Tokenizer::from_path(file.path())->encode("Once upon a time", true, false).size(), 5u);
 }
 
+// A RoPE factor tensor is read while the config is built: one of an unknown
+// type is an error naming it (it was a null read).
+TEST(GgufCorrupt, UnreadableRopeFactors) {
+  const GgufFile stories(std::string(SKIFF_MODELS_DIR) + "/derived/stories260K-f32.gguf");
+  GgufWriter w;
+  for (const auto& [key, value] : stories.metadata()) w.set(key, value);
+  for (const TensorInfo& t : stories.tensors())
+    w.add_tensor(t.name, t.type, t.ne, std::vector<uint8_t>(t.data, t.data + t.nbytes));
+  w.add_tensor("rope_freqs.weight", DType::F32, {4}, std::vector<uint8_t>(16));
+  std::vector<uint8_t> b = w.to_bytes();
+  patch<uint32_t>(b, tensor_fields(b, "rope_freqs.weight", 1).type, 99);
+  TempFile file(b);
+  try {
+    load_model(file.path());
+    FAIL() << "loaded unreadable RoPE factors";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("tensor 'rope_freqs.weight' has type 99"), std::string::npos) << e.what();
+  }
+}
+
 TEST(GgufCorrupt, RowNotWholeBlocks) {
   auto b = base_file();
   patch<uint64_t>(b, tensor_fields(b, "w.q8", 2).ne0, 16);

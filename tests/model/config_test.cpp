@@ -74,5 +74,24 @@ TEST(ModelConfig, ValidateRejectsWidthsThatWrapInt) {
   EXPECT_THROW(wide.validate(), Error);
 }
 
+// Shapes the attention kernel cannot take are load errors, not a throw inside
+// an OpenMP region (std::terminate) at the first forward pass.
+TEST(ModelConfig, ValidateRejectsHeadsTheKernelCannotTake) {
+  ModelConfig c;
+  c.n_layers = 2; c.dim = 64; c.n_heads = 8; c.n_kv_heads = 4; c.head_dim = 8;
+  c.ffn_dim = 128; c.vocab_size = 10; c.max_ctx = 16; c.rope_dim = 8;
+  ModelConfig big_head = c;
+  big_head.head_dim = 512;
+  EXPECT_THROW(big_head.validate(), Error);
+  ModelConfig big_group = c;
+  big_group.n_heads = 64;
+  big_group.n_kv_heads = 1;
+  EXPECT_THROW(big_group.validate(), Error);
+  ModelConfig window = c;
+  window.sliding_window = (1 << 30) + 1;
+  window.sliding_layers.assign(2, true);
+  EXPECT_THROW(window.validate(), Error);
+}
+
 }  // namespace
 }  // namespace skiff

@@ -5,8 +5,6 @@
 #include <omp.h>
 
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <thread>
 
 #include "base/error.h"
@@ -14,6 +12,7 @@
 #include "cli/commands.h"
 #include "engine/perplexity.h"
 #include "model/loader.h"
+#include "tokenizer/hf_files.h"
 
 namespace skiff::cli {
 namespace {
@@ -27,20 +26,12 @@ struct PerplexityArgs {
   bool mmap = false;
 };
 
-std::string read_text_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("cannot read -f {}", path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 void run_perplexity(PerplexityArgs a) {
   omp_set_num_threads(a.threads > 0 ? a.threads : static_cast<int>(std::thread::hardware_concurrency()));
   const auto kv_type = kv_type_from_name(a.kv_type);
   if (!kv_type) fail("--kv-type {} is not one of f32, f16, q8_0", a.kv_type);
   a.options.kv_type = *kv_type;
-  const std::string text = read_text_file(a.file);
+  const std::string text = hf::read_file(a.file);
   Timer load_timer;
   auto model = load_model(a.model, LoadOptions{a.mmap ? FileLoad::kMmap : FileLoad::kCopy});
   auto tokenizer = Tokenizer::from_path(a.model);

@@ -106,6 +106,10 @@ void Tokenizer::check_id(int32_t id) const {
 }
 
 void Tokenizer::encode_text(std::string_view text, bool after_special, std::vector<int32_t>& out) const {
+  if (vocab_.kind == VocabKind::Wpm) {
+    wpm_tokenize(vocab_, text, out);
+    return;
+  }
   if (vocab_.kind == VocabKind::Bpe) {
     bpe_tokenize(vocab_, vocab_.escape_whitespaces ? escape_spaces(text) : std::string(text), out);
     return;
@@ -117,7 +121,10 @@ void Tokenizer::encode_text(std::string_view text, bool after_special, std::vect
 
 std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special, bool parse_special) const {
   std::vector<int32_t> out;
-  if (add_special && vocab_.add_bos && vocab_.bos_id >= 0) out.push_back(vocab_.bos_id);
+  // llama.cpp's WordPiece encode adds [CLS] ... [SEP] for add_special whatever the
+  // add_bos/add_eos keys say (they tell callers how to join text pairs).
+  const bool wordpiece = vocab_.kind == VocabKind::Wpm;
+  if (add_special && (vocab_.add_bos || wordpiece) && vocab_.bos_id >= 0) out.push_back(vocab_.bos_id);
   if (!text.empty()) {
     bool after_special = true;
     for (const Fragment& fragment : partition_special(vocab_, text, parse_special)) {
@@ -130,7 +137,11 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special, 
       }
     }
   }
-  if (add_special && vocab_.add_eos && vocab_.eos_id >= 0) out.push_back(vocab_.eos_id);
+  if (add_special && wordpiece) {
+    if (vocab_.sep_id >= 0) out.push_back(vocab_.sep_id);
+  } else if (add_special && vocab_.add_eos && vocab_.eos_id >= 0) {
+    out.push_back(vocab_.eos_id);
+  }
   return out;
 }
 
@@ -144,7 +155,7 @@ std::string Tokenizer::token_to_piece(int32_t id, bool render_control) const {
   const std::string& text = vocab_.texts[id];
   switch (vocab_.types[id]) {
     case TokenType::Normal:
-      return vocab_.kind == VocabKind::Spm || vocab_.escape_whitespaces ? unescape_spaces(text) : byte_level_decode(text);
+      return vocab_.kind == VocabKind::Bpe && !vocab_.escape_whitespaces ? byte_level_decode(text) : unescape_spaces(text);
     case TokenType::UserDefined:
       return text;
     case TokenType::Control:
@@ -164,7 +175,7 @@ std::string Tokenizer::token_to_piece(int32_t id, bool render_control) const {
 
 std::string Tokenizer::decode(std::span<const int32_t> ids, bool render_control) const {
   std::string out;
-  bool strip_space = vocab_.kind == VocabKind::Spm && vocab_.add_space_prefix;
+  bool strip_space = starts_with_marked_space();
   for (const int32_t id : ids) {
     std::string piece = token_to_piece(id, render_control);
     if (piece.empty()) continue;
@@ -173,6 +184,10 @@ std::string Tokenizer::decode(std::span<const int32_t> ids, bool render_control)
     out += piece;
   }
   return out;
+}
+
+bool Tokenizer::starts_with_marked_space() const {
+  return (vocab_.kind == VocabKind::Spm && vocab_.add_space_prefix) || vocab_.kind == VocabKind::Wpm;
 }
 
 bool Tokenizer::is_end_of_generation(int32_t id) const {
@@ -201,7 +216,7 @@ std::unique_ptr<Tokenizer> Tokenizer::from_hf_dir(const std::string& dir) {
 
 StreamDecoder::StreamDecoder(const Tokenizer& tokenizer, bool at_text_start)
     : tokenizer_(tokenizer),
-      strip_space_(at_text_start && tokenizer.vocab().kind == VocabKind::Spm && tokenizer.vocab().add_space_prefix) {}
+      strip_space_(at_text_start && tokenizer.starts_with_marked_space()) {}
 
 std::string StreamDecoder::push(int32_t id) {
   std::string piece = tokenizer_.token_to_piece(id);

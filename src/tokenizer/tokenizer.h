@@ -1,6 +1,6 @@
 // Text <-> token ids for Llama-family models: SentencePiece-style and
 // byte-level BPE vocabularies, loaded from GGUF metadata or Hugging Face
-// files, matching llama.cpp's tokenization.
+// files, and BERT's WordPiece from GGUF, matching llama.cpp's tokenization.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -31,14 +31,15 @@ class Tokenizer {
   static std::unique_ptr<Tokenizer> from_gpt2_files(const std::string& encoder_json,
                                                     const std::string& vocab_bpe, PreTokenizer pre);
 
-  // add_special: BOS/EOS as the vocabulary asks. parse_special: text equal to
+  // add_special: BOS/EOS as the vocabulary asks; WordPiece: [CLS] and [SEP]. parse_special: text equal to
   // a control token becomes that token (user-defined tokens always do).
   std::vector<int32_t> encode(std::string_view text, bool add_special, bool parse_special) const;
 
   // The bytes a token stands for; control tokens give "" unless render_control.
   std::string token_to_piece(int32_t id, bool render_control = false) const;
   std::string token_text(int32_t id) const;  // the raw vocabulary string
-  // All pieces joined, without the leading space SentencePiece's prefix added.
+  // All pieces joined, without the leading space SentencePiece's prefix or
+  // WordPiece's mark on the first word added.
   std::string decode(std::span<const int32_t> ids, bool render_control = false) const;
 
   int32_t n_vocab() const { return vocab_.n_tokens(); }
@@ -46,6 +47,9 @@ class Tokenizer {
   int32_t eos_id() const { return vocab_.eos_id; }
   bool add_bos() const { return vocab_.add_bos; }
   bool is_end_of_generation(int32_t id) const;
+  // Whether an encoded text's first piece begins with a space encoding added
+  // (SentencePiece's dummy prefix, WordPiece's ▁ on every word), which decode drops.
+  bool starts_with_marked_space() const;
   const Vocab& vocab() const { return vocab_; }
 
  private:
@@ -62,7 +66,7 @@ class Tokenizer {
 class StreamDecoder {
  public:
   // at_text_start: the ids begin a text (an encoded prompt does), so the space
-  // SentencePiece's dummy prefix added is dropped, as decode() drops it. Pass
+  // encoding added at its start is dropped, as decode() drops it. Pass
   // false to continue text decoded elsewhere.
   explicit StreamDecoder(const Tokenizer& tokenizer, bool at_text_start = true);
   std::string push(int32_t id);

@@ -51,6 +51,8 @@ Vocab read_vocab(const gguf::GgufFile& file) {
   int32_t default_bos = -1;
   int32_t default_eos = -1;
   int32_t default_unk = -1;
+  int32_t default_sep = -1;
+  int32_t default_pad = -1;
   if (model == "llama") {
     vocab.kind = VocabKind::Spm;
     default_bos = 1;
@@ -71,10 +73,18 @@ Vocab read_vocab(const gguf::GgufFile& file) {
     vocab.ignore_merges = pre.ignore_merges;
     vocab.escape_whitespaces = pre.escape_whitespaces;
     vocab.merges = read_merges(file);
+  } else if (model == "bert") {
+    // llama.cpp's WPM defaults: [CLS] 101 is the BOS, [UNK] 100, [SEP] 102, [PAD] 0.
+    vocab.kind = VocabKind::Wpm;
+    default_bos = 101;
+    default_unk = 100;
+    default_sep = 102;
+    default_pad = 0;
+    vocab.add_bos = true;
   } else if (model.empty()) {
     fail("no tokenizer (tokenizer.ggml.model is missing)");
   } else {
-    fail("unsupported tokenizer model '{}' (supported: llama, gpt2, gemma4)", model);
+    fail("unsupported tokenizer model '{}' (supported: llama, gpt2, gemma4, bert)", model);
   }
   vocab.texts = file.get_string_array("tokenizer.ggml.tokens");
   vocab.scores = file.get_float_array("tokenizer.ggml.scores");
@@ -84,7 +94,9 @@ Vocab read_vocab(const gguf::GgufFile& file) {
   vocab.bos_id = read_token_id(file, "tokenizer.ggml.bos_token_id", default_bos, n);
   vocab.eos_id = read_token_id(file, "tokenizer.ggml.eos_token_id", default_eos, n);
   vocab.unk_id = read_token_id(file, "tokenizer.ggml.unknown_token_id", default_unk, n);
-  vocab.pad_id = read_token_id(file, "tokenizer.ggml.padding_token_id", -1, n);
+  vocab.pad_id = read_token_id(file, "tokenizer.ggml.padding_token_id", default_pad, n);
+  // The key's spelling is llama.cpp's.
+  vocab.sep_id = read_token_id(file, "tokenizer.ggml.seperator_token_id", default_sep, n);
   for (const char* key : {"tokenizer.ggml.eot_token_id", "tokenizer.ggml.eom_token_id"}) {
     const int32_t id = read_token_id(file, key, -1, n);
     if (id >= 0) vocab.extra_end_ids.push_back(id);

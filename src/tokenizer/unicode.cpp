@@ -115,6 +115,39 @@ bool is_punctuation(uint32_t cp) {
   }
 }
 
+bool is_symbol(uint32_t cp) {
+  switch (category(cp)) {
+    case UTF8PROC_CATEGORY_SM: case UTF8PROC_CATEGORY_SC: case UTF8PROC_CATEGORY_SK:
+    case UTF8PROC_CATEGORY_SO:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool is_control(uint32_t cp) {
+  switch (category(cp)) {
+    case UTF8PROC_CATEGORY_CC: case UTF8PROC_CATEGORY_CF: case UTF8PROC_CATEGORY_CO:
+    case UTF8PROC_CATEGORY_CS:
+      return true;
+    default:
+      return false;
+  }
+}
+
+uint32_t to_lower(uint32_t cp) {
+  return static_cast<uint32_t>(utf8proc_tolower(static_cast<utf8proc_int32_t>(cp)));
+}
+
+uint32_t canonical_decomposition_head(uint32_t cp) {
+  // A canonical decomposition is at most 4 code points (Hangul: 3); 8 leaves room.
+  utf8proc_int32_t decomposed[8];
+  int last_boundclass = 0;
+  const utf8proc_ssize_t n = utf8proc_decompose_char(static_cast<utf8proc_int32_t>(cp), decomposed, 8,
+                                                     UTF8PROC_DECOMPOSE, &last_boundclass);
+  return n >= 1 && n <= 8 ? static_cast<uint32_t>(decomposed[0]) : cp;
+}
+
 const char* general_category(uint32_t cp) {
   return utf8proc_category_string(static_cast<utf8proc_int32_t>(cp));
 }

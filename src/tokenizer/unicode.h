@@ -28,6 +28,16 @@ bool is_letter(uint32_t cp);       // \p{L}
 bool is_number(uint32_t cp);       // \p{N}
 bool is_punctuation(uint32_t cp);  // \p{P}
 bool is_whitespace(uint32_t cp);
+bool is_symbol(uint32_t cp);       // \p{S}
+// \p{C} less the unassigned code points (Cc, Cf, Co, Cs): llama.cpp's "control" flag,
+// whose tables leave unassigned code points undefined rather than control.
+bool is_control(uint32_t cp);
+// Simple (one code point) lowercase mapping; cp itself when it has none.
+uint32_t to_lower(uint32_t cp);
+// The first code point of cp's canonical decomposition (NFD): 'e' for U+00E9, the
+// leading jamo for a Hangul syllable; cp itself when it does not decompose. llama.cpp's
+// "NFD" maps each code point to this one, so text keeps its length.
+uint32_t canonical_decomposition_head(uint32_t cp);
 // The two-letter Unicode general category ("Lu", "Nd", "Mn", ...; "Cn" when unassigned).
 const char* general_category(uint32_t cp);   // \s: the Unicode White_Space property
 

@@ -36,13 +36,18 @@ void Vocab::finalize() {
   check_id(eos_id, n, "EOS");
   check_id(unk_id, n, "unknown-token");
   check_id(pad_id, n, "padding");
+  check_id(sep_id, n, "separator");
   for (int32_t id : extra_end_ids) check_id(id, n, "end-of-turn");
   std::erase(extra_end_ids, -1);
 
   text_to_id_.clear();
   text_to_id_.reserve(texts.size());
   // The first id wins for duplicate texts, as in upstream loaders.
-  for (int32_t id = 0; id < n; ++id) text_to_id_.emplace(texts[id], id);
+  longest_token_bytes_ = 0;
+  for (int32_t id = 0; id < n; ++id) {
+    text_to_id_.emplace(texts[id], id);
+    longest_token_bytes_ = std::max(longest_token_bytes_, texts[id].size());
+  }
   merge_ranks_.clear();
   merge_ranks_.reserve(merges.size());
   for (size_t rank = 0; rank < merges.size(); ++rank) {

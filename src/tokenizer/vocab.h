@@ -22,6 +22,8 @@ enum class VocabKind {
   Bpe,  // BPE merging by rank after a regex pre-tokenizer: byte-level (GPT-2's byte
         // alphabet) or, for Gemma 4's SentencePiece-style pre-tokenizers, over raw UTF-8
         // with ▁ for spaces and <0xAB> byte fallback
+  Wpm,  // WordPiece (BERT), as llama.cpp's converter stores it: word-initial pieces begin
+        // with ▁, continuation pieces are bare ("##" dropped); greedy longest match
 };
 
 struct Vocab {
@@ -36,6 +38,7 @@ struct Vocab {
   int32_t eos_id = -1;
   int32_t unk_id = -1;
   int32_t pad_id = -1;
+  int32_t sep_id = -1;  // Wpm: [SEP], which ends an encoded text as EOS would
   std::vector<int32_t> extra_end_ids;  // end-of-turn tokens besides eos
   bool add_bos = false;
   bool add_eos = false;
@@ -48,6 +51,7 @@ struct Vocab {
 
   int32_t n_tokens() const { return static_cast<int32_t>(texts.size()); }
   int32_t find(std::string_view text) const;  // -1 when absent
+  size_t longest_token_bytes() const { return longest_token_bytes_; }
   int32_t merge_rank(std::string_view left, std::string_view right) const;  // -1 when none
   // Spm byte-fallback token for a byte: <0xAB>, else the byte itself, else unk.
   int32_t byte_token(uint8_t byte) const;
@@ -61,9 +65,11 @@ struct Vocab {
 
   std::unordered_map<std::string, int32_t> text_to_id_;
   std::unordered_map<std::string, int32_t> merge_ranks_;
+  size_t longest_token_bytes_ = 0;
 };
 
 void spm_tokenize(const Vocab& vocab, std::string_view text, std::vector<int32_t>& out);
 void bpe_tokenize(const Vocab& vocab, std::string_view text, std::vector<int32_t>& out);
+void wpm_tokenize(const Vocab& vocab, std::string_view text, std::vector<int32_t>& out);
 
 }  // namespace skiff

@@ -114,6 +114,20 @@ TEST_F(GgufTokenizerKeys, Gemma4IsSentencePieceStyleBpe) {
   EXPECT_EQ(tokenizer->decode(std::vector<int32_t>{4, 5, 2}), " a\nab");
 }
 
+// tokenizer.ggml.model "bert": WordPiece, ids from llama.cpp's keys (its spelling of
+// "seperator"); the defaults 100-102 lie outside this vocabulary, so there is no [UNK]
+// and a word that cannot be spelt ("c") is dropped.
+TEST_F(GgufTokenizerKeys, BertIsWordPiece) {
+  writer_.set("tokenizer.ggml.model", gguf::make_string("bert"));
+  writer_.set("tokenizer.ggml.bos_token_id", gguf::make_uint(ValueType::UINT32, 6));
+  writer_.set("tokenizer.ggml.seperator_token_id", gguf::make_uint(ValueType::UINT32, 6));
+  const auto tokenizer = load(/*with_merges=*/false);
+  EXPECT_EQ(tokenizer->vocab().kind, VocabKind::Wpm);
+  EXPECT_EQ(tokenizer->vocab().unk_id, -1);
+  EXPECT_EQ(tokenizer->encode("AB c a", true, false), (std::vector<int32_t>{6, 4, 1, 4, 6}));
+  EXPECT_EQ(tokenizer->decode(std::vector<int32_t>{6, 4, 1, 4, 6}), "ab a");
+}
+
 TEST_F(GgufTokenizerKeys, UnknownModelIsAnError) {
   writer_.set("tokenizer.ggml.model", gguf::make_string("t5"));
   EXPECT_NE(load_error().find("'t5'"), std::string::npos);

@@ -74,6 +74,7 @@ void run(const RunArgs& a) {
   if (prompt.empty()) fail("the prompt encodes to no tokens");
   int ctx = a.ctx_size > 0 ? a.ctx_size : static_cast<int>(prompt.size()) + a.n_predict;
   ctx = std::min(ctx, c.max_ctx);
+  model->set_context_length(ctx);
   if (static_cast<int>(prompt.size()) > ctx)
     fail("the prompt has {} tokens but the context holds {} (see --ctx-size)", prompt.size(), ctx);
   const auto kv_type = kv_type_from_name(a.kv_type);

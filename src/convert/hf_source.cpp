@@ -59,14 +59,12 @@ void add_model_metadata(const ModelConfig& c, Metadata& m) {
   m.emplace_back(p + "attention.layer_norm_rms_epsilon", f32(c.norm_eps));
   m.emplace_back(p + "rope.freq_base", f32(c.rope_theta));
   // Linear scaling is a factor key; other factors a tensor (rope_freqs.weight).
-  if (!c.rope_freq_factors.empty() && all_equal(c.rope_freq_factors)) {
+  if (!c.rope_freq_factors.empty() && all_equal(c.rope_freq_factors) && c.rope_freq_factors_short.empty()) {
     m.emplace_back(p + "rope.scaling.type", gguf::make_string("linear"));
     m.emplace_back(p + "rope.scaling.factor", f32(c.rope_freq_factors.front()));
   }
-  if (c.arch == "phi3" && !c.rope_freq_factors.empty()) {
-    // The factors skiff chose are written as the short set, which a reader
-    // picks when the context is not past the original one.
-    m.emplace_back(p + "rope.scaling.original_context_length", u32(c.max_ctx));
+  if (!c.rope_freq_factors_short.empty()) {  // LongRoPE, as llama.cpp's converter writes it
+    m.emplace_back(p + "rope.scaling.original_context_length", u32(c.rope_original_ctx));
     m.emplace_back(p + "rope.scaling.attn_factor", f32(c.rope_mscale));
   }
   if (c.attention_scale > 0) m.emplace_back(p + "attention.scale", f32(c.attention_scale));
@@ -138,8 +136,12 @@ std::vector<SourceTensor> model_tensors(const Model& model, const Architecture& 
   const ModelConfig& c = model.config();
   const ModelWeights& w = model.weights();
   std::vector<SourceTensor> t = {matrix_tensor("token_embd.weight", w.token_embedding)};
-  if (!c.rope_freq_factors.empty() && !all_equal(c.rope_freq_factors))
-    t.push_back(vector_tensor(c.arch == "phi3" ? "rope_factors_short.weight" : "rope_freqs.weight", c.rope_freq_factors));
+  if (!c.rope_freq_factors_short.empty()) {
+    t.push_back(vector_tensor("rope_factors_long.weight", c.rope_freq_factors));
+    t.push_back(vector_tensor("rope_factors_short.weight", c.rope_freq_factors_short));
+  } else if (!c.rope_freq_factors.empty() && !all_equal(c.rope_freq_factors)) {
+    t.push_back(vector_tensor("rope_freqs.weight", c.rope_freq_factors));
+  }
   // HF keeps each head's rotated pairs as halves; GGUF "llama" interleaves them.
   const bool interleave = c.rope_style == RopeStyle::kRotateHalf && arch.gguf_rope_style == RopeStyle::kInterleaved;
   for (size_t l = 0; l < w.layers.size(); ++l) {

@@ -56,7 +56,9 @@ Engine::Engine(Model& model, const Tokenizer& tokenizer, EngineOptions options)
       tokenizer_(tokenizer),
       max_model_len_(resolve_max_model_len(model, options.max_model_len)),
       kv_(make_kv(model, options, max_model_len_)),
-      scheduler_(options.scheduler, kv_) {}
+      scheduler_(options.scheduler, kv_) {
+  model_.set_context_length(max_model_len_);
+}
 
 RequestId Engine::add_request(std::vector<int32_t> prompt, const SamplingParams& params,
                               StreamCallback on_delta) {

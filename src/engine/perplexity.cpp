@@ -38,6 +38,7 @@ PerplexityResult perplexity(Model& model, const Tokenizer& tokenizer, const std:
   const int n_batch = std::min(o.n_batch, o.n_ctx);
   const int first_scored = o.n_ctx / 2;
   const bool bos = tokenizer.add_bos() && tokenizer.bos_id() >= 0;
+  model.set_context_length(o.n_ctx);
   PagedKvCache kv = model.make_kv_cache(1, o.n_ctx, o.kv_type);
   std::vector<float> logits(static_cast<size_t>(n_batch) * vocab);
   double nll = 0, nll2 = 0;

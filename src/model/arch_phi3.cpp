@@ -1,10 +1,9 @@
 // Phi-3: Llama with fused tensors (attn_qkv holds the Q, K and V rows,
 // ffn_up the gate rows then the up rows) and LongRoPE: per-pair frequency
 // divisors, a long set for contexts past the original one and a short set
-// otherwise, with cos and sin scaled by an attention factor. skiff picks the
-// set once, at load, by the model's trained context length: a 128k model uses
-// the long factors even for short runs, where llama.cpp picks by the context
-// a run asks for (-c) and transformers by each call's sequence length.
+// otherwise, with cos and sin scaled by an attention factor. Both sets are
+// kept; Model::set_context_length picks one by the context a run asks for, as
+// llama.cpp picks by -c (transformers switches by each call's sequence length).
 #include <cmath>
 
 #include "base/error.h"
@@ -23,8 +22,20 @@ float longrope_mscale(int max_ctx, int64_t original) {
   return static_cast<float>(std::sqrt(1.0 + std::log(factor) / std::log(static_cast<double>(original))));
 }
 
-void read_factors(const gguf::GgufFile& f, const char* name, ModelConfig& c) {
-  if (f.find_tensor(name)) c.rope_freq_factors = gguf_vector(f, name, c.rope_dim / 2);
+std::vector<float> read_factors(const gguf::GgufFile& f, const char* name, int rope_dim) {
+  return f.find_tensor(name) ? gguf_vector(f, name, rope_dim / 2) : std::vector<float>{};
+}
+
+std::vector<float> hf_factors(const nlohmann::json& scaling, const char* key, int rope_dim) {
+  const auto it = scaling.find(key);
+  if (it == scaling.end() || !it->is_array() || it->size() != static_cast<size_t>(rope_dim / 2))
+    fail("rope_scaling '{}' must list {} numbers", key, rope_dim / 2);
+  std::vector<float> factors;
+  for (const auto& v : *it) {
+    if (!v.is_number()) fail("rope_scaling '{}' holds a non-number", key);
+    factors.push_back(v.get<float>());
+  }
+  return factors;
 }
 
 }  // namespace
@@ -38,7 +49,11 @@ const Architecture& phi3_architecture() {
     a.fused_gate_up = true;
     a.from_gguf = [](const gguf::GgufFile& f, ModelConfig& c) {
       const int64_t original = f.get_int("phi3.rope.scaling.original_context_length", c.max_ctx);
-      read_factors(f, c.max_ctx > original ? "rope_factors_long.weight" : "rope_factors_short.weight", c);
+      c.rope_original_ctx = bounded_int(original, "original context length");
+      if (auto long_set = read_factors(f, "rope_factors_long.weight", c.rope_dim); !long_set.empty())
+        c.rope_freq_factors = std::move(long_set);
+      c.rope_freq_factors_short = read_factors(f, "rope_factors_short.weight", c.rope_dim);
+      if (c.rope_freq_factors.empty()) c.rope_freq_factors = c.rope_freq_factors_short;
       c.rope_mscale = static_cast<float>(f.get_float("phi3.rope.scaling.attn_factor", longrope_mscale(c.max_ctx, original)));
     };
     a.from_hf = [](const nlohmann::json& j, ModelConfig& c) {
@@ -50,15 +65,9 @@ const Architecture& phi3_architecture() {
       if (type != "longrope" && type != "su") return false;
       const int64_t original =
           hf_int(scaling, "original_max_position_embeddings", hf_int(j, "original_max_position_embeddings", c.max_ctx));
-      const char* key = c.max_ctx > original ? "long_factor" : "short_factor";
-      const auto it = scaling.find(key);
-      if (it == scaling.end() || !it->is_array() || it->size() != static_cast<size_t>(c.rope_dim / 2))
-        fail("rope_scaling '{}' must list {} numbers", key, c.rope_dim / 2);
-      c.rope_freq_factors.clear();
-      for (const auto& v : *it) {
-        if (!v.is_number()) fail("rope_scaling '{}' holds a non-number", key);
-        c.rope_freq_factors.push_back(v.get<float>());
-      }
+      c.rope_original_ctx = bounded_int(original, "original_max_position_embeddings");
+      c.rope_freq_factors = hf_factors(scaling, "long_factor", c.rope_dim);
+      c.rope_freq_factors_short = hf_factors(scaling, "short_factor", c.rope_dim);
       c.rope_mscale = static_cast<float>(hf_number(scaling, "attention_factor", longrope_mscale(c.max_ctx, original)));
       return true;
     };

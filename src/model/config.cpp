@@ -53,6 +53,10 @@ void ModelConfig::validate() const {
   if (sliding_window > (1 << 30)) fail("model config: sliding window {} is out of range", sliding_window);
   if (rope_dim <= 0 || rope_dim > head_dim || rope_dim % 2 != 0)
     fail("model config: RoPE dim {} must be even and at most the head dim {}", rope_dim, head_dim);
+  if (!rope_freq_factors_short.empty() && rope_freq_factors_short.size() != static_cast<size_t>(rope_dim / 2))
+    fail("model config: {} short RoPE factors for RoPE dim {}", rope_freq_factors_short.size(), rope_dim);
+  for (float f : rope_freq_factors_short)
+    if (!(std::isfinite(f) && f > 0)) fail("model config: RoPE frequency factor {} is not finite and positive", f);
   if (!rope_freq_factors.empty() && rope_freq_factors.size() != static_cast<size_t>(rope_dim / 2))
     fail("model config: {} RoPE frequency factors for RoPE dim {}", rope_freq_factors.size(),
          rope_dim);

@@ -40,6 +40,11 @@ struct ModelConfig {
   // Per-pair frequency divisors [rope_dim/2] (Llama-3, linear or LongRoPE scaling); empty: none.
   std::vector<float> rope_freq_factors;
   float rope_mscale = 1.0f;  // LongRoPE's attention factor: cos and sin are scaled by it
+  // LongRoPE (Phi-3): rope_freq_factors holds the long set, for contexts past
+  // rope_original_ctx, and this the short one, for contexts up to it (see
+  // Model::set_context_length). Empty otherwise.
+  std::vector<float> rope_freq_factors_short;
+  int rope_original_ctx = 0;
   bool tied_output = false;  // output head shares the token embedding
   // llama.cpp's name of the file's quantization (general.file_type: "Q4_K_M");
   // empty when the file does not say or skiff has no name for its id.

@@ -16,14 +16,19 @@ namespace skiff {
 Model::Model(ModelConfig config, ModelWeights weights)
     : config_(std::move(config)), weights_(std::move(weights)) {
   config_.validate();
-  rope_freq_.resize(config_.rope_dim / 2);
-  rope_frequencies(config_.rope_dim, config_.rope_theta,
-                   config_.rope_freq_factors.empty() ? nullptr : config_.rope_freq_factors.data(),
-                   rope_freq_.data());
+  set_context_length(config_.max_ctx);
   if (config_.rope_theta_sliding > 0) {
     rope_freq_sliding_.resize(config_.rope_dim / 2);
     rope_frequencies(config_.rope_dim, config_.rope_theta_sliding, nullptr, rope_freq_sliding_.data());
   }
+}
+
+void Model::set_context_length(int n_ctx) {
+  const ModelConfig& c = config_;
+  const bool short_set = !c.rope_freq_factors_short.empty() && n_ctx <= c.rope_original_ctx;
+  const std::vector<float>& factors = short_set ? c.rope_freq_factors_short : c.rope_freq_factors;
+  rope_freq_.resize(c.rope_dim / 2);
+  rope_frequencies(c.rope_dim, c.rope_theta, factors.empty() ? nullptr : factors.data(), rope_freq_.data());
 }
 
 PagedKvCache Model::make_kv_cache(int n_seqs, int max_ctx, KvType type, int block_size) const {

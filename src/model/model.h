@@ -19,6 +19,12 @@ class Model {
   Model(ModelConfig config, ModelWeights weights);
 
   const ModelConfig& config() const { return config_; }
+
+  // The longest context the caller will run (the engine's max_model_len,
+  // perplexity's chunk). It matters only for LongRoPE (Phi-3), whose short
+  // factors apply up to the original context and long ones past it, as
+  // llama.cpp chooses by -c; until called, the model's own context decides.
+  void set_context_length(int n_ctx);
   const ModelWeights& weights() const { return weights_; }
 
   // A paged KV cache shaped for this model with blocks for n_seqs sequences

@@ -217,5 +217,30 @@ TEST(HfReferenceConfig, FieldsAsTransformersWroteThem) {
   EXPECT_TRUE(c->config().rope_freq_factors.empty());
 }
 
+// LongRoPE's short factors serve contexts up to the original one: a model set
+// to such a context runs as one whose long factors were the short ones.
+TEST(HfReferenceConfig, LongRopeShortFactorsForShortContexts) {
+  const fs::path dir = kDataDir / "phi3_longrope";
+  json config = read_json(dir / "config.json");
+  config["rope_parameters"]["long_factor"] = config["rope_parameters"]["short_factor"];
+  const fs::path both_short = fs::path(::testing::TempDir()) / "phi3_longrope_short";
+  fs::remove_all(both_short);
+  fs::create_directories(both_short);
+  fs::copy_file(dir / "model.safetensors", both_short / "model.safetensors");
+  std::ofstream(both_short / "config.json") << config.dump(2);
+
+  const std::vector<int32_t> ids = read_reference(dir).ids;
+  const std::vector<int32_t> first(ids.begin(), ids.begin() + 32);
+  auto model = load_model(dir.string());
+  const std::vector<float> long_logits = batched_logits(*model, first);
+  model->set_context_length(32);  // the original context
+  const std::vector<float> short_logits = batched_logits(*model, first);
+  const std::vector<float> expected = batched_logits(*load_model(both_short.string()), first);
+  EXPECT_EQ(short_logits, expected);
+  EXPECT_NE(short_logits, long_logits);
+  model->set_context_length(33);
+  EXPECT_EQ(batched_logits(*model, first), long_logits);
+}
+
 }  // namespace
 }  // namespace skiff

@@ -9,6 +9,8 @@
 # The packages go into a temporary pip --target folder that is deleted after.
 set -euo pipefail
 
+# HOME may be unset (a bare CI environment): the user's home from the passwd database.
+HOME="${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}"
 CACHE="${SKIFF_MODELS_CACHE:-$HOME/.cache/skiff/models}"
 PYTHON="${PYTHON:-python3}"
 ALL_MODELS=(qwen2.5-coder-0.5b qwen2.5-coder-1.5b gemma3-270m)

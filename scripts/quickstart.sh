@@ -6,6 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh skiff
+# HOME may be unset (a bare CI environment): the user's home from the passwd database.
+HOME="${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}"
 CACHE="${SKIFF_MODELS_CACHE:-$HOME/.cache/skiff/models}"
 if [[ "${1:-}" != --offline ]] && scripts/fetch-models.sh qwen2.5-coder-0.5b; then
   ./build/skiff run -m "$CACHE/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf" -p "def quicksort(arr):" -n 128 --temp 0

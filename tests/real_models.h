@@ -4,6 +4,8 @@
 // missing download fails there instead of passing silently).
 #pragma once
 #include <gtest/gtest.h>
+#include <pwd.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -15,7 +17,11 @@ namespace skiff::testing {
 inline std::string real_models_dir() {
   if (const char* dir = std::getenv("SKIFF_MODELS_CACHE")) return dir;
   const char* home = std::getenv("HOME");
-  return std::string(home ? home : "") + "/.cache/skiff/models";
+  if (!home) {  // as fetch-models.sh: the passwd database's home when HOME is unset
+    const passwd* user = getpwuid(getuid());
+    home = user ? user->pw_dir : "";
+  }
+  return std::string(home) + "/.cache/skiff/models";
 }
 
 // The path of a cached model file, or nullopt (a test failure too when they are required).

@@ -180,12 +180,6 @@ std::vector<SourceTensor> model_tensors(const Model& model, const Architecture& 
   return t;
 }
 
-bool has_tokenizer_files(const std::string& dir) {
-  for (const char* name : {"tokenizer.json", "tokenizer.model", "vocab.json"})
-    if (fs::exists(fs::path(dir) / name)) return true;
-  return false;
-}
-
 uint64_t safetensors_bytes(const std::string& dir) {
   uint64_t bytes = 0;
   for (const fs::directory_entry& e : fs::directory_iterator(dir))
@@ -203,7 +197,7 @@ ModelSource hf_source(const std::string& dir) {
          c.rope_dim, c.head_dim);
   ModelSource source;
   add_model_metadata(c, source.metadata);
-  if (has_tokenizer_files(dir))
+  if (Tokenizer::hf_dir_has_tokenizer(dir))
     add_tokenizer_metadata(Tokenizer::from_hf_dir(dir)->vocab(), source.metadata);
   else
     fmt::print(stderr, "quantize: {} has no tokenizer files: the GGUF gets no tokenizer.ggml.* keys\n", dir);

@@ -8,9 +8,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cassert>
+#include <cmath>
 #include <cstdlib>
 #include <string_view>
-#include <cmath>
 #include <vector>
 
 #include "base/error.h"
@@ -107,9 +107,10 @@ void run_units(const std::vector<Job>& jobs, int64_t u0, int64_t u1) {
 constexpr float kOutlierRatio = 16.0f;
 
 struct OutlierSplit {
-  std::vector<float> rest;      // x with the outliers zeroed [n_tokens, cols]
-  std::vector<float> outliers;  // the outliers of each token that has some [n_split, cols]
-  std::vector<int> tokens;      // which token each outlier row belongs to
+  // x with the outliers zeroed [n_tokens, cols], then one row of outliers for
+  // each token that has some [tokens.size(), cols].
+  std::vector<float> rows;
+  std::vector<int> tokens;  // which token each outlier row belongs to
 };
 
 // False when no token has an outlier (the common case: x is used as it is).
@@ -124,14 +125,14 @@ bool split_outliers(const float* x, int n_tokens, int64_t cols, OutlierSplit& sp
     }
     const float limit = kOutlierRatio * static_cast<float>(std::sqrt(sum_sq / cols));
     if (!(amax > limit)) continue;  // also NaN rows: quantize_q8_span handles them
-    if (split.rest.empty()) split.rest.assign(x, x + n_tokens * cols);
+    if (split.rows.empty()) split.rows.assign(x, x + n_tokens * cols);
     split.tokens.push_back(t);
-    split.outliers.resize(split.tokens.size() * cols, 0.0f);
-    float* out = split.outliers.data() + (split.tokens.size() - 1) * cols;
+    split.rows.resize(split.rows.size() + cols, 0.0f);
+    float* out = split.rows.data() + split.rows.size() - cols;
     for (int64_t i = 0; i < cols; ++i)
       if (std::fabs(row[i]) > limit) {
         out[i] = row[i];
-        split.rest[t * cols + i] = 0.0f;
+        split.rows[t * cols + i] = 0.0f;
       }
   }
   return !split.tokens.empty();
@@ -159,6 +160,10 @@ std::atomic<ActivationPrecision>& precision_setting() {
 
 void run_products(std::span<const MatmulProduct> products, const float* x, int n_tokens);
 void run_refined(std::span<const MatmulProduct> products, const float* x, int n_tokens);
+// Runs the rows [n_tokens token rows; one extra row per owner] in one pass over
+// each matrix; each extra row's products are added to its owner token's.
+void run_with_extra_rows(std::span<const MatmulProduct> products, const float* rows, int n_tokens,
+                         std::span<const int> owners);
 
 }  // namespace
 
@@ -173,31 +178,39 @@ void matmul_many(std::span<const MatmulProduct> products, const float* x, int n_
   OutlierSplit split;
   if (precision == ActivationPrecision::kPlainInt8 || !split_outliers(x, n_tokens, products[0].w->cols, split))
     return run_products(products, x, n_tokens);
-  run_products(products, split.rest.data(), n_tokens);
-  const int n_split = static_cast<int>(split.tokens.size());
-  std::vector<std::vector<float>> extra(products.size());
-  std::vector<MatmulProduct> extra_products;
-  for (size_t p = 0; p < products.size(); ++p) {
-    extra[p].resize(static_cast<size_t>(n_split) * products[p].w->rows);
-    extra_products.push_back({products[p].w, extra[p].data()});
-  }
-  run_products(extra_products, split.outliers.data(), n_split);
-  for (size_t p = 0; p < products.size(); ++p) {
-    const int64_t rows = products[p].w->rows;
-    for (int i = 0; i < n_split; ++i) {
-      float* y = products[p].y + split.tokens[i] * rows;
-      const float* e = extra[p].data() + i * rows;
-      for (int64_t r = 0; r < rows; ++r) y[r] += e[r];
-    }
-  }
+  run_with_extra_rows(products, split.rows.data(), n_tokens, split.tokens);
 }
 
 namespace {
 
-// kRefined: per activation format, the rows [x; x - Q(x)] in one pass over
-// each matrix, and y = the sum of each token's two rows.
+void run_with_extra_rows(std::span<const MatmulProduct> products, const float* rows, int n_tokens,
+                         std::span<const int> owners) {
+  const int n_rows = n_tokens + static_cast<int>(owners.size());
+  std::vector<std::vector<float>> outputs(products.size());
+  std::vector<MatmulProduct> extended;
+  for (size_t p = 0; p < products.size(); ++p) {
+    outputs[p].resize(static_cast<size_t>(n_rows) * products[p].w->rows);
+    extended.push_back({products[p].w, outputs[p].data()});
+  }
+  run_products(extended, rows, n_rows);
+  for (size_t p = 0; p < products.size(); ++p) {
+    const int64_t width = products[p].w->rows;
+    float* y = products[p].y;
+    std::copy(outputs[p].begin(), outputs[p].begin() + n_tokens * width, y);
+    for (size_t i = 0; i < owners.size(); ++i) {
+      const float* extra = outputs[p].data() + (n_tokens + i) * width;
+      float* owner = y + owners[i] * width;
+      for (int64_t r = 0; r < width; ++r) owner[r] += extra[r];
+    }
+  }
+}
+
+// kRefined: per activation format, each token's row and its residual x - Q(x)
+// in one pass over each matrix.
 void run_refined(std::span<const MatmulProduct> products, const float* x, int n_tokens) {
   const int64_t cols = products[0].w->cols;
+  std::vector<int> owners(n_tokens);
+  for (int t = 0; t < n_tokens; ++t) owners[t] = t;
   for (ActivationFormat format : {ActivationFormat::kF32, ActivationFormat::kQ8_0, ActivationFormat::kQ8_K}) {
     std::vector<MatmulProduct> group;
     for (const MatmulProduct& p : products)
@@ -211,17 +224,7 @@ void run_refined(std::span<const MatmulProduct> products, const float* x, int n_
     std::copy(x, x + n_tokens * cols, rows.begin());
     for (int t = 0; t < n_tokens; ++t)
       activation_residual(format, x + t * cols, rows.data() + (n_tokens + t) * cols, cols);
-    std::vector<std::vector<float>> outputs(group.size());
-    std::vector<MatmulProduct> doubled;
-    for (size_t p = 0; p < group.size(); ++p) {
-      outputs[p].resize(static_cast<size_t>(2) * n_tokens * group[p].w->rows);
-      doubled.push_back({group[p].w, outputs[p].data()});
-    }
-    run_products(doubled, rows.data(), 2 * n_tokens);
-    for (size_t p = 0; p < group.size(); ++p) {
-      const int64_t n = n_tokens * group[p].w->rows;
-      for (int64_t i = 0; i < n; ++i) group[p].y[i] = outputs[p][i] + outputs[p][n + i];
-    }
+    run_with_extra_rows(group, rows.data(), n_tokens, owners);
   }
 }
 

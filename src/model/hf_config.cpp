@@ -14,21 +14,20 @@ namespace {
 
 using nlohmann::json;
 
+// A positive size; fallback < 0: the key is required.
 int int_field(const json& j, const char* key, int fallback) {
-  if (!j.contains(key) || j[key].is_null()) {
+  constexpr int64_t kAbsent = INT64_MIN;
+  const int64_t v = hf_int(j, key, kAbsent);
+  if (v == kAbsent) {
     if (fallback < 0) fail("missing '{}'", key);
     return fallback;
   }
-  if (!j[key].is_number_integer()) fail("'{}' is not an integer", key);
-  const int64_t v = j[key].get<int64_t>();
   if (v <= 0 || v > (1 << 30)) fail("'{}' = {} is out of range", key, v);
   return static_cast<int>(v);
 }
 
 float float_field(const json& j, const char* key, float fallback) {
-  if (!j.contains(key) || j[key].is_null()) return fallback;
-  if (!j[key].is_number()) fail("'{}' is not a number", key);
-  return j[key].get<float>();
+  return static_cast<float>(hf_number(j, key, fallback));
 }
 
 // The RoPE parameters of the global layers, or null: "rope_parameters" (per

@@ -203,6 +203,13 @@ std::unique_ptr<Tokenizer> Tokenizer::from_path(const std::string& path) {
   return from_gguf(gguf::GgufFile(path));
 }
 
+bool Tokenizer::hf_dir_has_tokenizer(const std::string& dir) {
+  namespace fs = std::filesystem;
+  const fs::path root(dir);  // the files from_hf_dir reads
+  return fs::exists(root / "tokenizer.json") || fs::exists(root / "tokenizer.model") ||
+         (fs::exists(root / "encoder.json") && fs::exists(root / "vocab.bpe"));
+}
+
 std::unique_ptr<Tokenizer> Tokenizer::from_hf_dir(const std::string& dir) {
   namespace fs = std::filesystem;
   const fs::path root(dir);

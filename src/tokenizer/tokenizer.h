@@ -24,6 +24,8 @@ class Tokenizer {
   static std::unique_ptr<Tokenizer> from_gguf(const gguf::GgufFile& file);
   // tokenizer.json preferred, else tokenizer.model, else encoder.json + vocab.bpe.
   static std::unique_ptr<Tokenizer> from_hf_dir(const std::string& dir);
+  // Whether dir holds one of the tokenizer files from_hf_dir reads.
+  static bool hf_dir_has_tokenizer(const std::string& dir);
   static std::unique_ptr<Tokenizer> from_path(const std::string& path);  // GGUF file or HF dir
   static std::unique_ptr<Tokenizer> from_sentencepiece_model(const std::string& path);
   static std::unique_ptr<Tokenizer> from_tokenizer_json(const std::string& path);

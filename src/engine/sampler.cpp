@@ -181,9 +181,8 @@ std::span<Sampler::Candidate> Sampler::filter(std::span<const float> scores) {
     candidates = candidates.first(params_.top_k);
   }
   const float inverse_temperature = 1.0f / params_.temperature;
-  // The best scores weigh exactly 1, also when they are +inf (inf - inf would be
-  // NaN) or the temperature is so small that 0 x (1/T) would be: +inf logits
-  // share the draw and everything finite gets weight 0.
+  // The best scores weigh exactly 1, also when they are +inf (inf - inf would
+  // be NaN): +inf logits share the draw and everything finite gets weight 0.
   for (Candidate& c : candidates)
     c.weight = c.logit == max_score ? 1.0f : std::exp((c.logit - max_score) * inverse_temperature);
 

@@ -112,10 +112,7 @@ ModelWeights weights_from_gguf(const ModelConfig& config, const gguf::GgufFile& 
   }
 }
 
-}  // namespace
-
-std::unique_ptr<Model> load_gguf_model(std::shared_ptr<gguf::GgufFile> file) {
-  ModelConfig config = config_from_gguf(*file);
+std::unique_ptr<Model> model_from(ModelConfig config, std::shared_ptr<gguf::GgufFile> file) {
   ModelWeights weights = weights_from_gguf(config, *file);
   // In the file's private copy only: a mapping stays as the file is.
   if (file->unseal()) {
@@ -126,6 +123,13 @@ std::unique_ptr<Model> load_gguf_model(std::shared_ptr<gguf::GgufFile> file) {
   return std::make_unique<Model>(std::move(config), std::move(weights));
 }
 
+}  // namespace
+
+std::unique_ptr<Model> load_gguf_model(std::shared_ptr<gguf::GgufFile> file) {
+  ModelConfig config = config_from_gguf(*file);  // before the pointer moves into the call
+  return model_from(std::move(config), std::move(file));
+}
+
 std::unique_ptr<Model> load_model(const std::string& path, const LoadOptions& options) {
   namespace fs = std::filesystem;
   if (!fs::exists(path)) fail("model not found: {}", path);
@@ -134,9 +138,12 @@ std::unique_ptr<Model> load_model(const std::string& path, const LoadOptions& op
     // The header is checked (architecture, tensor types and shapes) from the
     // mapping before the weights are read into memory.
     auto file = std::make_shared<gguf::GgufFile>(path, FileLoad::kMmap);
-    weights_from_gguf(config_from_gguf(*file), *file);  // views, and the norms' few bytes
-    if (options.weights == FileLoad::kCopy) file->read_into_memory();
-    return load_gguf_model(std::move(file));
+    ModelConfig config = config_from_gguf(*file);
+    if (options.weights == FileLoad::kCopy) {
+      weights_from_gguf(config, *file);  // views and the norms' few bytes: every tensor checked
+      file->read_into_memory();
+    }
+    return model_from(std::move(config), std::move(file));
   } catch (const std::bad_alloc&) {  // library errors get the file's name
     fail("{}: not enough memory to load the model", path);
   } catch (const std::length_error& e) {

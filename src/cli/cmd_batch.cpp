@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -29,6 +28,7 @@
 #include "cli/engine_flags.h"
 #include "cli/sampling_flags.h"
 #include "engine/llm.h"
+#include "server/request_fields.h"
 
 namespace skiff::cli {
 namespace {
@@ -73,23 +73,6 @@ uint64_t splitmix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-int64_t integer_field(const json& v, const std::string& name, int64_t lo, int64_t hi) {
-  if (!v.is_number_integer()) fail("{} must be an integer, got {}", name, json_excerpt(v));
-  if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(hi))
-    fail("{} must be in [{}, {}], got {}", name, lo, hi, json_excerpt(v));
-  const int64_t x = v.get<int64_t>();
-  if (x < lo || x > hi) fail("{} must be in [{}, {}], got {}", name, lo, hi, x);
-  return x;
-}
-
-float number_field(const json& v, const std::string& name) {
-  if (!v.is_number()) fail("{} must be a number, got {}", name, json_excerpt(v));
-  const double x = v.get<double>();
-  if (!std::isfinite(x) || std::fabs(x) > std::numeric_limits<float>::max())
-    fail("{} is out of range: {}", name, json_excerpt(v));
-  return static_cast<float>(x);
-}
-
 // Fills a job from one parsed line; throws Error naming what is wrong.
 void parse_request(const json& line, Job& job, const SamplingParams& defaults, int64_t base_seed,
                    const Tokenizer& tokenizer, int max_model_len) {
@@ -99,66 +82,17 @@ void parse_request(const json& line, Job& job, const SamplingParams& defaults, i
   p = defaults;
   if (base_seed >= 0) p.seed = splitmix64(static_cast<uint64_t>(base_seed) ^ splitmix64(job.index));
   bool has_prompt = false;
-  const int32_t vocab = tokenizer.n_vocab();
+  const SamplingFieldLimits limits{tokenizer.n_vocab(), max_model_len};
   for (const auto& [key, v] : line.items()) {
-    if (key == "id") {
-    } else if (key == "prompt") {
+    if (key == "id") continue;
+    if (key == "prompt") {
       if (!v.is_string()) fail("prompt must be a string, got {}", v.type_name());
       job.prompt = v.get<std::string>();
       has_prompt = true;
-    } else if (key == "max_tokens") {
-      // null: until the context is full, as in vLLM.
-      p.max_tokens = v.is_null() ? std::max(1, max_model_len)
-                                 : static_cast<int32_t>(integer_field(v, key, 1, std::numeric_limits<int32_t>::max()));
-    } else if (key == "temperature") {
-      p.temperature = number_field(v, key);
-    } else if (key == "top_p") {
-      p.top_p = number_field(v, key);
-    } else if (key == "top_k") {
-      p.top_k = static_cast<int32_t>(integer_field(v, key, -1, std::numeric_limits<int32_t>::max()));
-    } else if (key == "min_p") {
-      p.min_p = number_field(v, key);
-    } else if (key == "seed") {
-      if (v.is_null()) {
-        p.seed.reset();
-      } else {
-        if (!v.is_number_integer() || (!v.is_number_unsigned() && v.get<int64_t>() < 0))
-          fail("seed must be an integer >= 0 or null, got {}", json_excerpt(v));
-        p.seed = v.get<uint64_t>();
-      }
-    } else if (key == "stop") {
-      p.stop.clear();
-      if (v.is_string()) {
-        p.stop.push_back(v.get<std::string>());
-      } else if (v.is_array()) {
-        for (const json& s : v) {
-          if (!s.is_string()) fail("stop must be a string or a list of strings, got {}", json_excerpt(v));
-          p.stop.push_back(s.get<std::string>());
-        }
-      } else if (!v.is_null()) {
-        fail("stop must be a string or a list of strings, got {}", v.type_name());
-      }
-    } else if (key == "stop_token_ids") {
-      p.stop_token_ids.clear();
-      if (!v.is_array() && !v.is_null()) fail("stop_token_ids must be a list of token ids, got {}", v.type_name());
-      if (v.is_array())
-        for (const json& t : v)
-          p.stop_token_ids.push_back(static_cast<int32_t>(integer_field(t, "a stop_token_ids entry", 0, vocab - 1)));
-    } else if (key == "n") {
-      p.n = static_cast<int32_t>(integer_field(v, key, 1, std::numeric_limits<int32_t>::max()));
     } else if (key == "logprobs") {
       if (v.is_null()) p.logprobs.reset();
       else p.logprobs = static_cast<int32_t>(integer_field(v, key, 0, std::numeric_limits<int32_t>::max()));
-    } else if (key == "ignore_eos") {
-      if (!v.is_boolean()) fail("ignore_eos must be true or false, got {}", json_excerpt(v));
-      p.ignore_eos = v.get<bool>();
-    } else if (key == "repetition_penalty") {
-      p.repetition_penalty = number_field(v, key);
-    } else if (key == "frequency_penalty") {
-      p.frequency_penalty = number_field(v, key);
-    } else if (key == "presence_penalty") {
-      p.presence_penalty = number_field(v, key);
-    } else {
+    } else if (!read_sampling_field(key, v, p, limits)) {
       fail("unknown field '{}' (known: {})", key, kKnownFields);
     }
   }

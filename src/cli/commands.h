@@ -12,5 +12,6 @@ void add_quantize_command(CLI::App& app);
 void add_batch_command(CLI::App& app);
 void add_bench_throughput_command(CLI::App& app);
 void add_perplexity_command(CLI::App& app);
+void add_serve_command(CLI::App& app);
 
 }  // namespace skiff::cli

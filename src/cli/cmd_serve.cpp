@@ -1,0 +1,98 @@
+// skiff serve: an OpenAI-compatible HTTP server on the continuous-batching
+// engine. It listens first (GET /health answers 503 while the model loads),
+// then serves until SIGINT or SIGTERM, which cancel what is in flight (the
+// clients get finish_reason "abort") and exit cleanly.
+#include <fmt/core.h>
+#include <pthread.h>
+#include <signal.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "base/timer.h"
+#include "cli/commands.h"
+#include "cli/engine_flags.h"
+#include "engine/llm.h"
+#include "server/api_server.h"
+
+namespace skiff::cli {
+namespace {
+
+struct ServeArgs {
+  std::string model;
+  std::string served_model_name;
+  int max_queue = 1024;
+  ServerOptions server;
+  EngineFlags engine;
+};
+
+// SIGINT and SIGTERM are blocked in every thread and taken by sigwait in the
+// main one; SIGPIPE (a write to a client that left) is ignored, the write fails.
+sigset_t block_shutdown_signals() {
+  signal(SIGPIPE, SIG_IGN);
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  return set;
+}
+
+std::string default_model_name(const std::string& path) {
+  std::filesystem::path p(path);
+  if (p.filename().empty()) p = p.parent_path();  // "dir/"
+  return p.filename().string();
+}
+
+void serve(ServeArgs& a) {
+  const sigset_t signals = block_shutdown_signals();
+  const int threads = set_threads(a.engine.threads);
+  const EngineOptions engine_options_ = engine_options(a.engine);
+
+  ApiServer server(a.server);
+  const int port = server.start();
+  fmt::print(stderr, "serve: listening on http://{}:{} (loading {})\n", a.server.host, port, a.model);
+
+  Timer load_timer;
+  LLM llm(a.model, LlmOptions{engine_options_, load_options(a.engine)});
+  ServingEngine engine(llm.engine(), a.max_queue);
+  const ServedModel served{a.served_model_name.empty() ? default_model_name(a.model) : a.served_model_name,
+                           llm.tokenizer(), engine};
+  server.serve(served);
+  fmt::print(stderr, "serve: ready in {:.2f} s: model \"{}\", threads {}, max_seqs {}, max_model_len {}, KV pool {} tokens\n",
+             load_timer.seconds(), served.name, threads, engine_options_.scheduler.max_seqs,
+             llm.engine().max_model_len(), llm.engine().kv_cache().capacity_tokens());
+
+  int signal_number = 0;
+  sigwait(&signals, &signal_number);
+  fmt::print(stderr, "serve: {}: cancelling requests in flight and stopping\n", strsignal(signal_number));
+  engine.stop();
+  server.stop();
+  const EngineMetrics m = engine.metrics();
+  fmt::print(stderr, "serve: served {} requests ({} cancelled): {} prompt tokens, {} generated\n",
+             m.requests_finished, m.requests_cancelled, m.prompt_tokens, m.generation_tokens);
+}
+
+}  // namespace
+
+void add_serve_command(CLI::App& app) {
+  auto args = std::make_shared<ServeArgs>();
+  CLI::App* cmd = app.add_subcommand("serve", "OpenAI-compatible HTTP server (/v1/completions, /v1/chat/completions, ...)");
+  cmd->add_option("-m,--model", args->model, "GGUF file or Hugging Face directory")->required();
+  cmd->add_option("--host", args->server.host, "address to listen on")->capture_default_str();
+  cmd->add_option("--port", args->server.port, "port (0: any free one)")->capture_default_str()->check(CLI::Range(0, 65535));
+  cmd->add_option("--api-key", args->server.api_key, "require Authorization: Bearer KEY on /v1 routes");
+  cmd->add_option("--served-model-name", args->served_model_name, "the model's name in the API (default: the file name)");
+  cmd->add_option("--max-queue", args->max_queue, "requests waiting at most; past it new ones get 503 (0: unbounded)")
+      ->capture_default_str()->check(CLI::Range(0, 1 << 20));
+  cmd->add_option("--http-threads", args->server.http_threads, "connections served at once")
+      ->capture_default_str()->check(CLI::Range(1, 4096));
+  cmd->add_option("--max-body", args->server.max_body_bytes, "request bodies larger than this many bytes get 413")
+      ->capture_default_str();
+  cmd->add_flag("!--no-log-requests", args->server.log_requests, "do not log each request on stderr");
+  add_engine_flags(cmd, args->engine);
+  cmd->callback([args] { serve(*args); });
+}
+
+}  // namespace skiff::cli

@@ -1,0 +1,132 @@
+#include "server/api_server.h"
+
+#include <fmt/core.h>
+
+#include <exception>
+
+#include "base/json.h"
+#include "server/openai_shapes.h"
+#include "server/request_fields.h"
+
+namespace skiff {
+
+using nlohmann::json;
+
+void send_error(httplib::Response& res, int status, const std::string& message, const std::string& param) {
+  res.status = status;
+  res.set_content(dump_json(error_body(status, message, param)), "application/json");
+}
+
+ApiServer::ApiServer(ServerOptions options) : options_(std::move(options)) {
+  const size_t threads = static_cast<size_t>(std::max(1, options_.http_threads));
+  http_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  http_.set_payload_max_length(options_.max_body_bytes);
+  http_.set_keep_alive_timeout(5);
+  http_.set_tcp_nodelay(true);
+  // Statuses httplib sets itself (no route, body too large, bad HTTP) get a JSON body too.
+  http_.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return;
+    const std::string message =
+        res.status == 404 ? fmt::format("no route for {} {}", req.method, req.path)
+        : res.status == 413 ? "the request body is too large"
+                            : fmt::format("HTTP {}", res.status);
+    send_error(res, res.status, message);
+  });
+  http_.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+    std::string message = "internal error";
+    try {
+      std::rethrow_exception(ep);
+    } catch (const std::exception& e) {
+      message = e.what();
+    } catch (...) {
+    }
+    send_error(res, 500, message);
+  });
+  if (options_.log_requests)
+    http_.set_logger([](const httplib::Request& req, const httplib::Response& res) {
+      fmt::print(stderr, "serve: {}:{} \"{} {}\" {}\n", req.remote_addr, req.remote_port, req.method, req.path,
+                 res.status);
+    });
+  add_routes();
+}
+
+ApiServer::~ApiServer() { stop(); }
+
+int ApiServer::start() {
+  int port = options_.port;
+  if (port == 0) {
+    port = http_.bind_to_any_port(options_.host);
+    if (port < 0) fail("serve: cannot bind {}: no free port", options_.host);
+  } else if (!http_.bind_to_port(options_.host, port)) {
+    fail("serve: cannot bind {}:{} (in use, or not an address of this machine)", options_.host, port);
+  }
+  listener_ = std::thread([this] { http_.listen_after_bind(); });
+  return port;
+}
+
+void ApiServer::stop() {
+  http_.stop();
+  if (listener_.joinable()) listener_.join();
+}
+
+bool ApiServer::authorized(const httplib::Request& req) const {
+  if (options_.api_key.empty()) return true;
+  return req.get_header_value("Authorization") == "Bearer " + options_.api_key;
+}
+
+const ServedModel* ApiServer::ready(httplib::Response& res) const {
+  const ServedModel* model = model_.load();
+  if (!model) send_error(res, 503, "the model is still loading");
+  return model;
+}
+
+void ApiServer::post(const char* path, Handler handler) {
+  http_.Post(path, [this, handler = std::move(handler)](const httplib::Request& req, httplib::Response& res) {
+    if (!authorized(req)) return send_error(res, 401, "Unauthorized: a valid API key is needed (Authorization: Bearer KEY)");
+    const ServedModel* model = ready(res);
+    if (!model) return;
+    try {
+      json body;
+      try {
+        body = parse_json(req.body);
+      } catch (const Error& e) {
+        throw RequestError(400, e.what());
+      }
+      if (!body.is_object()) throw RequestError(400, fmt::format("the request body must be a JSON object, got {}", body.type_name()));
+      check_model_name(*model, body);
+      handler(*model, body, req, res);
+    } catch (const RequestError& e) {
+      send_error(res, e.status(), e.what(), e.param());
+    } catch (const Error& e) {
+      send_error(res, 400, e.what());
+    } catch (const std::bad_alloc&) {
+      send_error(res, 503, "out of memory");
+    }
+  });
+}
+
+void ApiServer::add_routes() {
+  post("/v1/completions", handle_completions);
+  post("/tokenize", handle_tokenize);
+  post("/detokenize", handle_detokenize);
+  http_.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
+    if (ready(res)) res.set_content("{}", "application/json");
+  });
+  http_.Get("/v1/models", [this](const httplib::Request& req, httplib::Response& res) {
+    if (!authorized(req)) return send_error(res, 401, "Unauthorized: a valid API key is needed (Authorization: Bearer KEY)");
+    const ServedModel* model = ready(res);
+    if (!model) return;
+    const ojson card{{"id", model->name},         {"object", "model"},
+                     {"created", unix_seconds()}, {"owned_by", "skiff"},
+                     {"root", model->name},       {"max_model_len", model->engine.max_model_len()}};
+    res.set_content(dump_json(ojson{{"object", "list"}, {"data", ojson::array({card})}}), "application/json");
+  });
+  http_.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    const ServedModel* model = ready(res);
+    if (!model) return;
+    res.set_content(prometheus_metrics(model->engine.metrics(), model->name, model->engine.rejected()),
+                    "text/plain; version=0.0.4");
+  });
+}
+
+}  // namespace skiff

@@ -1,0 +1,57 @@
+#include "server/generation.h"
+
+#include "server/request_fields.h"
+
+namespace skiff {
+namespace {
+
+// How often a waiting handler looks at its client: a cancelled request's KV
+// blocks are free within about one engine step of the client leaving.
+constexpr std::chrono::milliseconds kPollInterval{10};
+
+}  // namespace
+
+Generation::Generation(ServingEngine& engine, const std::vector<std::vector<int32_t>>& prompts,
+                       const SamplingParams& params)
+    : engine_(engine), channel_(std::make_shared<ResponseChannel>(static_cast<int>(prompts.size()))) {
+  try {
+    for (size_t i = 0; i < prompts.size(); ++i)
+      ids_.push_back(engine_.submit(prompts[i], params, channel_, static_cast<int>(i)));
+  } catch (const QueueFull& e) {
+    cancel();
+    throw RequestError(503, e.what());
+  } catch (const RequestError&) {
+    cancel();
+    throw;
+  } catch (const Error& e) {
+    cancel();
+    throw RequestError(400, e.what());
+  }
+}
+
+Generation::~Generation() {
+  if (!finished_) cancel();
+}
+
+bool Generation::poll(std::vector<ResponseChannel::Event>& events) {
+  finished_ = channel_->wait(events, kPollInterval);
+  return finished_;
+}
+
+bool Generation::wait_all(const ClientSocket& client) {
+  std::vector<ResponseChannel::Event> ignored;
+  while (!poll(ignored)) {
+    ignored.clear();
+    if (client.disconnected()) {
+      cancel();
+      return false;
+    }
+  }
+  return true;
+}
+
+void Generation::cancel() {
+  for (RequestId id : ids_) engine_.cancel(id);
+}
+
+}  // namespace skiff

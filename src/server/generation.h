@@ -1,0 +1,44 @@
+// One HTTP request's generation on the ServingEngine: its prompts submitted
+// together, waited for (or streamed) while the client stays, cancelled when
+// it leaves or the handler gives up.
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "server/client_socket.h"
+#include "server/serving_engine.h"
+
+namespace skiff {
+
+class Generation {
+ public:
+  // Submits every prompt with params. Throws RequestError (400: the engine
+  // refused the request; 503: the queue is full), cancelling any prompt
+  // already submitted.
+  Generation(ServingEngine& engine, const std::vector<std::vector<int32_t>>& prompts,
+             const SamplingParams& params);
+  ~Generation();  // cancels what has not finished
+  Generation(const Generation&) = delete;
+  Generation& operator=(const Generation&) = delete;
+
+  // Moves new deltas into events, waiting at most one poll interval; true
+  // once every prompt has finished.
+  bool poll(std::vector<ResponseChannel::Event>& events);
+  // Waits until every prompt has finished; cancels and returns false if the
+  // client disconnects first.
+  bool wait_all(const ClientSocket& client);
+  void cancel();
+
+  int n_prompts() const { return static_cast<int>(ids_.size()); }
+  const RequestOutput& output(int prompt) const { return channel_->output(prompt); }
+
+ private:
+  ServingEngine& engine_;
+  std::shared_ptr<ResponseChannel> channel_;
+  std::vector<RequestId> ids_;
+  bool finished_ = false;
+};
+
+}  // namespace skiff

@@ -1,0 +1,135 @@
+#include "server/serving_engine.h"
+
+#include <fmt/core.h>
+
+#include <exception>
+
+namespace skiff {
+
+bool ResponseChannel::wait(std::vector<Event>& events, std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  const auto done = [&] { return n_finished_ == static_cast<int>(outputs_.size()); };
+  ready_.wait_for(lock, timeout, [&] { return !events_.empty() || done(); });
+  for (Event& e : events_) events.push_back(std::move(e));
+  events_.clear();
+  return done();
+}
+
+void ResponseChannel::push_delta(int prompt, const StreamDelta& delta) {
+  {
+    std::lock_guard lock(mutex_);
+    events_.push_back(Event{prompt, delta});
+  }
+  ready_.notify_all();
+}
+
+void ResponseChannel::push_output(int prompt, RequestOutput output) {
+  {
+    std::lock_guard lock(mutex_);
+    if (!outputs_[prompt]) ++n_finished_;
+    outputs_[prompt] = std::move(output);
+  }
+  ready_.notify_all();
+}
+
+ServingEngine::ServingEngine(Engine& engine, int max_waiting)
+    : engine_(engine), max_waiting_(max_waiting), metrics_(engine.metrics()) {
+  thread_ = std::thread([this] { loop(); });
+}
+
+ServingEngine::~ServingEngine() { stop(); }
+
+RequestId ServingEngine::submit(std::vector<int32_t> prompt, const SamplingParams& params,
+                                std::shared_ptr<ResponseChannel> channel, int prompt_index) {
+  auto route = std::make_shared<Route>(Route{std::move(channel), prompt_index});
+  std::lock_guard lock(mutex_);
+  if (stopping_) throw QueueFull("the server is shutting down");
+  if (max_waiting_ > 0 && n_waiting_.load() >= max_waiting_) {
+    ++n_rejected_;
+    throw QueueFull(fmt::format("the server's queue is full ({} requests waiting); retry later", max_waiting_));
+  }
+  // Under mutex_, so that the loop cannot route this request's output before
+  // the route is in routes_.
+  const RequestId id = engine_.add_request(std::move(prompt), params, [this, route](const StreamDelta& d) {
+    leave_waiting(*route);
+    route->channel->push_delta(route->prompt, d);
+  });
+  ++n_waiting_;
+  routes_.emplace(id, std::move(route));
+  work_.notify_one();
+  return id;
+}
+
+void ServingEngine::cancel(RequestId id) {
+  engine_.cancel(id);
+  std::lock_guard lock(mutex_);
+  work_.notify_one();
+}
+
+void ServingEngine::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_ && !thread_.joinable()) return;
+    stopping_ = true;
+    for (const auto& [id, route] : routes_) engine_.cancel(id);
+    work_.notify_one();
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+EngineMetrics ServingEngine::metrics() const {
+  std::lock_guard lock(metrics_mutex_);
+  return metrics_;
+}
+
+void ServingEngine::leave_waiting(Route& route) {
+  if (route.started) return;
+  route.started = true;
+  --n_waiting_;
+}
+
+void ServingEngine::loop() {
+  for (;;) {
+    {
+      std::unique_lock lock(mutex_);
+      work_.wait(lock, [&] { return stopping_ || engine_.has_unfinished(); });
+      if (stopping_ && !engine_.has_unfinished()) return;
+    }
+    std::vector<RequestOutput> finished;
+    try {
+      finished = engine_.step();
+    } catch (const std::exception& e) {
+      // The engine's state is unknown now: every request in flight fails
+      // with the reason, and the server refuses new ones.
+      fmt::print(stderr, "serve: engine error: {}; refusing new requests\n", e.what());
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+      for (auto& [id, route] : routes_) {
+        RequestOutput out;
+        out.request_id = id;
+        CompletionOutput failed;
+        failed.finish_reason = FinishReason::kError;
+        failed.error = e.what();
+        out.outputs.push_back(std::move(failed));
+        leave_waiting(*route);
+        route->channel->push_output(route->prompt, std::move(out));
+      }
+      routes_.clear();
+      return;
+    }
+    {
+      std::lock_guard lock(metrics_mutex_);
+      metrics_ = engine_.metrics();
+    }
+    std::lock_guard lock(mutex_);
+    for (RequestOutput& out : finished) {
+      const auto it = routes_.find(out.request_id);
+      if (it == routes_.end()) continue;
+      leave_waiting(*it->second);
+      it->second->channel->push_output(it->second->prompt, std::move(out));
+      routes_.erase(it);
+    }
+  }
+}
+
+}  // namespace skiff

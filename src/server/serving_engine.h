@@ -1,0 +1,108 @@
+// The engine behind the server: one thread steps the continuous-batching
+// Engine while HTTP handler threads submit requests and wait on their own
+// ResponseChannel. A handler that asks for several prompts (a list of them in
+// /v1/completions) submits each as an engine request into one channel, tagged
+// by the prompt's position, so that it waits on one thing.
+#pragma once
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "base/error.h"
+#include "engine/engine.h"
+
+namespace skiff {
+
+// What the engine thread hands one HTTP request: deltas as they are made and,
+// per prompt, the finished RequestOutput.
+class ResponseChannel {
+ public:
+  explicit ResponseChannel(int n_prompts) : outputs_(n_prompts) {}
+
+  struct Event {
+    int prompt = 0;  // which of the request's prompts
+    StreamDelta delta;
+  };
+  // Waits until something new arrived or timeout passed; moves the deltas since
+  // the last call into events. Returns true once every prompt has finished (and
+  // its deltas have been taken).
+  bool wait(std::vector<Event>& events, std::chrono::milliseconds timeout);
+  // The finished output of one prompt (valid once wait() returned true).
+  const RequestOutput& output(int prompt) const { return *outputs_[prompt]; }
+
+  // Called on the engine thread.
+  void push_delta(int prompt, const StreamDelta& delta);
+  void push_output(int prompt, RequestOutput output);
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<Event> events_;
+  std::vector<std::optional<RequestOutput>> outputs_;
+  int n_finished_ = 0;
+};
+
+// Queued requests beyond the server's bound (HTTP 503).
+class QueueFull : public Error {
+ public:
+  using Error::Error;
+};
+
+class ServingEngine {
+ public:
+  // max_waiting: requests submitted but not yet producing tokens, at most
+  // (0: unbounded). Starts the engine thread.
+  ServingEngine(Engine& engine, int max_waiting);
+  ~ServingEngine();  // stop()
+  ServingEngine(const ServingEngine&) = delete;
+  ServingEngine& operator=(const ServingEngine&) = delete;
+
+  // Queues one prompt of a channel. Throws Error (invalid, from the engine) or
+  // QueueFull; queues nothing then.
+  RequestId submit(std::vector<int32_t> prompt, const SamplingParams& params,
+                   std::shared_ptr<ResponseChannel> channel, int prompt_index);
+  // The request stops at the next step; its channel gets the cancelled output.
+  void cancel(RequestId id);
+  // Cancels everything in flight, lets the engine finish the step, joins the
+  // thread. Requests submitted afterwards are refused.
+  void stop();
+
+  // The engine's metrics after its latest step (or at start).
+  EngineMetrics metrics() const;
+  int max_model_len() const { return engine_.max_model_len(); }
+  int waiting() const { return n_waiting_.load(); }
+  int64_t rejected() const { return n_rejected_.load(); }  // QueueFull so far
+
+ private:
+  struct Route {
+    std::shared_ptr<ResponseChannel> channel;
+    int prompt = 0;
+    bool started = false;  // made its first delta (engine thread only)
+  };
+  void loop();
+  void leave_waiting(Route& route);  // engine thread
+
+  Engine& engine_;
+  const int max_waiting_;
+  std::atomic<int> n_waiting_ = 0;
+  std::atomic<int64_t> n_rejected_ = 0;
+
+  std::mutex mutex_;  // guards routes_, stopping_, and wakes the loop
+  std::condition_variable work_;
+  std::unordered_map<RequestId, std::shared_ptr<Route>> routes_;
+  bool stopping_ = false;
+
+  mutable std::mutex metrics_mutex_;
+  EngineMetrics metrics_;
+  std::thread thread_;
+};
+
+}  // namespace skiff

@@ -1,0 +1,41 @@
+// POST /tokenize and /detokenize, in vLLM's shapes.
+#include "server/handlers.h"
+#include "server/openai_shapes.h"
+#include "server/request_fields.h"
+
+namespace skiff {
+
+using nlohmann::json;
+
+void handle_tokenize(const ServedModel& served, const json& body, const httplib::Request&,
+                     httplib::Response& res) {
+  const auto prompt = body.find("prompt");
+  if (prompt == body.end()) bad_field("prompt", "the request has no prompt");
+  const std::string text = text_field(*prompt, "prompt");
+  const bool add_special = !body.contains("add_special_tokens") || body["add_special_tokens"].is_null() ||
+                           boolean_field(body["add_special_tokens"], "add_special_tokens");
+  const bool token_strs = body.contains("return_token_strs") && !body["return_token_strs"].is_null() &&
+                          boolean_field(body["return_token_strs"], "return_token_strs");
+  const std::vector<int32_t> tokens = served.tokenizer.encode(text, add_special, /*parse_special=*/true);
+  ojson out{{"count", tokens.size()}, {"max_model_len", served.engine.max_model_len()}, {"tokens", tokens}};
+  if (token_strs) {
+    ojson strs = ojson::array();
+    for (int32_t t : tokens) strs.push_back(served.tokenizer.token_to_piece(t, /*render_control=*/true));
+    out["token_strs"] = std::move(strs);
+  } else {
+    out["token_strs"] = nullptr;
+  }
+  res.set_content(dump_json(out), "application/json");
+}
+
+void handle_detokenize(const ServedModel& served, const json& body, const httplib::Request&,
+                       httplib::Response& res) {
+  const auto tokens = body.find("tokens");
+  if (tokens == body.end() || !tokens->is_array()) bad_field("tokens", "tokens must be a list of token ids");
+  std::vector<int32_t> ids;
+  for (const json& t : *tokens)
+    ids.push_back(static_cast<int32_t>(integer_field(t, "tokens", 0, served.tokenizer.n_vocab() - 1)));
+  res.set_content(dump_json(ojson{{"prompt", served.tokenizer.decode(ids)}}), "application/json");
+}
+
+}  // namespace skiff

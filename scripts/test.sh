@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs dependencies, builds, fetches the two small real models (cached in
 # ~/.cache/skiff/models; their tests skip where they cannot be had, except in
-# CI, which requires them), and runs the whole test suite.
+# CI, which requires them), makes the Python env of the server tests
+# (scripts/setup-test-env.sh), and runs the whole test suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -11,6 +12,12 @@ if [[ "${CI:-}" == true ]]; then
   export SKIFF_REQUIRE_REAL_MODELS=1
 else
   scripts/fetch-models.sh qwen2.5-coder-0.5b gemma3-270m || echo "test.sh: real models not fetched; their tests skip" >&2
+fi
+# The server tests' Python (pytest, openai); without it they skip, except in CI.
+if [[ "${CI:-}" == true ]]; then
+  scripts/setup-test-env.sh >/dev/null
+else
+  scripts/setup-test-env.sh >/dev/null || echo "test.sh: no Python test env; the server tests skip" >&2
 fi
 cd "${SKIFF_BUILD_DIR:-build}"
 ctest --output-on-failure -j "$(nproc)"

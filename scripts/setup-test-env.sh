@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Creates the Python environment the server tests run in (pytest and the
+# official openai client): a venv outside the repository, by default
+# ~/.cache/skiff/test-venv, or $SKIFF_TEST_VENV. Idempotent, and quiet when
+# everything is there already. Prints nothing on success but the venv path.
+set -euo pipefail
+ENV_DIR="${SKIFF_TEST_VENV:-$HOME/.cache/skiff/test-venv}"
+PYTHON="${PYTHON:-python3}"
+if [[ ! -x "$ENV_DIR/bin/python" ]]; then
+  mkdir -p "$(dirname "$ENV_DIR")"
+  # Debian's python3 needs python3-venv for this.
+  "$PYTHON" -m venv "$ENV_DIR" 2>/dev/null || {
+    SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+    $SUDO apt-get update -qq && $SUDO apt-get install -y -qq python3-venv >/dev/null
+    rm -rf "$ENV_DIR"
+    "$PYTHON" -m venv "$ENV_DIR"
+  }
+fi
+if ! "$ENV_DIR/bin/python" -c "import pytest, openai, httpx" 2>/dev/null; then
+  "$ENV_DIR/bin/python" -m pip install --quiet --disable-pip-version-check pytest openai httpx >&2
+fi
+echo "$ENV_DIR"

@@ -1,0 +1,110 @@
+"""Starts the real `skiff serve` binary on a free port for the tests.
+
+SKIFF_BINARY (set by ctest) is the binary; real models come from the cache
+scripts/fetch-models.sh fills (missing: the tests that need one skip, unless
+SKIFF_REQUIRE_REAL_MODELS is set, as in CI).
+"""
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import openai
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BINARY = os.environ.get("SKIFF_BINARY", str(ROOT / "build" / "skiff"))
+MODELS = Path(os.environ.get("SKIFF_MODELS_DIR", ROOT.parent / "shared" / "models"))
+CACHE = Path(os.environ.get("SKIFF_MODELS_CACHE", Path.home() / ".cache" / "skiff" / "models"))
+STORIES = MODELS / "derived" / "stories260K-f32.gguf"
+QWEN = CACHE / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+
+
+class Server:
+    """A running `skiff serve`; its stderr is collected for the tests to read."""
+
+    def __init__(self, model, *args, api_key=None):
+        cmd = [BINARY, "serve", "-m", str(model), "--port", "0", "-t", "2", *args]
+        if api_key:
+            cmd += ["--api-key", api_key]
+        self.proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
+        self.log = []
+        self.port = None
+        ready = threading.Event()
+
+        def read():
+            for line in self.proc.stderr:
+                self.log.append(line)
+                m = re.search(r"listening on http://[^:]+:(\d+)", line)
+                if m:
+                    self.port = int(m.group(1))
+                    ready.set()
+            ready.set()
+
+        threading.Thread(target=read, daemon=True).start()
+        if not ready.wait(60) or self.port is None:
+            self.stop()
+            raise RuntimeError("skiff serve did not start:\n" + "".join(self.log))
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.api_key = api_key
+        deadline = time.time() + 120
+        while httpx.get(self.url + "/health").status_code != 200:
+            if self.proc.poll() is not None or time.time() > deadline:
+                raise RuntimeError("skiff serve never became healthy:\n" + "".join(self.log))
+            time.sleep(0.05)
+
+    def client(self, **kw):
+        return openai.OpenAI(base_url=self.url + "/v1", api_key=self.api_key or "none", max_retries=0, **kw)
+
+    def post(self, path, body=None, **kw):
+        headers = kw.pop("headers", {})
+        if self.api_key:
+            headers.setdefault("Authorization", f"Bearer {self.api_key}")
+        return httpx.post(self.url + path, json=body, headers=headers, timeout=120, **kw)
+
+    def metrics(self):
+        text = httpx.get(self.url + "/metrics").text
+        values = {}
+        for line in text.splitlines():
+            m = re.match(r'^([a-z_:]+)\{model_name="[^"]*"\} (\S+)$', line)
+            if m:
+                values[m.group(1)] = float(m.group(2))
+        return values
+
+    def stop(self, sig=signal.SIGTERM, timeout=30):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return self.proc.returncode
+
+
+def need(path):
+    if not path.exists():
+        if os.environ.get("SKIFF_REQUIRE_REAL_MODELS"):
+            pytest.fail(f"{path} is missing: run scripts/fetch-models.sh")
+        pytest.skip(f"{path} is missing: run scripts/fetch-models.sh")
+    return path
+
+
+@pytest.fixture(scope="session")
+def qwen():
+    server = Server(need(QWEN), "-c", "2048", "--served-model-name", "qwen")
+    yield server
+    assert server.stop() == 0, "".join(server.log)
+
+
+@pytest.fixture(scope="session")
+def stories():
+    """A tiny model behind an API key, a small body limit and a short queue."""
+    server = Server(STORIES, "--served-model-name", "stories", "--max-body", "65536",
+                    "--max-seqs", "2", "--max-queue", "2", api_key="sekret")
+    yield server
+    assert server.stop() == 0, "".join(server.log)

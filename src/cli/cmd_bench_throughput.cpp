@@ -5,13 +5,11 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
-#include <charconv>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "base/error.h"
@@ -20,6 +18,7 @@
 #include "bench/throughput.h"
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
+#include "cli/workload_flags.h"
 #include "model/loader.h"
 #include "tokenizer/tokenizer.h"
 
@@ -28,31 +27,10 @@ namespace {
 
 struct ThroughputArgs {
   std::string model;
-  int num_prompts = 64;
-  bool num_prompts_given = false;
-  int input_len = 128;
-  int output_len = 128;
-  std::string output_len_range;  // "A:B"
-  std::string dataset;
-  uint64_t seed = 0;
+  WorkloadFlags workload;
   std::string output = "md";
   EngineFlags engine;
 };
-
-// "A:B" with 1 <= A <= B.
-std::pair<int, int> parse_range(const std::string& text) {
-  const size_t colon = text.find(':');
-  auto parse = [&](std::string_view s, int& v) {
-    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    return !s.empty() && ec == std::errc() && end == s.data() + s.size();
-  };
-  int a = 0, b = 0;
-  if (colon == std::string::npos || !parse(std::string_view(text).substr(0, colon), a) ||
-      !parse(std::string_view(text).substr(colon + 1), b))
-    fail("--output-len-range {}: expected A:B, two integers", text);
-  if (a < 1 || b < a) fail("--output-len-range {}: needs 1 <= A <= B", text);
-  return {a, b};
-}
 
 double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
 
@@ -124,21 +102,13 @@ bench::ProgressCallback progress_for(const char* mode) {
 
 void bench_throughput(const ThroughputArgs& a) {
   const bool json = a.output == "json";
-  int out_min = a.output_len, out_max = a.output_len;
-  if (!a.output_len_range.empty()) std::tie(out_min, out_max) = parse_range(a.output_len_range);
-  if (!a.dataset.empty() && !std::filesystem::is_regular_file(a.dataset))
-    fail("dataset not found: {}", a.dataset);
   const EngineOptions options = engine_options(a.engine);
   const int threads = set_threads(a.engine.threads);
 
   fmt::print(stderr, "bench-throughput: loading {}\n", a.model);
   auto model = load_model(a.model, load_options(a.engine));
   auto tokenizer = Tokenizer::from_path(a.model);
-  const bench::Workload workload =
-      a.dataset.empty()
-          ? bench::random_workload(a.num_prompts, a.input_len, out_min, out_max, a.seed,
-                                   bench::random_prompt_ids(*tokenizer))
-          : bench::load_dataset(a.dataset, *tokenizer, a.output_len, a.num_prompts_given ? a.num_prompts : 0);
+  const bench::Workload workload = make_workload(a.workload, *tokenizer);
   const int max_model_len = options.max_model_len > 0 ? options.max_model_len : model->config().max_ctx;
   if (workload.max_total_len() > max_model_len)
     fail("a request needs {} tokens (prompt + output) but max_model_len is {}", workload.max_total_len(),
@@ -197,29 +167,11 @@ void add_bench_throughput_command(CLI::App& app) {
       "bench-throughput",
       "offline throughput of continuous batching vs one request at a time vs static batches (like vllm bench throughput)");
   cmd->add_option("-m,--model", args->model, "GGUF file or Hugging Face directory")->required();
-  CLI::Option* num = cmd->add_option("--num-prompts", args->num_prompts,
-                                     "requests (with --dataset: its first N; default all of it)")
-                         ->capture_default_str()->check(CLI::Range(1, 1 << 24));
-  CLI::Option* input = cmd->add_option("--input-len", args->input_len, "random prompt tokens per request")
-                           ->capture_default_str()->check(CLI::Range(1, 1 << 24));
-  CLI::Option* output = cmd->add_option("--output-len", args->output_len,
-                                        "output tokens per request (with --dataset: for lines without output_len)")
-                            ->capture_default_str()->check(CLI::Range(1, 1 << 24));
-  CLI::Option* range = cmd->add_option("--output-len-range", args->output_len_range,
-                                       "A:B, each request's output length uniform in [A, B] (seeded)");
-  range->excludes(output);
-  CLI::Option* dataset = cmd->add_option("--dataset", args->dataset,
-                                         "JSONL of {\"prompt\": ..., \"output_len\": N} or "
-                                         "{\"prompt_token_ids\": [...], \"output_len\": N}, instead of random prompts");
-  dataset->excludes(input)->excludes(range);
-  cmd->add_option("--seed", args->seed, "seed of the random prompts and output lengths")->capture_default_str();
+  add_workload_flags(cmd, args->workload);
   add_engine_flags(cmd, args->engine);
   cmd->add_option("-o,--output", args->output, "output format")
       ->capture_default_str()->check(CLI::IsMember({"md", "json"}));
-  cmd->callback([args, num] {
-    args->num_prompts_given = num->count() > 0;
-    bench_throughput(*args);
-  });
+  cmd->callback([args] { bench_throughput(*args); });
 }
 
 }  // namespace skiff::cli

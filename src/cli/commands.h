@@ -13,5 +13,6 @@ void add_batch_command(CLI::App& app);
 void add_bench_throughput_command(CLI::App& app);
 void add_perplexity_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
+void add_bench_serve_command(CLI::App& app);
 
 }  // namespace skiff::cli

@@ -1,0 +1,171 @@
+// The server's engine thread on stories260K: requests from other threads
+// come back whole and as deltas, a full queue refuses at once, cancel and
+// stop free everything; and the socket check notices a peer that left.
+#include "server/serving_engine.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <thread>
+
+#include "model/loader.h"
+#include "server/client_socket.h"
+#include "server/generation.h"
+#include "server/request_fields.h"
+
+namespace skiff {
+namespace {
+
+const std::string kModelPath = std::string(SKIFF_MODELS_DIR) + "/derived/stories260K-f32.gguf";
+
+class ServingEngineTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    model_ = load_model(kModelPath).release();
+    tokenizer_ = Tokenizer::from_path(kModelPath).release();
+  }
+  static void TearDownTestSuite() {
+    delete model_;
+    delete tokenizer_;
+  }
+  static std::vector<int32_t> prompt() { return tokenizer_->encode("Once upon a time", true, false); }
+  static SamplingParams greedy(int max_tokens) {
+    SamplingParams p;
+    p.temperature = 0;
+    p.max_tokens = max_tokens;
+    p.ignore_eos = true;
+    return p;
+  }
+  static Model* model_;
+  static Tokenizer* tokenizer_;
+};
+Model* ServingEngineTest::model_ = nullptr;
+Tokenizer* ServingEngineTest::tokenizer_ = nullptr;
+
+TEST_F(ServingEngineTest, OutputsEqualTheEnginesOwnAndDeltasAddUpToThem) {
+  Engine offline(*model_, *tokenizer_);
+  offline.add_request(prompt(), greedy(20));
+  const std::string expected = offline.run_to_completion()[0].outputs[0].text;
+
+  Engine engine(*model_, *tokenizer_);
+  ServingEngine serving(engine, 0);
+  Generation gen(serving, {prompt(), prompt()}, greedy(20));
+  std::string streamed[2];
+  std::vector<ResponseChannel::Event> events;
+  while (!gen.poll(events)) {
+  }
+  for (const auto& e : events) streamed[e.prompt] += e.delta.text;
+  for (int p = 0; p < 2; ++p) {
+    EXPECT_EQ(gen.output(p).outputs[0].text, expected);
+    EXPECT_EQ(streamed[p], expected);
+  }
+}
+
+TEST_F(ServingEngineTest, AFullQueueRefusesAtOnceAndCountsIt) {
+  EngineOptions options;
+  options.scheduler.max_seqs = 1;
+  Engine engine(*model_, *tokenizer_, options);
+  ServingEngine serving(engine, 1);
+  Generation running(serving, {prompt()}, greedy(400));
+  std::vector<ResponseChannel::Event> events;
+  while (events.empty()) running.poll(events);  // it produces tokens: no longer waiting
+  Generation waiting(serving, {prompt()}, greedy(400));
+  try {
+    Generation refused(serving, {prompt()}, greedy(5));
+    FAIL() << "a third request should not fit a queue of one";
+  } catch (const RequestError& e) {
+    EXPECT_EQ(e.status(), 503);
+    EXPECT_NE(std::string(e.what()).find("queue is full"), std::string::npos);
+  }
+  EXPECT_EQ(serving.rejected(), 1);
+}
+
+TEST_F(ServingEngineTest, InvalidRequestsAreA400AndQueueNothing) {
+  Engine engine(*model_, *tokenizer_);
+  ServingEngine serving(engine, 0);
+  SamplingParams too_many = greedy(5);
+  too_many.n = 1000;
+  try {
+    Generation g(serving, {prompt()}, too_many);
+    FAIL();
+  } catch (const RequestError& e) {
+    EXPECT_EQ(e.status(), 400);
+  }
+  EXPECT_EQ(serving.waiting(), 0);
+}
+
+TEST_F(ServingEngineTest, CancelAndStopFreeTheBlocks) {
+  Engine engine(*model_, *tokenizer_);
+  ServingEngine serving(engine, 0);
+  {
+    Generation gen(serving, {prompt()}, greedy(400));
+    std::vector<ResponseChannel::Event> events;
+    while (events.empty()) gen.poll(events);
+  }  // destroyed unfinished: cancelled
+  for (int i = 0; i < 500 && serving.metrics().requests_running + serving.metrics().requests_waiting > 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_EQ(serving.metrics().kv_blocks_used, 0);
+  EXPECT_EQ(serving.metrics().requests_cancelled, 1);
+
+  Generation left(serving, {prompt()}, greedy(400));
+  serving.stop();  // cancels what is in flight and returns
+  std::vector<ResponseChannel::Event> events;
+  EXPECT_TRUE(left.poll(events));
+  EXPECT_EQ(left.output(0).outputs[0].finish_reason, FinishReason::kCancelled);
+  EXPECT_THROW(Generation(serving, {prompt()}, greedy(5)), RequestError);
+}
+
+TEST(ClientSocket, NoticesThePeerClosing) {
+  const int listener = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(listen(listener, 1), 0);
+  socklen_t len = sizeof addr;
+  getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
+  const int client = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_EQ(connect(client, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  const int served = accept(listener, nullptr, nullptr);
+  sockaddr_in peer{};
+  len = sizeof peer;
+  getsockname(client, reinterpret_cast<sockaddr*>(&peer), &len);
+
+  const ClientSocket socket("127.0.0.1", ntohs(peer.sin_port), "127.0.0.1", ntohs(addr.sin_port));
+  EXPECT_FALSE(socket.disconnected());
+  ASSERT_EQ(write(client, "x", 1), 1);  // data waiting is not a hang-up
+  EXPECT_FALSE(socket.disconnected());
+  close(client);
+  EXPECT_TRUE(socket.disconnected());
+  const ClientSocket unknown("127.0.0.1", 1, "127.0.0.1", 2);
+  EXPECT_FALSE(unknown.disconnected());
+  close(served);
+  close(listener);
+}
+
+TEST(RequestFields, NameTheFieldAndKeepDefaultsForNull) {
+  SamplingParams p;
+  p.temperature = 0.5f;
+  const SamplingFieldLimits limits{100, 50};
+  EXPECT_TRUE(read_sampling_field("temperature", nullptr, p, limits));
+  EXPECT_EQ(p.temperature, 0.5f);
+  EXPECT_TRUE(read_sampling_field("max_tokens", nullptr, p, limits));
+  EXPECT_EQ(p.max_tokens, 50);
+  EXPECT_FALSE(read_sampling_field("user", "x", p, limits));
+  try {
+    read_sampling_field("stop_token_ids", nlohmann::json::array({5, 100}), p, limits);
+    FAIL();
+  } catch (const RequestError& e) {
+    EXPECT_EQ(e.param(), "stop_token_ids");
+    EXPECT_EQ(e.status(), 400);
+  }
+  EXPECT_THROW(read_sampling_field("top_k", 1e300, p, limits), RequestError);
+  EXPECT_THROW(read_sampling_field("seed", -3, p, limits), RequestError);
+  EXPECT_THROW(read_sampling_field("n", uint64_t{1} << 40, p, limits), RequestError);
+}
+
+}  // namespace
+}  // namespace skiff

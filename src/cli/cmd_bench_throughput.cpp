@@ -102,6 +102,7 @@ bench::ProgressCallback progress_for(const char* mode) {
 
 void bench_throughput(const ThroughputArgs& a) {
   const bool json = a.output == "json";
+  check_workload_flags(a.workload);
   const EngineOptions options = engine_options(a.engine);
   const int threads = set_threads(a.engine.threads);
 

@@ -60,11 +60,17 @@ inline void add_workload_flags(CLI::App* cmd, WorkloadFlags& f) {
   num->each([&f](const std::string&) { f.num_prompts_given = true; });
 }
 
+// Throws Error on a bad range or a missing dataset: called before anything slow.
+inline void check_workload_flags(const WorkloadFlags& f) {
+  if (!f.output_len_range.empty()) parse_output_len_range(f.output_len_range);
+  if (!f.dataset.empty() && !std::filesystem::is_regular_file(f.dataset)) fail("dataset not found: {}", f.dataset);
+}
+
 inline bench::Workload make_workload(const WorkloadFlags& f, const Tokenizer& tokenizer) {
+  check_workload_flags(f);
   int out_min = f.output_len, out_max = f.output_len;
   if (!f.output_len_range.empty()) std::tie(out_min, out_max) = parse_output_len_range(f.output_len_range);
   if (!f.dataset.empty()) {
-    if (!std::filesystem::is_regular_file(f.dataset)) fail("dataset not found: {}", f.dataset);
     return bench::load_dataset(f.dataset, tokenizer, f.output_len, f.num_prompts_given ? f.num_prompts : 0);
   }
   return bench::random_workload(f.num_prompts, f.input_len, out_min, out_max, f.seed,

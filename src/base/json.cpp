@@ -4,10 +4,13 @@
 
 namespace skiff {
 
-nlohmann::json parse_json(std::string_view text, int max_depth) {
-  using nlohmann::json;
+namespace {
+
+template <typename json>
+json parse_bounded(std::string_view text, int max_depth) {
   // Called as each value starts; depth counts the containers around it.
-  const json::parser_callback_t bound_depth = [max_depth](int depth, json::parse_event_t event, json&) {
+  const typename json::parser_callback_t bound_depth = [max_depth](int depth, typename json::parse_event_t event,
+                                                                   json&) {
     if ((event == json::parse_event_t::object_start || event == json::parse_event_t::array_start) &&
         depth >= max_depth)
       fail("invalid JSON: nested deeper than {} levels", max_depth);
@@ -15,9 +18,19 @@ nlohmann::json parse_json(std::string_view text, int max_depth) {
   };
   try {
     return json::parse(text, bound_depth);
-  } catch (const json::exception& e) {
+  } catch (const nlohmann::json::exception& e) {
     fail("invalid JSON: {}", json_error_text(e));
   }
+}
+
+}  // namespace
+
+nlohmann::json parse_json(std::string_view text, int max_depth) {
+  return parse_bounded<nlohmann::json>(text, max_depth);
+}
+
+nlohmann::ordered_json parse_ordered_json(std::string_view text, int max_depth) {
+  return parse_bounded<nlohmann::ordered_json>(text, max_depth);
 }
 
 std::string json_error_text(const nlohmann::json::exception& e) {

@@ -15,6 +15,9 @@ inline constexpr int kMaxJsonDepth = 64;
 // Parses text; throws Error "invalid JSON: ..." (nlohmann's position and
 // reason, without its exception tag) or "JSON nested deeper than N levels".
 nlohmann::json parse_json(std::string_view text, int max_depth = kMaxJsonDepth);
+// The same, keeping objects' keys in their order (chat messages and tools:
+// templates print them back).
+nlohmann::ordered_json parse_ordered_json(std::string_view text, int max_depth = kMaxJsonDepth);
 
 // nlohmann's message without its "[json.exception.type_error.302] " tag.
 std::string json_error_text(const nlohmann::json::exception& e);

@@ -114,8 +114,7 @@ Value Interpreter::eval_literal_container(const Expr& e, const std::shared_ptr<S
     DictData dict;
     for (size_t i = 0; i + 1 < e.args.size(); i += 2) {
       const Value key = eval(*e.args[i], scope);
-      if (!key.is_string()) fail("skiff's templates take only string dict keys, got {}", type_name(key));
-      dict.set(key.as_string(), eval(*e.args[i + 1], scope));
+      dict.set(encode_dict_key(key), eval(*e.args[i + 1], scope));
     }
     return Value::dict(std::move(dict));
   }
@@ -143,8 +142,8 @@ Value Interpreter::getattr(const Value& object, const std::string& name) {
 Value Interpreter::getitem(const Value& object, const Value& key) {
   if (object.is_undefined()) fail_undefined(object);
   const bool integer_key = key.is_int() || key.is_bool();
-  if (object.is_dict() && key.is_string()) {
-    if (const Value* v = object.as_dict().find(key.as_string())) return *v;
+  if (object.is_dict() && (key.is_string() || key.is_number() || key.is_none())) {
+    if (const Value* v = object.as_dict().find(encode_dict_key(key))) return *v;
   } else if (object.is_list() && !object.is_generator() && integer_key) {
     const auto& items = object.as_list().items;
     int64_t i = key.as_int();
@@ -260,7 +259,7 @@ std::vector<Value> Interpreter::iterate(const Value& v) {
     }
     case Value::Kind::kDict: {
       std::vector<Value> keys;
-      for (const auto& entry : v.as_dict().items()) keys.emplace_back(entry.first);
+      for (const auto& entry : v.as_dict().items()) keys.push_back(decode_dict_key(entry.first));
       budget_.step(keys.size());
       return keys;
     }

@@ -88,7 +88,7 @@ void append_dict_repr(std::string& out, const DictData& dict, Budget& budget, in
   for (const auto& [key, item] : dict.items()) {
     if (!first) out += ", ";
     first = false;
-    append_string_repr(out, key);
+    append_repr_at(out, decode_dict_key(key), budget, depth + 1);
     out += ": ";
     append_repr_at(out, item, budget, depth + 1);
   }
@@ -184,6 +184,17 @@ struct JsonWriter {
     }
   }
 
+  // json.dumps writes non-string keys as their JSON text, quoted.
+  void append_json_key(const std::string& key) {
+    const Value k = decode_dict_key(key);
+    std::string text;
+    if (k.is_string()) text = k.as_string();
+    else if (k.is_none()) text = "null";
+    else if (k.is_float()) append_json_float(text, k.as_float());
+    else text = std::to_string(k.as_int());
+    append_json_string(out, text, style.ensure_ascii);
+  }
+
   void write_list(const ListData& list, int level) {
     if (list.is_generator) fail("Object of type generator is not JSON serializable");
     if (list.items.empty()) {
@@ -213,7 +224,7 @@ struct JsonWriter {
     for (size_t i = 0; i < entries.size(); ++i) {
       if (i) out += style.item_separator;
       newline(level + 1);
-      append_json_string(out, entries[i]->first, style.ensure_ascii);
+      append_json_key(entries[i]->first);
       out += style.key_separator;
       write(entries[i]->second, level + 1);
     }

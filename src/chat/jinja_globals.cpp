@@ -55,9 +55,9 @@ DictData dict_arguments(Interpreter& interp, const CallArgs& args, const char* f
       for (const auto& [key, value] : source.as_namespace().attrs.items()) dict.set(key, value);
     } else {
       for (const Value& pair : interp.iterate(source)) {
-        if (!pair.is_list() || pair.as_list().items.size() != 2 || !pair.as_list().items[0].is_string())
-          fail("{}: each element must be a (string key, value) pair", function);
-        dict.set(pair.as_list().items[0].as_string(), pair.as_list().items[1]);
+        if (!pair.is_list() || pair.as_list().items.size() != 2)
+          fail("{}: each element must be a (key, value) pair", function);
+        dict.set(encode_dict_key(pair.as_list().items[0]), pair.as_list().items[1]);
       }
     }
   }

@@ -170,15 +170,15 @@ Value call_dict_method(Interpreter& interp, const Value& self, const std::string
   if (name == "get") {
     const auto a = args.bind("get", {"key", "default"});
     if (!a[0]) fail("get expected at least 1 argument, got 0");
-    const Value* v = a[0]->is_string() ? dict.find(a[0]->as_string()) : nullptr;
+    const Value* v = dict.find(encode_dict_key(*a[0]));
     return v ? *v : a[1] ? *a[1] : Value::none();
   }
   args.bind(name, {});
   std::vector<Value> items;
   for (const auto& [key, value] : dict.items()) {
-    if (name == "keys") items.emplace_back(key);
+    if (name == "keys") items.push_back(decode_dict_key(key));
     else if (name == "values") items.push_back(value);
-    else if (name == "items") items.push_back(Value::list({Value(key), value}, /*is_tuple=*/true));
+    else if (name == "items") items.push_back(Value::list({decode_dict_key(key), value}, /*is_tuple=*/true));
   }
   interp.budget().step(items.size());
   if (name == "copy") return self;  // dicts are immutable here: a copy is the same value

@@ -39,14 +39,29 @@ bool dicts_equal(const DictData& a, const DictData& b, Budget& budget) {
   return true;
 }
 
-int64_t checked(bool overflowed, int64_t result) {
-  if (overflowed) fail("integer overflow (skiff's template integers are 64-bit)");
-  return result;
+[[noreturn]] void fail_overflow() { fail("integer overflow (skiff's template integers are 64-bit)"); }
+
+int64_t checked_add(int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (__builtin_add_overflow(a, b, &r)) fail_overflow();
+  return r;
+}
+
+int64_t checked_sub(int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (__builtin_sub_overflow(a, b, &r)) fail_overflow();
+  return r;
+}
+
+int64_t checked_mul(int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (__builtin_mul_overflow(a, b, &r)) fail_overflow();
+  return r;
 }
 
 int64_t floor_div(int64_t a, int64_t b) {
   if (b == 0) fail("integer division or modulo by zero");
-  if (a == INT64_MIN && b == -1) fail("integer overflow (skiff's template integers are 64-bit)");
+  if (a == INT64_MIN && b == -1) fail_overflow();
   int64_t q = a / b;
   if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
   return q;
@@ -74,9 +89,9 @@ Value int_pow(int64_t base, int64_t exponent) {
   }
   int64_t result = 1;
   while (exponent > 0) {
-    if (exponent & 1) result = checked(__builtin_mul_overflow(result, base, &result), result);
+    if (exponent & 1) result = checked_mul(result, base);
     exponent >>= 1;
-    if (exponent > 0) base = checked(__builtin_mul_overflow(base, base, &base), base);
+    if (exponent > 0) base = checked_mul(base, base);
   }
   return Value(result);
 }
@@ -84,10 +99,9 @@ Value int_pow(int64_t base, int64_t exponent) {
 Value arithmetic(const std::string& op, const Value& a, const Value& b) {
   if (is_integral(a) && is_integral(b)) {
     const int64_t x = a.as_int(), y = b.as_int();
-    int64_t r = 0;
-    if (op == "+") return Value(checked(__builtin_add_overflow(x, y, &r), r));
-    if (op == "-") return Value(checked(__builtin_sub_overflow(x, y, &r), r));
-    if (op == "*") return Value(checked(__builtin_mul_overflow(x, y, &r), r));
+    if (op == "+") return Value(checked_add(x, y));
+    if (op == "-") return Value(checked_sub(x, y));
+    if (op == "*") return Value(checked_mul(x, y));
     if (op == "//") return Value(floor_div(x, y));
     if (op == "%") return Value(floor_mod(x, y));
     if (op == "**") return int_pow(x, y);
@@ -190,7 +204,7 @@ bool contains(const Value& container, const Value& item, Budget& budget) {
         if (values_equal(v, item, budget)) return true;
       return false;
     case Value::Kind::kDict:
-      return item.is_string() && container.as_dict().find(item.as_string()) != nullptr;
+      return container.as_dict().find(encode_dict_key(item)) != nullptr;
     default: fail("argument of type '{}' is not iterable", type_name(container));
   }
 }
@@ -239,7 +253,7 @@ Value negate(const Value& v) {
   if (v.is_undefined()) fail_undefined(v);
   if (v.is_float()) return Value(-v.as_float());
   if (is_integral(v)) {
-    if (v.as_int() == INT64_MIN) fail("integer overflow (skiff's template integers are 64-bit)");
+    if (v.as_int() == INT64_MIN) fail_overflow();
     return Value(-v.as_int());
   }
   fail("bad operand type for unary -: '{}'", type_name(v));

@@ -144,7 +144,7 @@ Value dictsort(Interpreter& interp, const Value& v, CallArgs& args) {
   if (by != "key" && by != "value") fail("You can only sort by either \"key\" or \"value\"");
   std::vector<Value> items, keys;
   for (const auto& [key, value] : v.as_dict().items()) {
-    items.push_back(Value::list({Value(key), value}, /*is_tuple=*/true));
+    items.push_back(Value::list({decode_dict_key(key), value}, /*is_tuple=*/true));
     const Value& sort_key = by == "key" ? items.back().as_list().items[0] : value;
     keys.push_back(a[0] && a[0]->truthy() ? sort_key : ignore_case(sort_key));
   }
@@ -156,7 +156,8 @@ Value items(Interpreter&, const Value& v, CallArgs& args) {
   if (v.is_undefined()) return Value::generator({});
   if (!v.is_dict()) fail("Can only get item pairs from a mapping.");
   std::vector<Value> pairs;
-  for (const auto& [key, value] : v.as_dict().items()) pairs.push_back(Value::list({Value(key), value}, true));
+  for (const auto& [key, value] : v.as_dict().items())
+    pairs.push_back(Value::list({decode_dict_key(key), value}, /*is_tuple=*/true));
   return Value::generator(std::move(pairs));
 }
 

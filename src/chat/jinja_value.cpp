@@ -1,6 +1,7 @@
 #include "chat/jinja_value.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "base/error.h"
 
@@ -134,6 +135,42 @@ const char* type_name(const Value& v) {
     case Value::Kind::kCallable: return "function";
   }
   return "object";
+}
+
+namespace {
+
+// Non-string keys start with a NUL byte, then a type letter and the value.
+constexpr char kKeyMark = '\0';
+
+}  // namespace
+
+std::string encode_dict_key(const Value& key) {
+  switch (key.kind()) {
+    case Value::Kind::kString: return key.as_string();
+    case Value::Kind::kBool:
+    case Value::Kind::kInt: return std::string(1, kKeyMark) + "i" + std::to_string(key.as_int());
+    case Value::Kind::kFloat: {
+      const double f = key.as_float();
+      if (f == static_cast<double>(static_cast<int64_t>(f)))  // Python: 1.0 and 1 are one key
+        return std::string(1, kKeyMark) + "i" + std::to_string(static_cast<int64_t>(f));
+      char buffer[32];
+      std::memcpy(buffer, &f, sizeof f);
+      return std::string(1, kKeyMark) + "f" + std::string(buffer, sizeof f);
+    }
+    case Value::Kind::kNone: return std::string(1, kKeyMark) + "n";
+    default: fail("unhashable type: '{}'", type_name(key));
+  }
+}
+
+Value decode_dict_key(const std::string& key) {
+  if (key.empty() || key[0] != kKeyMark) return Value(key);
+  if (key.size() > 1 && key[1] == 'i') return Value(static_cast<int64_t>(std::stoll(key.substr(2))));
+  if (key.size() == 2 + sizeof(double) && key[1] == 'f') {
+    double f = 0;
+    std::memcpy(&f, key.data() + 2, sizeof f);
+    return Value(f);
+  }
+  return Value::none();
 }
 
 namespace {

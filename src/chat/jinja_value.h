@@ -141,6 +141,12 @@ class Value {
       data_;
 };
 
+// Dict keys are strings; the other hashable keys templates write (ints,
+// floats, bools, None: `{0: 128, 512: 256}`) are stored encoded in a string no
+// text key starts with. Lists and dicts are unhashable: Error.
+std::string encode_dict_key(const Value& key);
+Value decode_dict_key(const std::string& key);
+
 // Python's type name ("str", "int", "list", "dict", "NoneType", ...).
 const char* type_name(const Value& v);
 

@@ -192,7 +192,7 @@ Value filter_indent(Interpreter& interp, const Value& v, CallArgs& args) {
     out += lines[i];
     interp.budget().build_string(out.size());
   }
-  if (a[1] && a[1]->truthy()) out = indention + out;
+  if (a[1] && a[1]->truthy()) out.insert(0, indention);
   return Value(std::move(out), s.is_markup());
 }
 
@@ -236,7 +236,7 @@ Value filter_tojson(Interpreter& interp, const Value& v, CallArgs& args) {
   style.ensure_ascii = a[0] && a[0]->truthy();
   if (a[1] && !a[1]->is_none()) {
     style.has_indent = true;
-    style.item_separator = ",";
+    style.item_separator = std::string(1, ',');  // not = ",": GCC 12 warns wrongly (-Wrestrict)
     if (a[1]->is_string()) style.indent = a[1]->as_string();
     else style.indent = std::string(static_cast<size_t>(std::max<int64_t>(0, integer_argument(a[1], 0, "indent"))), ' ');
   }

@@ -60,6 +60,7 @@ class Interpreter {
   Budget& budget() { return budget_; }
   const std::tm& now() const { return now_; }
 
+  Value eval(const Expr& e, const std::shared_ptr<Scope>& scope);
   Value call(const Value& callee, CallArgs& args);
   Value getattr(const Value& object, const std::string& name);
   Value getitem(const Value& object, const Value& key);
@@ -88,11 +89,7 @@ class Interpreter {
   void write(const std::string& text);
   void write_value(const Value& v);
 
- public:
   // Expressions (jinja_expressions.cpp).
-  Value eval(const Expr& e, const std::shared_ptr<Scope>& scope);
-
- private:
   Value eval_inner(const Expr& e, const std::shared_ptr<Scope>& scope);
   Value eval_name(const Expr& e, const Scope& scope);
   Value eval_literal_container(const Expr& e, const std::shared_ptr<Scope>& scope);

@@ -273,7 +273,7 @@ const std::unordered_map<std::string, FilterFunction>& filter_table() {
 
 // jinja2's filters skiff does not implement: known names, so a template using
 // one compiles as it does in jinja2 and fails only when the filter runs.
-const std::set<std::string> kUnsupportedFilters = {"filesizeformat", "format", "pprint", "random",
+const std::set<std::string> kUnsupportedFilters = {"filesizeformat", "format", "groupby", "pprint", "random",
                                                    "striptags", "urlencode", "urlize", "wordwrap", "xmlattr"};
 
 }  // namespace

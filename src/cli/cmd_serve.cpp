@@ -8,9 +8,12 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "base/timer.h"
+#include "chat/chat_template.h"
+#include "cli/chat_template_source.h"
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
 #include "engine/llm.h"
@@ -22,6 +25,7 @@ namespace {
 struct ServeArgs {
   std::string model;
   std::string served_model_name;
+  std::string chat_template;  // a file; empty: the model's own
   int max_queue = 1024;
   ServerOptions server;
   EngineFlags engine;
@@ -50,6 +54,12 @@ void serve(ServeArgs& a) {
   const int threads = set_threads(a.engine.threads);
   const EngineOptions engine_options_ = engine_options(a.engine);
 
+  const std::optional<std::string> template_source = chat_template_source(a.model, a.chat_template);
+  const std::optional<ChatTemplate> chat_template =
+      template_source ? std::optional<ChatTemplate>(ChatTemplate(*template_source)) : std::nullopt;
+  if (!chat_template)
+    fmt::print(stderr, "serve: {} has no chat template: /v1/chat/completions will answer 400 (--chat-template FILE gives one)\n", a.model);
+
   ApiServer server(a.server);
   const int port = server.start();
   fmt::print(stderr, "serve: listening on http://{}:{} (loading {})\n", a.server.host, port, a.model);
@@ -58,7 +68,7 @@ void serve(ServeArgs& a) {
   LLM llm(a.model, LlmOptions{engine_options_, load_options(a.engine)});
   ServingEngine engine(llm.engine(), a.max_queue);
   const ServedModel served{a.served_model_name.empty() ? default_model_name(a.model) : a.served_model_name,
-                           llm.tokenizer(), engine};
+                           llm.tokenizer(), engine, chat_template ? &*chat_template : nullptr};
   server.serve(served);
   fmt::print(stderr, "serve: ready in {:.2f} s: model \"{}\", threads {}, max_seqs {}, max_model_len {}, KV pool {} tokens\n",
              load_timer.seconds(), served.name, threads, engine_options_.scheduler.max_seqs,
@@ -84,6 +94,7 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--port", args->server.port, "port (0: any free one)")->capture_default_str()->check(CLI::Range(0, 65535));
   cmd->add_option("--api-key", args->server.api_key, "require Authorization: Bearer KEY on /v1 routes");
   cmd->add_option("--served-model-name", args->served_model_name, "the model's name in the API (default: the file name)");
+  cmd->add_option("--chat-template", args->chat_template, "a Jinja chat template file instead of the model's");
   cmd->add_option("--max-queue", args->max_queue, "requests waiting at most; past it new ones get 503 (0: unbounded)")
       ->capture_default_str()->check(CLI::Range(0, 1 << 20));
   cmd->add_option("--http-threads", args->server.http_threads, "connections served at once")

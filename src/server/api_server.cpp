@@ -86,9 +86,9 @@ void ApiServer::post(const char* path, Handler handler) {
     const ServedModel* model = ready(res);
     if (!model) return;
     try {
-      json body;
+      ojson body;
       try {
-        body = parse_json(req.body);
+        body = parse_ordered_json(req.body);
       } catch (const Error& e) {
         throw RequestError(400, e.what());
       }
@@ -107,6 +107,7 @@ void ApiServer::post(const char* path, Handler handler) {
 
 void ApiServer::add_routes() {
   post("/v1/completions", handle_completions);
+  post("/v1/chat/completions", handle_chat_completions);
   post("/tokenize", handle_tokenize);
   post("/detokenize", handle_detokenize);
   http_.Get("/health", [this](const httplib::Request&, httplib::Response& res) {

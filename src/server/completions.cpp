@@ -59,7 +59,7 @@ void read_prompts(const json& v, const Tokenizer& tokenizer, CompletionRequest& 
     if (p.empty()) bad_field("prompt", "a prompt is empty (no tokens)");
 }
 
-CompletionRequest parse_request(const ServedModel& served, const json& body) {
+CompletionRequest parse_request(const ServedModel& served, const ojson& body) {
   CompletionRequest r;
   const auto prompt = body.find("prompt");
   if (prompt == body.end()) bad_field("prompt", "the request has no prompt");
@@ -178,7 +178,7 @@ void respond_streaming(const ServedModel& served, std::shared_ptr<CompletionRequ
 
 }  // namespace
 
-void handle_completions(const ServedModel& served, const json& body, const httplib::Request& req,
+void handle_completions(const ServedModel& served, const ojson& body, const httplib::Request& req,
                         httplib::Response& res) {
   auto r = std::make_shared<CompletionRequest>(parse_request(served, body));
   auto gen = std::make_shared<Generation>(served.engine, r->prompts, r->params);

@@ -26,15 +26,22 @@ struct ServedModel {
   const ChatTemplate* chat_template = nullptr;  // none: chat requests are refused
 };
 
-using Handler = std::function<void(const ServedModel&, const nlohmann::json& body,
+using Handler = std::function<void(const ServedModel&, const nlohmann::ordered_json& body,
                                    const httplib::Request&, httplib::Response&)>;
 
-void handle_completions(const ServedModel&, const nlohmann::json& body, const httplib::Request&,
+void handle_completions(const ServedModel&, const nlohmann::ordered_json& body, const httplib::Request&,
                         httplib::Response&);
-void handle_tokenize(const ServedModel&, const nlohmann::json& body, const httplib::Request&,
+void handle_chat_completions(const ServedModel&, const nlohmann::ordered_json& body, const httplib::Request&,
+                             httplib::Response&);
+void handle_tokenize(const ServedModel&, const nlohmann::ordered_json& body, const httplib::Request&,
                      httplib::Response&);
-void handle_detokenize(const ServedModel&, const nlohmann::json& body, const httplib::Request&,
+void handle_detokenize(const ServedModel&, const nlohmann::ordered_json& body, const httplib::Request&,
                        httplib::Response&);
+
+// The conversation of a chat request (its messages, add_generation_prompt,
+// tools, chat_template_kwargs) rendered by the model's chat template. Throws
+// RequestError 400 when the model has none or the template fails.
+std::string render_chat(const ServedModel& served, const nlohmann::ordered_json& body, bool add_generation_prompt);
 
 // Prometheus text exposition of the engine's metrics, with vLLM's names.
 std::string prometheus_metrics(const EngineMetrics& m, const std::string& model_name, int64_t rejected);
@@ -50,7 +57,7 @@ void stream_events(httplib::Response& res, std::shared_ptr<Generation> generatio
                    std::string opening, EventRenderer on_event, std::function<std::string()> on_end);
 
 // Checks the request's "model" (absent, or the served name; else 404).
-void check_model_name(const ServedModel& served, const nlohmann::json& body);
+void check_model_name(const ServedModel& served, const nlohmann::ordered_json& body);
 // The model's maximum context length exceeded (400, with both counts).
 void check_context(const ServedModel& served, size_t prompt_tokens, int max_tokens);
 

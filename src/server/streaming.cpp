@@ -36,7 +36,7 @@ void stream_events(httplib::Response& res, std::shared_ptr<Generation> generatio
       });
 }
 
-void check_model_name(const ServedModel& served, const nlohmann::json& body) {
+void check_model_name(const ServedModel& served, const nlohmann::ordered_json& body) {
   const auto it = body.find("model");
   if (it == body.end() || it->is_null()) return;
   if (!it->is_string()) bad_field("model", "model must be a string");

@@ -1,4 +1,4 @@
-// POST /tokenize and /detokenize, in vLLM's shapes.
+// POST /tokenize (a prompt or a chat's messages) and /detokenize, in vLLM's shapes.
 #include "server/handlers.h"
 #include "server/openai_shapes.h"
 #include "server/request_fields.h"
@@ -7,13 +7,17 @@ namespace skiff {
 
 using nlohmann::json;
 
-void handle_tokenize(const ServedModel& served, const json& body, const httplib::Request&,
+void handle_tokenize(const ServedModel& served, const ojson& body, const httplib::Request&,
                      httplib::Response& res) {
+  // A prompt, or a conversation rendered by the chat template (whose text
+  // carries its special tokens: none are added by default).
+  const bool chat = body.contains("messages");
   const auto prompt = body.find("prompt");
-  if (prompt == body.end()) bad_field("prompt", "the request has no prompt");
-  const std::string text = text_field(*prompt, "prompt");
-  const bool add_special = !body.contains("add_special_tokens") || body["add_special_tokens"].is_null() ||
-                           boolean_field(body["add_special_tokens"], "add_special_tokens");
+  if (!chat && prompt == body.end()) bad_field("prompt", "the request has no prompt (or messages)");
+  const std::string text = chat ? render_chat(served, body, true) : text_field(*prompt, "prompt");
+  const bool add_special = body.contains("add_special_tokens") && !body["add_special_tokens"].is_null()
+                               ? boolean_field(body["add_special_tokens"], "add_special_tokens")
+                               : !chat;
   const bool token_strs = body.contains("return_token_strs") && !body["return_token_strs"].is_null() &&
                           boolean_field(body["return_token_strs"], "return_token_strs");
   const std::vector<int32_t> tokens = served.tokenizer.encode(text, add_special, /*parse_special=*/true);
@@ -28,7 +32,7 @@ void handle_tokenize(const ServedModel& served, const json& body, const httplib:
   res.set_content(dump_json(out), "application/json");
 }
 
-void handle_detokenize(const ServedModel& served, const json& body, const httplib::Request&,
+void handle_detokenize(const ServedModel& served, const ojson& body, const httplib::Request&,
                        httplib::Response& res) {
   const auto tokens = body.find("tokens");
   if (tokens == body.end() || !tokens->is_array()) bad_field("tokens", "tokens must be a list of token ids");

@@ -1,0 +1,185 @@
+// POST /v1/chat/completions: OpenAI's chat completions, the conversation
+// rendered through the model's own chat template (or --chat-template).
+#include "chat/chat_template.h"
+#include "server/handlers.h"
+#include "server/openai_shapes.h"
+#include "server/request_fields.h"
+
+namespace skiff {
+namespace {
+
+using nlohmann::json;
+
+struct ChatRequest {
+  std::vector<int32_t> prompt;
+  SamplingParams params;
+  std::optional<int> top_logprobs;  // set when logprobs is true
+  bool stream = false;
+  bool include_usage = false;
+};
+
+// A message's content as the templates take it: a string (text parts joined
+// by newlines, as vLLM's "string" content format does).
+ojson message_content(const ojson& content, size_t i) {
+  if (content.is_string() || content.is_null()) return content;
+  if (!content.is_array()) bad_field("messages", fmt::format("messages[{}].content must be a string or a list of parts", i));
+  std::string text;
+  for (const ojson& part : content) {
+    if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") || !part["text"].is_string())
+      bad_field("messages", fmt::format("messages[{}].content: only text parts ({{\"type\": \"text\", \"text\": ...}}) are supported", i));
+    if (!text.empty()) text += "\n";
+    text += part["text"].get<std::string>();
+  }
+  return text;
+}
+
+ojson conversation(const ojson& body) {
+  const auto it = body.find("messages");
+  if (it == body.end() || !it->is_array() || it->empty()) bad_field("messages", "messages must be a non-empty list of messages");
+  ojson messages = ojson::array();
+  for (size_t i = 0; i < it->size(); ++i) {
+    const ojson& m = (*it)[i];
+    if (!m.is_object() || !m.contains("role") || !m["role"].is_string())
+      bad_field("messages", fmt::format("messages[{}] must be an object with a string role", i));
+    ojson copy = m;
+    if (m.contains("content")) copy["content"] = message_content(m["content"], i);
+    messages.push_back(std::move(copy));
+  }
+  return messages;
+}
+
+}  // namespace
+
+std::string render_chat(const ServedModel& served, const ojson& body, bool default_generation_prompt) {
+  if (!served.chat_template)
+    throw RequestError(400, "this model has no chat template: start the server with --chat-template FILE");
+  ChatTemplateInputs in;
+  in.messages = conversation(body);
+  in.add_generation_prompt = default_generation_prompt;
+  if (body.contains("add_generation_prompt") && !body["add_generation_prompt"].is_null())
+    in.add_generation_prompt = boolean_field(body["add_generation_prompt"], "add_generation_prompt");
+  const Tokenizer& t = served.tokenizer;
+  if (t.bos_id() >= 0) in.bos_token = t.token_text(t.bos_id());
+  if (t.eos_id() >= 0) in.eos_token = t.token_text(t.eos_id());
+  if (body.contains("tools") && !body["tools"].is_null()) in.extra["tools"] = body["tools"];
+  if (body.contains("chat_template_kwargs") && !body["chat_template_kwargs"].is_null()) {
+    if (!body["chat_template_kwargs"].is_object()) bad_field("chat_template_kwargs", "chat_template_kwargs must be an object");
+    for (const auto& [k, v] : body["chat_template_kwargs"].items()) in.extra[k] = v;
+  }
+  try {
+    return served.chat_template->render(in);
+  } catch (const Error& e) {
+    throw RequestError(400, fmt::format("the chat template failed: {}", e.what()), "messages");
+  }
+}
+
+namespace {
+
+ChatRequest parse_request(const ServedModel& served, const ojson& body) {
+  ChatRequest r;
+  r.prompt = served.tokenizer.encode(render_chat(served, body, true), /*add_special=*/false, /*parse_special=*/true);
+  if (r.prompt.empty()) bad_field("messages", "the conversation renders to no tokens");
+  const SamplingFieldLimits limits{served.tokenizer.n_vocab(),
+                                   served.engine.max_model_len() - static_cast<int32_t>(r.prompt.size())};
+  r.params.max_tokens = std::max(1, limits.null_max_tokens);  // absent: the context left, as vLLM
+  bool logprobs = false;
+  for (const auto& [key, v] : body.items()) {
+    if (key == "logprobs") {
+      logprobs = !v.is_null() && boolean_field(v, key);
+    } else if (key == "top_logprobs") {
+      if (!v.is_null()) r.top_logprobs = static_cast<int>(integer_field(v, key, 0, 20));
+    } else if (key == "max_completion_tokens") {
+      read_sampling_field("max_tokens", v, r.params, limits);
+    } else if (key == "stream") {
+      r.stream = !v.is_null() && boolean_field(v, key);
+    } else if (key == "stream_options") {
+      if (!v.is_null() && !v.is_object()) bad_field(key, "stream_options must be an object");
+      if (v.is_object() && v.contains("include_usage") && !v["include_usage"].is_null())
+        r.include_usage = boolean_field(v["include_usage"], "stream_options.include_usage");
+    } else if (key == "logit_bias") {
+      if (!v.is_null() && !(v.is_object() && v.empty())) bad_field(key, "logit_bias is not supported");
+    } else if (key != "messages") {
+      read_sampling_field(key, v, r.params, limits);  // other fields are ignored, as vLLM does
+    }
+  }
+  if (r.top_logprobs && !logprobs) bad_field("top_logprobs", "top_logprobs needs logprobs: true");
+  if (logprobs) {
+    r.top_logprobs = r.top_logprobs.value_or(0);
+    r.params.logprobs = *r.top_logprobs;
+  } else {
+    r.top_logprobs.reset();
+  }
+  validate_sampling(r.params);
+  check_context(served, r.prompt.size(), r.params.max_tokens);
+  return r;
+}
+
+ojson head(const char* object, const std::string& id, const std::string& model) {
+  return ojson{{"id", id}, {"object", object}, {"created", unix_seconds()}, {"model", model}};
+}
+
+void respond_whole(const ServedModel& served, const ChatRequest& r, Generation& gen, httplib::Response& res) {
+  ojson body = head("chat.completion", response_id("chatcmpl-"), served.name);
+  ojson choices = ojson::array();
+  int64_t completion_tokens = 0;
+  for (const CompletionOutput& c : gen.output(0).outputs) {
+    ojson choice;
+    choice["index"] = c.index;
+    choice["message"] = ojson{{"role", "assistant"}, {"content", c.text}};
+    choice["logprobs"] = r.top_logprobs ? chat_logprobs(served.tokenizer, c.logprobs, *r.top_logprobs) : ojson(nullptr);
+    choice["finish_reason"] = finish_reason_json(c.finish_reason);
+    choice["stop_reason"] = stop_reason_json(c);
+    choices.push_back(std::move(choice));
+    completion_tokens += static_cast<int64_t>(c.token_ids.size());
+  }
+  body["choices"] = std::move(choices);
+  body["usage"] = usage_json(static_cast<int64_t>(r.prompt.size()), completion_tokens);
+  res.set_content(dump_json(body), "application/json");
+}
+
+void respond_streaming(const ServedModel& served, std::shared_ptr<ChatRequest> r, std::shared_ptr<Generation> gen,
+                       const httplib::Request& req, httplib::Response& res) {
+  const ojson chunk_head = head("chat.completion.chunk", response_id("chatcmpl-"), served.name);
+  const auto chunk = [chunk_head](ojson choice) {
+    ojson j = chunk_head;
+    j["choices"] = ojson::array({std::move(choice)});
+    return sse_event(j);
+  };
+  std::string opening;  // the role first, for every choice, as OpenAI sends it
+  for (int i = 0; i < r->params.n; ++i)
+    opening += chunk({{"index", i}, {"delta", {{"role", "assistant"}, {"content", ""}}}, {"logprobs", nullptr},
+                      {"finish_reason", nullptr}});
+  auto completion_tokens = std::make_shared<int64_t>(0);
+  const Tokenizer& tokenizer = served.tokenizer;
+  auto on_event = [r, chunk, completion_tokens, &tokenizer](const ResponseChannel::Event& e) -> std::string {
+    const StreamDelta& d = e.delta;
+    if (d.text.empty() && d.token_ids.empty() && !d.finish_reason) return {};
+    *completion_tokens += static_cast<int64_t>(d.token_ids.size());
+    ojson delta = d.text.empty() ? ojson::object() : ojson{{"content", d.text}};
+    return chunk({{"index", d.index},
+                  {"delta", std::move(delta)},
+                  {"logprobs", r->top_logprobs ? chat_logprobs(tokenizer, d.logprobs, *r->top_logprobs) : ojson(nullptr)},
+                  {"finish_reason", finish_reason_json(d.finish_reason)}});
+  };
+  auto on_end = [r, chunk_head, completion_tokens]() -> std::string {
+    if (!r->include_usage) return {};
+    ojson j = chunk_head;
+    j["choices"] = ojson::array();
+    j["usage"] = usage_json(static_cast<int64_t>(r->prompt.size()), *completion_tokens);
+    return sse_event(j);
+  };
+  stream_events(res, std::move(gen), client_socket(req), std::move(opening), std::move(on_event), std::move(on_end));
+}
+
+}  // namespace
+
+void handle_chat_completions(const ServedModel& served, const ojson& body, const httplib::Request& req,
+                             httplib::Response& res) {
+  auto r = std::make_shared<ChatRequest>(parse_request(served, body));
+  auto gen = std::make_shared<Generation>(served.engine, std::vector<std::vector<int32_t>>{r->prompt}, r->params);
+  if (r->stream) return respond_streaming(served, r, std::move(gen), req, res);
+  if (!gen->wait_all(client_socket(req))) return;
+  respond_whole(served, *r, *gen, res);
+}
+
+}  // namespace skiff

@@ -39,7 +39,8 @@ void handle_detokenize(const ServedModel& served, const ojson& body, const httpl
   std::vector<int32_t> ids;
   for (const json& t : *tokens)
     ids.push_back(static_cast<int32_t>(integer_field(t, "tokens", 0, served.tokenizer.n_vocab() - 1)));
-  res.set_content(dump_json(ojson{{"prompt", served.tokenizer.decode(ids)}}), "application/json");
+  // Special tokens as text, as vLLM (its tokenizer.decode keeps them).
+  res.set_content(dump_json(ojson{{"prompt", served.tokenizer.decode(ids, /*render_control=*/true)}}), "application/json");
 }
 
 }  // namespace skiff

@@ -14,8 +14,7 @@ struct ChatRequest {
   std::vector<int32_t> prompt;
   SamplingParams params;
   std::optional<int> top_logprobs;  // set when logprobs is true
-  bool stream = false;
-  bool include_usage = false;
+  StreamFields stream;
 };
 
 // A message's content as the templates take it: a string (text parts joined
@@ -90,12 +89,7 @@ ChatRequest parse_request(const ServedModel& served, const ojson& body) {
       if (!v.is_null()) r.top_logprobs = static_cast<int>(integer_field(v, key, 0, 20));
     } else if (key == "max_completion_tokens") {
       read_sampling_field("max_tokens", v, r.params, limits);
-    } else if (key == "stream") {
-      r.stream = !v.is_null() && boolean_field(v, key);
-    } else if (key == "stream_options") {
-      if (!v.is_null() && !v.is_object()) bad_field(key, "stream_options must be an object");
-      if (v.is_object() && v.contains("include_usage") && !v["include_usage"].is_null())
-        r.include_usage = boolean_field(v["include_usage"], "stream_options.include_usage");
+    } else if (read_stream_field(key, v, r.stream)) {
     } else if (key == "logit_bias") {
       if (!v.is_null() && !(v.is_object() && v.empty())) bad_field(key, "logit_bias is not supported");
     } else if (key != "messages") {
@@ -114,12 +108,8 @@ ChatRequest parse_request(const ServedModel& served, const ojson& body) {
   return r;
 }
 
-ojson head(const char* object, const std::string& id, const std::string& model) {
-  return ojson{{"id", id}, {"object", object}, {"created", unix_seconds()}, {"model", model}};
-}
-
 void respond_whole(const ServedModel& served, const ChatRequest& r, Generation& gen, httplib::Response& res) {
-  ojson body = head("chat.completion", response_id("chatcmpl-"), served.name);
+  ojson body = response_head("chat.completion", "chatcmpl-", served.name);
   ojson choices = ojson::array();
   int64_t completion_tokens = 0;
   for (const CompletionOutput& c : gen.output(0).outputs) {
@@ -139,34 +129,26 @@ void respond_whole(const ServedModel& served, const ChatRequest& r, Generation& 
 
 void respond_streaming(const ServedModel& served, std::shared_ptr<ChatRequest> r, std::shared_ptr<Generation> gen,
                        const httplib::Request& req, httplib::Response& res) {
-  const ojson chunk_head = head("chat.completion.chunk", response_id("chatcmpl-"), served.name);
-  const auto chunk = [chunk_head](ojson choice) {
-    ojson j = chunk_head;
-    j["choices"] = ojson::array({std::move(choice)});
-    return sse_event(j);
-  };
+  const ojson head = response_head("chat.completion.chunk", "chatcmpl-", served.name);
   std::string opening;  // the role first, for every choice, as OpenAI sends it
   for (int i = 0; i < r->params.n; ++i)
-    opening += chunk({{"index", i}, {"delta", {{"role", "assistant"}, {"content", ""}}}, {"logprobs", nullptr},
+    opening += sse_choice(head, {{"index", i}, {"delta", {{"role", "assistant"}, {"content", ""}}}, {"logprobs", nullptr},
                       {"finish_reason", nullptr}});
   auto completion_tokens = std::make_shared<int64_t>(0);
   const Tokenizer& tokenizer = served.tokenizer;
-  auto on_event = [r, chunk, completion_tokens, &tokenizer](const ResponseChannel::Event& e) -> std::string {
+  auto on_event = [r, head, completion_tokens, &tokenizer](const ResponseChannel::Event& e) -> std::string {
     const StreamDelta& d = e.delta;
     if (d.text.empty() && d.token_ids.empty() && !d.finish_reason) return {};
     *completion_tokens += static_cast<int64_t>(d.token_ids.size());
     ojson delta = d.text.empty() ? ojson::object() : ojson{{"content", d.text}};
-    return chunk({{"index", d.index},
+    return sse_choice(head, {{"index", d.index},
                   {"delta", std::move(delta)},
                   {"logprobs", r->top_logprobs ? chat_logprobs(tokenizer, d.logprobs, *r->top_logprobs) : ojson(nullptr)},
                   {"finish_reason", finish_reason_json(d.finish_reason)}});
   };
-  auto on_end = [r, chunk_head, completion_tokens]() -> std::string {
-    if (!r->include_usage) return {};
-    ojson j = chunk_head;
-    j["choices"] = ojson::array();
-    j["usage"] = usage_json(static_cast<int64_t>(r->prompt.size()), *completion_tokens);
-    return sse_event(j);
+  auto on_end = [r, head, completion_tokens]() -> std::string {
+    if (!r->stream.include_usage) return {};
+    return sse_usage(head, static_cast<int64_t>(r->prompt.size()), *completion_tokens);
   };
   stream_events(res, std::move(gen), client_socket(req), std::move(opening), std::move(on_event), std::move(on_end));
 }
@@ -177,7 +159,7 @@ void handle_chat_completions(const ServedModel& served, const ojson& body, const
                              httplib::Response& res) {
   auto r = std::make_shared<ChatRequest>(parse_request(served, body));
   auto gen = std::make_shared<Generation>(served.engine, std::vector<std::vector<int32_t>>{r->prompt}, r->params);
-  if (r->stream) return respond_streaming(served, r, std::move(gen), req, res);
+  if (r->stream.stream) return respond_streaming(served, r, std::move(gen), req, res);
   if (!gen->wait_all(client_socket(req))) return;
   respond_whole(served, *r, *gen, res);
 }

@@ -17,8 +17,7 @@ struct CompletionRequest {
   std::vector<std::string> prompt_texts;  // what echo repeats
   SamplingParams params;
   std::optional<int> logprobs;
-  bool stream = false;
-  bool include_usage = false;
+  StreamFields stream;
   bool echo = false;
 };
 
@@ -73,12 +72,7 @@ CompletionRequest parse_request(const ServedModel& served, const ojson& body) {
       if (!v.is_null()) r.logprobs = static_cast<int>(integer_field(v, key, 0, 20));
     } else if (key == "echo") {
       r.echo = !v.is_null() && boolean_field(v, key);
-    } else if (key == "stream") {
-      r.stream = !v.is_null() && boolean_field(v, key);
-    } else if (key == "stream_options") {
-      if (!v.is_null() && !v.is_object()) bad_field(key, "stream_options must be an object");
-      if (v.is_object() && v.contains("include_usage") && !v["include_usage"].is_null())
-        r.include_usage = boolean_field(v["include_usage"], "stream_options.include_usage");
+    } else if (read_stream_field(key, v, r.stream)) {
     } else if (key == "suffix") {
       if (!v.is_null()) bad_field(key, "suffix is not supported");
     } else if (key == "best_of") {
@@ -107,12 +101,8 @@ ojson choice_json(const Tokenizer& tokenizer, const CompletionRequest& r, int in
   return choice;
 }
 
-ojson response_head(const char* object, const std::string& id, int64_t created, const std::string& model) {
-  return ojson{{"id", id}, {"object", object}, {"created", created}, {"model", model}};
-}
-
 void respond_whole(const ServedModel& served, const CompletionRequest& r, Generation& gen, httplib::Response& res) {
-  ojson body = response_head("text_completion", response_id("cmpl-"), unix_seconds(), served.name);
+  ojson body = response_head("text_completion", "cmpl-", served.name);
   ojson choices = ojson::array();
   int64_t prompt_tokens = 0, completion_tokens = 0;
   for (int p = 0; p < gen.n_prompts(); ++p) {
@@ -136,24 +126,19 @@ struct StreamState {
 
 void respond_streaming(const ServedModel& served, std::shared_ptr<CompletionRequest> r,
                        std::shared_ptr<Generation> gen, const httplib::Request& req, httplib::Response& res) {
-  const ojson head = response_head("text_completion", response_id("cmpl-"), unix_seconds(), served.name);
+  const ojson head = response_head("text_completion", "cmpl-", served.name);
   const int n = r->params.n;
   auto state = std::make_shared<StreamState>();
   state->text_offset.assign(r->prompts.size() * n, 0);
-  const auto chunk = [head](ojson choice) {
-    ojson j = head;
-    j["choices"] = ojson::array({std::move(choice)});
-    return sse_event(j);
-  };
   std::string opening;
   if (r->echo)
     for (size_t p = 0; p < r->prompts.size(); ++p)
       for (int i = 0; i < n; ++i) {
-        opening += chunk({{"index", p * n + i}, {"text", r->prompt_texts[p]}, {"logprobs", nullptr}, {"finish_reason", nullptr}});
+        opening += sse_choice(head, {{"index", p * n + i}, {"text", r->prompt_texts[p]}, {"logprobs", nullptr}, {"finish_reason", nullptr}});
         state->text_offset[p * n + i] = r->prompt_texts[p].size();
       }
   const Tokenizer& tokenizer = served.tokenizer;
-  auto on_event = [r, state, chunk, &tokenizer, n](const ResponseChannel::Event& e) -> std::string {
+  auto on_event = [r, state, head, &tokenizer, n](const ResponseChannel::Event& e) -> std::string {
     const StreamDelta& d = e.delta;
     if (d.text.empty() && d.token_ids.empty() && !d.finish_reason) return {};
     const size_t index = static_cast<size_t>(e.prompt) * n + d.index;
@@ -162,16 +147,13 @@ void respond_streaming(const ServedModel& served, std::shared_ptr<CompletionRequ
     choice["finish_reason"] = finish_reason_json(d.finish_reason);
     state->text_offset[index] += d.text.size();
     state->completion_tokens += static_cast<int64_t>(d.token_ids.size());
-    return chunk(std::move(choice));
+    return sse_choice(head, std::move(choice));
   };
   auto on_end = [r, state, head]() -> std::string {
-    if (!r->include_usage) return {};
+    if (!r->stream.include_usage) return {};
     int64_t prompt_tokens = 0;
-    for (const auto& p : r->prompts) prompt_tokens += static_cast<int64_t>(p.size()) ;
-    ojson j = head;
-    j["choices"] = ojson::array();
-    j["usage"] = usage_json(prompt_tokens, state->completion_tokens);
-    return sse_event(j);
+    for (const auto& p : r->prompts) prompt_tokens += static_cast<int64_t>(p.size());
+    return sse_usage(head, prompt_tokens, state->completion_tokens);
   };
   stream_events(res, std::move(gen), client_socket(req), std::move(opening), std::move(on_event), std::move(on_end));
 }
@@ -182,7 +164,7 @@ void handle_completions(const ServedModel& served, const ojson& body, const http
                         httplib::Response& res) {
   auto r = std::make_shared<CompletionRequest>(parse_request(served, body));
   auto gen = std::make_shared<Generation>(served.engine, r->prompts, r->params);
-  if (r->stream) return respond_streaming(served, r, std::move(gen), req, res);
+  if (r->stream.stream) return respond_streaming(served, r, std::move(gen), req, res);
   if (!gen->wait_all(client_socket(req))) return;  // the client left: nobody to answer
   respond_whole(served, *r, *gen, res);
 }

@@ -5,6 +5,8 @@
 
 #include <fmt/core.h>
 
+#include "server/request_fields.h"
+
 namespace skiff {
 
 namespace {
@@ -52,6 +54,36 @@ ojson usage_json(int64_t prompt_tokens, int64_t completion_tokens) {
   return ojson{{"prompt_tokens", prompt_tokens},
                {"total_tokens", prompt_tokens + completion_tokens},
                {"completion_tokens", completion_tokens}};
+}
+
+ojson response_head(const char* object, const char* id_prefix, const std::string& model) {
+  return ojson{{"id", response_id(id_prefix)}, {"object", object}, {"created", unix_seconds()}, {"model", model}};
+}
+
+std::string sse_choice(const ojson& head, ojson choice) {
+  ojson j = head;
+  j["choices"] = ojson::array({std::move(choice)});
+  return sse_event(j);
+}
+
+std::string sse_usage(const ojson& head, int64_t prompt_tokens, int64_t completion_tokens) {
+  ojson j = head;
+  j["choices"] = ojson::array();
+  j["usage"] = usage_json(prompt_tokens, completion_tokens);
+  return sse_event(j);
+}
+
+bool read_stream_field(const std::string& key, const ojson& v, StreamFields& s) {
+  if (key == "stream") {
+    s.stream = !v.is_null() && boolean_field(v, key);
+  } else if (key == "stream_options") {
+    if (!v.is_null() && !v.is_object()) bad_field(key, "stream_options must be an object");
+    if (v.is_object() && v.contains("include_usage") && !v["include_usage"].is_null())
+      s.include_usage = boolean_field(v["include_usage"], "stream_options.include_usage");
+  } else {
+    return false;
+  }
+  return true;
 }
 
 ojson finish_reason_json(const std::optional<FinishReason>& reason) {

@@ -21,6 +21,18 @@ std::string response_id(const char* prefix);
 int64_t unix_seconds();
 
 ojson usage_json(int64_t prompt_tokens, int64_t completion_tokens);
+// {"id", "object", "created", "model"}: what every response and chunk starts with.
+ojson response_head(const char* object, const char* id_prefix, const std::string& model);
+// A stream's chunk: head plus one choice; its last chunk: head, no choices, usage.
+std::string sse_choice(const ojson& head, ojson choice);
+std::string sse_usage(const ojson& head, int64_t prompt_tokens, int64_t completion_tokens);
+
+// "stream" and "stream_options" of either API; false when key is neither.
+struct StreamFields {
+  bool stream = false;
+  bool include_usage = false;
+};
+bool read_stream_field(const std::string& key, const ojson& v, StreamFields& s);
 // "stop", "length", "abort", "error"; null while running.
 ojson finish_reason_json(const std::optional<FinishReason>& reason);
 // vLLM's stop_reason: the stop string or stop token that ended a completion, else null.

@@ -69,9 +69,22 @@ void ApiServer::stop() {
   if (listener_.joinable()) listener_.join();
 }
 
+namespace {
+
+// Compares in time that depends on the lengths only, so that response times
+// do not tell an attacker how much of a guessed key was right.
+bool constant_time_equal(const std::string& a, const std::string& b) {
+  if (a.size() != b.size()) return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+}  // namespace
+
 bool ApiServer::authorized(const httplib::Request& req) const {
   if (options_.api_key.empty()) return true;
-  return req.get_header_value("Authorization") == "Bearer " + options_.api_key;
+  return constant_time_equal(req.get_header_value("Authorization"), "Bearer " + options_.api_key);
 }
 
 const ServedModel* ApiServer::ready(httplib::Response& res) const {

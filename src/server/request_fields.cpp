@@ -44,6 +44,10 @@ namespace {
 
 constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
 
+// Each stop string is searched for after every token: bound their number and size.
+constexpr size_t kMaxStopStrings = 64;
+constexpr size_t kMaxStopBytes = 4096;
+
 std::vector<std::string> stop_strings(const json& v) {
   std::vector<std::string> stop;
   if (v.is_string()) {
@@ -56,6 +60,9 @@ std::vector<std::string> stop_strings(const json& v) {
   } else {
     bad_field("stop", fmt::format("stop must be a string or a list of strings, got {}", v.type_name()));
   }
+  if (stop.size() > kMaxStopStrings) bad_field("stop", fmt::format("stop: at most {} strings, got {}", kMaxStopStrings, stop.size()));
+  for (const std::string& s : stop)
+    if (s.size() > kMaxStopBytes) bad_field("stop", fmt::format("stop: a string of {} bytes is over the limit of {}", s.size(), kMaxStopBytes));
   return stop;
 }
 
@@ -63,6 +70,8 @@ std::vector<int32_t> stop_token_ids(const json& v, int32_t vocab_size) {
   std::vector<int32_t> ids;
   if (!v.is_array())
     bad_field("stop_token_ids", fmt::format("stop_token_ids must be a list of token ids, got {}", v.type_name()));
+  if (v.size() > kMaxStopStrings)
+    bad_field("stop_token_ids", fmt::format("stop_token_ids: at most {} ids, got {}", kMaxStopStrings, v.size()));
   for (const json& t : v) ids.push_back(static_cast<int32_t>(integer_field(t, "stop_token_ids", 0, vocab_size - 1)));
   return ids;
 }

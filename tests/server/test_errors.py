@@ -40,7 +40,9 @@ def test_malformed_json_and_wrong_shapes(stories):
                                          ("top_k", -2), ("min_p", 2), ("n", 0), ("logprobs", 21),
                                          ("stop", 7), ("stop", [""]), ("seed", -1), ("stream", "yes"),
                                          ("presence_penalty", 3), ("repetition_penalty", 0),
-                                         ("stop_token_ids", [-1]), ("ignore_eos", 1)])
+                                         ("stop_token_ids", [-1]), ("ignore_eos", 1),
+                                         ("stop", ["x"] * 65), ("stop", ["a" * 5000]),
+                                         ("stop_token_ids", [1] * 65)])
 def test_out_of_range_and_wrong_types(stories, field, value):
     err = error_of(stories.post("/v1/completions", {"prompt": "Once", field: value}), 400)
     assert field in err["message"]

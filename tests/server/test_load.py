@@ -104,3 +104,24 @@ def test_sigterm_cancels_streams_and_exits_cleanly():
     assert last["choices"][0]["finish_reason"] in ("abort", "length")
     assert server.proc.wait(30) == 0, "".join(server.log)
     assert any("cancelling requests in flight" in line for line in server.log)
+
+
+def test_health_is_503_while_the_model_loads():
+    from conftest import BINARY, QWEN, need
+    import re
+    import subprocess
+    proc = subprocess.Popen([BINARY, "serve", "-m", str(need(QWEN)), "--port", "0", "-t", "1"],
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        port = int(re.search(r":(\d+) \(loading", proc.stderr.readline()).group(1))
+        statuses = []
+        deadline = time.time() + 120
+        while (not statuses or statuses[-1] != 200) and time.time() < deadline:
+            r = httpx.get(f"http://127.0.0.1:{port}/health")
+            statuses.append(r.status_code)
+            if r.status_code == 503:
+                assert "loading" in r.json()["error"]["message"]
+        assert statuses[0] == 503 and statuses[-1] == 200
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0

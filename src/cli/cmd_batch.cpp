@@ -228,7 +228,7 @@ void batch(const BatchArgs& a) {
   Writer writer(a.output);
 
   Timer load_timer;
-  LLM llm(a.model, LlmOptions{options, load_options(a.engine)});
+  LLM llm(a.model, llm_options(a.engine));
   Engine& engine = llm.engine();
   const Tokenizer& tokenizer = llm.tokenizer();
   fmt::print(stderr, "batch: loaded {} in {:.2f} s; {} requests; threads {}, max_seqs {}, max_model_len {}, "

@@ -4,7 +4,6 @@
 #include <fmt/core.h>
 #include <omp.h>
 
-#include <charconv>
 #include <filesystem>
 #include <functional>
 #include <optional>
@@ -16,6 +15,7 @@
 #include "bench/report.h"
 #include "bench/runner.h"
 #include "cli/commands.h"
+#include "cli/list_flags.h"
 #include "model/loader.h"
 
 namespace skiff::cli {
@@ -32,30 +32,6 @@ struct BenchArgs {
   std::string kv_type = "f16";
   bool mmap = false;
 };
-
-std::vector<std::string> split_list(const std::string& list, const char* flag) {
-  std::vector<std::string> items;
-  size_t start = 0;
-  for (;;) {
-    const size_t comma = list.find(',', start);
-    items.push_back(list.substr(start, comma - start));
-    if (items.back().empty()) fail("{} '{}': empty item in the list", flag, list);
-    if (comma == std::string::npos) return items;
-    start = comma + 1;
-  }
-}
-
-std::vector<int> int_list(const std::string& list, const char* flag, int min_value) {
-  std::vector<int> values;
-  for (const std::string& item : split_list(list, flag)) {
-    int v = 0;
-    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
-    if (ec != std::errc() || end != item.data() + item.size() || v < min_value)
-      fail("{} '{}': '{}' is not an integer >= {}", flag, list, item, min_value);
-    values.push_back(v);
-  }
-  return values;
-}
 
 struct Plan {
   std::vector<std::string> models;

@@ -103,12 +103,14 @@ bench::ProgressCallback progress_for(const char* mode) {
 void bench_throughput(const ThroughputArgs& a) {
   const bool json = a.output == "json";
   check_workload_flags(a.workload);
-  const EngineOptions options = engine_options(a.engine);
+  EngineOptions options = engine_options(a.engine);
   const int threads = set_threads(a.engine.threads);
 
   fmt::print(stderr, "bench-throughput: loading {}\n", a.model);
   auto model = load_model(a.model, load_options(a.engine));
   auto tokenizer = Tokenizer::from_path(a.model);
+  const auto draft = load_draft(a.engine.spec, load_options(a.engine), *model, *tokenizer);
+  options.speculation.draft = draft.get();
   const bench::Workload workload = make_workload(a.workload, *tokenizer);
   const int max_model_len = options.max_model_len > 0 ? options.max_model_len : model->config().max_ctx;
   if (workload.max_total_len() > max_model_len)
@@ -120,10 +122,14 @@ void bench_throughput(const ThroughputArgs& a) {
   const std::string machine_line = "machine: " + bench::machine_line(machine) + "\n";
   const std::string workload_line = fmt::format(
       "model {}: {} requests, {} prompt + {} output tokens; threads {}, max_seqs {}, max_batch_tokens {}, "
-      "KV {}\n",
+      "KV {}{}\n",
       std::filesystem::path(a.model).filename().string(), workload.requests.size(), workload.prompt_tokens(),
       workload.output_tokens(), threads, options.scheduler.max_seqs, options.scheduler.max_batch_tokens,
-      kv_type_name(options.kv_type));
+      kv_type_name(options.kv_type),
+      options.speculation.method == SpecMethod::kNone
+          ? std::string()
+          : fmt::format(", speculation {} k {}", spec_method_name(options.speculation.method),
+                        options.speculation.k));
   if (json) {
     std::fputs((machine_line + workload_line).c_str(), stderr);
   } else {

@@ -38,7 +38,7 @@ void chat(const ChatArgs& a) {
   const std::optional<std::string> source = chat_template_source(a.model, a.chat_template);
   if (!source) fail("{} has no chat template: give one with --chat-template FILE", a.model);
   const ChatTemplate chat_template(*source);
-  LLM llm(a.model, LlmOptions{engine_options(a.engine), load_options(a.engine)});
+  LLM llm(a.model, llm_options(a.engine));
   Engine& engine = llm.engine();
   const Tokenizer& tokenizer = llm.tokenizer();
   ChatTemplateInputs in;

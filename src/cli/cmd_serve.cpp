@@ -65,7 +65,7 @@ void serve(ServeArgs& a) {
   fmt::print(stderr, "serve: listening on http://{}:{} (loading {})\n", a.server.host, port, a.model);
 
   Timer load_timer;
-  LLM llm(a.model, LlmOptions{engine_options_, load_options(a.engine)});
+  LLM llm(a.model, llm_options(a.engine));
   ServingEngine engine(llm.engine(), a.max_queue);
   const ServedModel served{a.served_model_name.empty() ? default_model_name(a.model) : a.served_model_name,
                            llm.tokenizer(), engine, chat_template ? &*chat_template : nullptr};

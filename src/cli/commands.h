@@ -14,6 +14,7 @@ void add_bench_throughput_command(CLI::App& app);
 void add_perplexity_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
 void add_bench_serve_command(CLI::App& app);
+void add_bench_spec_command(CLI::App& app);
 void add_chat_command(CLI::App& app);
 void add_template_command(CLI::App& app);
 

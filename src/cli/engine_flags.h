@@ -12,9 +12,52 @@
 #include "base/byte_size.h"
 #include "base/error.h"
 #include "engine/engine.h"
+#include "engine/llm.h"
 #include "model/loader.h"
+#include "tokenizer/tokenizer.h"
 
 namespace skiff::cli {
+
+// Speculative decoding: a drafter and how many tokens it proposes per step.
+struct SpecFlags {
+  std::string draft;   // a draft model's path: --spec-method draft by default
+  std::string method;  // empty: draft with --draft, else none
+  int k = SpeculationOptions{}.k;
+};
+
+// with_k false: the command reads --spec-k itself (bench-spec: a list).
+inline void add_spec_flags(CLI::App* cmd, SpecFlags& f, bool with_k = true) {
+  cmd->add_option("--draft", f.draft, "draft model for speculative decoding (GGUF file or HF directory; same vocabulary as the model)");
+  cmd->add_option("--spec-method", f.method, "speculative drafting: draft (a --draft model), ngram (prompt lookup) or none (default: draft with --draft, else none)");
+  if (with_k)
+    cmd->add_option("--spec-k", f.k, "tokens drafted per step at most")
+        ->capture_default_str()->check(CLI::Range(1, kMaxSpecK));
+}
+
+inline SpecMethod spec_method(const SpecFlags& f) {
+  if (f.method.empty()) return f.draft.empty() ? SpecMethod::kNone : SpecMethod::kDraft;
+  const std::optional<SpecMethod> m = spec_method_from_name(f.method);
+  if (!m) fail("--spec-method {} is not one of draft, ngram, none", f.method);
+  if (*m == SpecMethod::kDraft && f.draft.empty()) fail("--spec-method draft needs --draft MODEL");
+  if (*m != SpecMethod::kDraft && !f.draft.empty())
+    fail("--draft is a draft model, used only by --spec-method draft (not {})", f.method);
+  return *m;
+}
+
+// The draft model of --draft (nullptr without one), checked against the target.
+inline std::unique_ptr<Model> load_draft(const SpecFlags& f, const LoadOptions& load,
+                                         const Model& target, const Tokenizer& target_tokenizer) {
+  if (spec_method(f) != SpecMethod::kDraft) return nullptr;
+  return load_draft_model(f.draft, load, target, target_tokenizer);
+}
+
+inline SpeculationOptions speculation_options(const SpecFlags& f, Model* draft) {
+  SpeculationOptions o;
+  o.method = spec_method(f);
+  o.draft = draft;
+  o.k = f.k;
+  return o;
+}
 
 struct EngineFlags {
   int max_seqs = SchedulerOptions{}.max_seqs;
@@ -26,9 +69,11 @@ struct EngineFlags {
   int threads = 0;        // 0: every core
   bool no_prefix_caching = false;
   bool mmap = false;
+  SpecFlags spec;
 };
 
-inline void add_engine_flags(CLI::App* cmd, EngineFlags& f, bool with_max_model_len = true) {
+inline void add_engine_flags(CLI::App* cmd, EngineFlags& f, bool with_max_model_len = true,
+                             bool with_spec_k = true) {
   cmd->add_option("--max-seqs", f.max_seqs, "sequences running at once at most")
       ->capture_default_str()->check(CLI::Range(1, 1 << 16));
   cmd->add_option("--max-batch-tokens", f.max_batch_tokens, "tokens per forward pass at most")
@@ -48,9 +93,11 @@ inline void add_engine_flags(CLI::App* cmd, EngineFlags& f, bool with_max_model_
                 "do not reuse the KV blocks of prompt prefixes seen before");
   cmd->add_flag("--mmap", f.mmap,
                 "use weights from a file mapping (faster start) instead of reading them into huge-page memory (where, on AVX-512, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q4_K and F16 are also repacked for the kernels)");
+  add_spec_flags(cmd, f.spec, with_spec_k);
 }
 
-// Throws Error on a bad --kv-type or --kv-mem.
+// Throws Error on a bad --kv-type or --kv-mem. The draft model, if any, is
+// loaded by the caller (load_draft) and set in speculation.draft.
 inline EngineOptions engine_options(const EngineFlags& f) {
   EngineOptions o;
   o.scheduler.max_seqs = f.max_seqs;
@@ -65,11 +112,18 @@ inline EngineOptions engine_options(const EngineFlags& f) {
     if (o.kv_mem_bytes == 0) fail("--kv-mem {}: the KV pool needs more than 0 bytes", f.kv_mem);
   }
   o.max_model_len = f.max_model_len;
+  o.speculation = speculation_options(f.spec, nullptr);
   return o;
 }
 
 inline LoadOptions load_options(const EngineFlags& f) {
   return LoadOptions{f.mmap ? FileLoad::kMmap : FileLoad::kCopy};
+}
+
+// For the commands on an LLM: the engine, how weights load, and the draft model's path.
+inline LlmOptions llm_options(const EngineFlags& f) {
+  const bool drafts = spec_method(f.spec) == SpecMethod::kDraft;
+  return LlmOptions{engine_options(f), load_options(f), drafts ? f.spec.draft : ""};
 }
 
 // Sets OpenMP's thread count (0: every hardware thread) and returns it.

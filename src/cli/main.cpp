@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   skiff::cli::add_perplexity_command(app);
   skiff::cli::add_serve_command(app);
   skiff::cli::add_bench_serve_command(app);
+  skiff::cli::add_bench_spec_command(app);
   skiff::cli::add_chat_command(app);
   skiff::cli::add_template_command(app);
   try {

@@ -43,6 +43,22 @@ PagedKvCache make_kv(const Model& model, const EngineOptions& o, int max_model_l
   return kv;
 }
 
+// The draft's pool holds as many tokens as the target's would by default.
+DraftKvOptions draft_kv_options(const EngineOptions& o, const Model& target, int max_model_len) {
+  DraftKvOptions kv{o.kv_type, o.block_size, 0, max_model_len};
+  const Model* draft = o.speculation.draft;
+  if (o.speculation.method != SpecMethod::kDraft || !draft) return kv;
+  const ModelConfig& t = target.config();
+  const ModelConfig& d = draft->config();
+  const size_t target_bytes = PagedKvCache::bytes_per_token({t.n_layers, t.n_kv_heads, t.head_dim}, o.kv_type);
+  const size_t draft_bytes = PagedKvCache::bytes_per_token({d.n_layers, d.n_kv_heads, d.head_dim}, o.kv_type);
+  kv.bytes = o.kv_mem_bytes
+                 ? static_cast<size_t>(static_cast<double>(o.kv_mem_bytes) * draft_bytes / target_bytes)
+                 : default_kv_bytes(o, draft_bytes, max_model_len);
+  kv.bytes = std::max(kv.bytes, draft_bytes * o.block_size);
+  return kv;
+}
+
 Sampler sampler_for(const SamplingParams& params, int index, int32_t vocab_size) {
   SamplingParams own = params;
   if (own.seed) *own.seed += index;  // siblings draw different, reproducible streams
@@ -56,7 +72,10 @@ Engine::Engine(Model& model, const Tokenizer& tokenizer, EngineOptions options)
       tokenizer_(tokenizer),
       max_model_len_(resolve_max_model_len(model, options.max_model_len)),
       kv_(make_kv(model, options, max_model_len_)),
-      scheduler_(options.scheduler, kv_) {
+      scheduler_(options.scheduler, kv_),
+      proposer_(make_proposer(options.speculation, model,
+                              draft_kv_options(options, model, max_model_len_))),
+      spec_k_(options.speculation.k) {
   model_.set_context_length(max_model_len_);
 }
 
@@ -79,8 +98,9 @@ RequestId Engine::add_request(std::vector<int32_t> prompt, const SamplingParams&
   request->arrival_time = now();
   request->n_unfinished = params.n;
   for (int i = 0; i < params.n; ++i) {
-    auto c = std::make_unique<Completion>(Completion{
-        Sequence{}, sampler_for(params, i, vocab), OutputText(tokenizer_, params.stop), {}, i > 0, 0});
+    auto c = std::make_unique<Completion>(Completion{Sequence{}, sampler_for(params, i, vocab),
+                                                     OutputText(tokenizer_, params.stop), {}, i > 0, 0,
+                                                     {}, {}});
     c->seq.index = c->output.index = i;
     c->seq.tokens = prompt;
     c->seq.n_prompt = static_cast<int>(prompt.size());
@@ -104,8 +124,9 @@ void Engine::cancel(RequestId id) {
 std::vector<RequestOutput> Engine::step() {
   std::vector<RequestOutput> finished;
   take_pending(finished);
-  const ScheduledStep step = schedule_step();
+  ScheduledStep step = schedule_step();
   if (step.chunks.empty()) return finished;
+  if (proposer_) propose_drafts(step);
   run_forward(step);
   scheduler_.commit(step);
   std::vector<SampleJob> jobs = plan_sampling(step);
@@ -143,7 +164,55 @@ ScheduledStep Engine::schedule_step() {
   metrics_.preemptions += static_cast<int64_t>(step.preempted.size());
   metrics_.prefix_cache_queries += step.prefix_query_tokens;
   metrics_.prefix_cache_hits += step.prefix_hit_tokens;
+  if (proposer_)
+    for (const Sequence* seq : step.preempted) proposer_->forget(*seq);
   return step;
+}
+
+// Drafted tokens worth asking for: the request's k, within what max_tokens
+// and max_model_len leave after this step's one sure token.
+int Engine::draft_budget(const Completion& c, int tokens_left) const {
+  const SamplingParams& params = c.sampler.params();
+  const int k = params.speculative_tokens < 0 ? spec_k_ : std::min(spec_k_, params.speculative_tokens);
+  const int output_left = params.max_tokens - static_cast<int>(c.output.token_ids.size()) - 1;
+  const int context_left = max_model_len_ - static_cast<int>(c.seq.tokens.size());
+  return std::max(0, std::min({k, output_left, context_left, tokens_left}));
+}
+
+void Engine::propose_drafts(ScheduledStep& step) {
+  // Decodes only; not while siblings wait to fork this sequence's KV.
+  auto drafting = [](const ScheduledChunk& chunk) {
+    return chunk.n_tokens == 1 && chunk.seq->n_uncomputed() == 1 && chunk.seq->slots == 1;
+  };
+  int tokens_left = scheduler_.options().max_batch_tokens - step.n_tokens;
+  std::vector<Draft*> drafts;
+  for (ScheduledChunk& chunk : step.chunks) {
+    if (!drafting(chunk)) continue;
+    Completion& c = *request_of(*chunk.seq).completions[chunk.seq->index];
+    c.draft.tokens.clear();
+    c.draft.max_tokens = draft_budget(c, tokens_left);
+    if (c.draft.max_tokens == 0) continue;
+    c.draft.seq = &c.seq;
+    c.draft.params = &c.sampler.params();
+    tokens_left -= c.draft.max_tokens;
+    drafts.push_back(&c.draft);
+  }
+  if (drafts.empty()) return;
+  proposer_->propose(drafts);
+  for (ScheduledChunk& chunk : step.chunks) {
+    if (!drafting(chunk)) continue;
+    Completion& c = *request_of(*chunk.seq).completions[chunk.seq->index];
+    if (c.draft.tokens.empty()) continue;
+    const int n_drafted = static_cast<int>(c.draft.tokens.size());
+    if (!kv_.reserve(c.seq.kv_seq, c.seq.n_computed + 1 + n_drafted)) {
+      // No room in the pool: decode plainly; the drafter forgets its guesses.
+      c.draft.tokens.clear();
+      proposer_->rollback(c.seq, static_cast<int>(c.seq.tokens.size()));
+      continue;
+    }
+    chunk.n_drafted = n_drafted;
+    step.n_tokens += n_drafted;
+  }
 }
 
 void Engine::run_forward(const ScheduledStep& step) {
@@ -152,8 +221,14 @@ void Engine::run_forward(const ScheduledStep& step) {
     const Sequence& seq = *chunk.seq;
     const auto first = seq.tokens.begin() + seq.n_computed;
     batch.tokens.insert(batch.tokens.end(), first, first + chunk.n_tokens);
-    batch.seqs.push_back({seq.kv_seq, seq.n_computed, chunk.n_tokens, chunk.samples() ? 1 : 0});
-    const int64_t n = chunk.n_tokens;
+    const int n_drafted = chunk.n_drafted;
+    if (n_drafted) {
+      const std::vector<int32_t>& drafted = request_of(seq).completions[seq.index]->draft.tokens;
+      batch.tokens.insert(batch.tokens.end(), drafted.begin(), drafted.end());
+    }
+    const int n_new = chunk.n_tokens + n_drafted;
+    batch.seqs.push_back({seq.kv_seq, seq.n_computed, n_new, chunk.samples() ? 1 + n_drafted : 0});
+    const int64_t n = n_new;
     metrics_.attended_positions += n * seq.n_computed + n * (n + 1) / 2;
   }
   logits_.resize(static_cast<size_t>(batch.n_logits()) * model_.config().vocab_size);
@@ -169,11 +244,13 @@ std::vector<Engine::SampleJob> Engine::plan_sampling(const ScheduledStep& step) 
   const size_t vocab = model_.config().vocab_size;
   size_t row = 0;
   for (const ScheduledChunk& chunk : step.chunks) {
-    if (chunk.seq->n_uncomputed() != 0) continue;  // mid-prompt: no logits
+    // Mid-prompt: no logits. (A drafted chunk is committed only once verified.)
+    if (chunk.seq->n_uncomputed() != 0 && !chunk.n_drafted) continue;
     Request& request = request_of(*chunk.seq);
     Completion& c = *request.completions[chunk.seq->index];
-    const float* logits = logits_.data() + row++ * vocab;
-    jobs.push_back({&c, logits, 0, {}, {}});
+    const float* logits = logits_.data() + row * vocab;
+    row += 1 + chunk.n_drafted;
+    jobs.push_back({&c, logits, chunk.n_drafted ? &c.draft : nullptr, {}, {}, 0, {}});
     if (chunk.seq->index != 0) continue;
     // The prompt is in: siblings fork its blocks and draw from the same logits.
     for (auto& sibling : request.completions) {
@@ -182,7 +259,7 @@ std::vector<Engine::SampleJob> Engine::plan_sampling(const ScheduledStep& step) 
       sibling->seq.kv_seq = kv_.fork_sequence(c.seq.kv_seq);
       sibling->seq.n_computed = c.seq.n_computed;
       scheduler_.add_running(&sibling->seq);
-      jobs.push_back({sibling.get(), logits, 0, {}, {}});
+      jobs.push_back({sibling.get(), logits, nullptr, {}, {}, 0, {}});
     }
     c.seq.slots = 1;
   }
@@ -193,23 +270,32 @@ void Engine::sample(std::span<SampleJob> jobs) {
   const int32_t vocab = model_.config().vocab_size;
   // Each job has its own sampler, so the rows sample in parallel, one per "token".
   for_each_token(static_cast<int>(jobs.size()), vocab, [&](int i) {
-    SampleJob& job = jobs[i];
-    Completion& c = *job.completion;
-    const std::span<const float> logits(job.logits, vocab);
     try {
-      job.token = c.sampler.sample(logits, c.seq.prompt(), c.seq.output());
-      const std::optional<int32_t>& top_n = c.sampler.params().logprobs;
-      if (top_n) job.logprob = token_logprob(logits, job.token, *top_n);
+      sample_job(jobs[i]);
     } catch (const Error& e) {  // this completion's failure, not the batch's
-      job.error = e.what();
+      jobs[i].error = e.what();
     }
   });
+}
+
+void Engine::sample_job(SampleJob& job) {
+  Completion& c = *job.completion;
+  const size_t vocab = model_.config().vocab_size;
+  if (job.draft) {
+    job.n_accepted = verify_draft(c.sampler, job.logits, *job.draft, c.verify, job.tokens);
+  } else {
+    const std::span<const float> logits(job.logits, vocab);
+    job.tokens = {c.sampler.sample(logits, c.seq.prompt(), c.seq.output())};
+  }
+  const std::optional<int32_t>& top_n = c.sampler.params().logprobs;
+  if (!top_n) return;
+  for (size_t i = 0; i < job.tokens.size(); ++i)  // token i comes from row i
+    job.logprobs.push_back(token_logprob({job.logits + i * vocab, vocab}, job.tokens[i], *top_n));
 }
 
 void Engine::apply(SampleJob& job, std::vector<RequestOutput>& finished) {
   Completion& c = *job.completion;
   Request& request = request_of(c.seq);
-  const SamplingParams& params = request.params;
   StreamDelta delta;
   delta.request_id = request.id;
   delta.index = c.seq.index;
@@ -218,34 +304,69 @@ void Engine::apply(SampleJob& job, std::vector<RequestOutput>& finished) {
     delta.text = c.text.finish();
     return finish(request, c, FinishReason::kError, delta, finished);
   }
-  const int32_t token = job.token;
+  if (job.draft) count_verification(job);
+  // Tokens after a stop are never output: the completion ends where plain
+  // decoding would have ended it.
+  for (size_t i = 0; i < job.tokens.size(); ++i) {
+    TokenLogprob* logprob = job.logprobs.empty() ? nullptr : &job.logprobs[i];
+    if (!output_token(request, c, job.tokens[i], logprob, delta, finished)) return;
+  }
+  if (job.draft) {
+    // The sure token and the accepted drafts have their K/V now; the rest go.
+    scheduler_.commit_verified(&c.seq, 1 + job.n_accepted);
+    proposer_->rollback(c.seq, c.seq.n_computed);
+  }
+  emit(request, delta);
+}
+
+bool Engine::output_token(Request& request, Completion& c, int32_t token, TokenLogprob* logprob,
+                          StreamDelta& delta, std::vector<RequestOutput>& finished) {
+  const SamplingParams& params = request.params;
   const bool eos = !params.ignore_eos && tokenizer_.is_end_of_generation(token);
   const bool stop_token = std::ranges::count(params.stop_token_ids, token) > 0;
   if (eos || stop_token) {
     if (stop_token) c.output.stop_token = token;
-    delta.text = c.text.finish();
-    return finish(request, c, FinishReason::kStop, delta, finished);
+    delta.text += c.text.finish();
+    finish(request, c, FinishReason::kStop, delta, finished);
+    return false;
   }
   observe_latency(request, c);
   c.seq.tokens.push_back(token);
   c.output.token_ids.push_back(token);
   delta.token_ids.push_back(token);
-  if (params.logprobs) {
-    c.output.logprobs.push_back(job.logprob);
-    delta.logprobs.push_back(std::move(job.logprob));
+  if (logprob) {
+    c.output.logprobs.push_back(*logprob);
+    delta.logprobs.push_back(std::move(*logprob));
   }
   ++metrics_.generation_tokens;
-  delta.text = c.text.push(token);
+  delta.text += c.text.push(token);
   if (c.text.stopped()) {
     c.output.stop_reason = c.text.stop_reason();
-    return finish(request, c, FinishReason::kStop, delta, finished);
+    finish(request, c, FinishReason::kStop, delta, finished);
+    return false;
   }
   if (static_cast<int>(c.output.token_ids.size()) >= params.max_tokens ||
       static_cast<int>(c.seq.tokens.size()) >= max_model_len_) {
     delta.text += c.text.finish();
-    return finish(request, c, FinishReason::kLength, delta, finished);
+    finish(request, c, FinishReason::kLength, delta, finished);
+    return false;
   }
-  emit(request, delta);
+  return true;
+}
+
+void Engine::count_verification(const SampleJob& job) {
+  const int n_drafted = static_cast<int>(job.draft->tokens.size());
+  metrics_.spec_verifications += 1;
+  metrics_.spec_drafted_tokens += n_drafted;
+  metrics_.spec_accepted_tokens += job.n_accepted;
+  if (static_cast<int>(metrics_.spec_drafted_at.size()) < n_drafted) {
+    metrics_.spec_drafted_at.resize(n_drafted);
+    metrics_.spec_accepted_at.resize(n_drafted);
+  }
+  for (int i = 0; i < n_drafted; ++i) {
+    metrics_.spec_drafted_at[i] += 1;
+    metrics_.spec_accepted_at[i] += i < job.n_accepted;
+  }
 }
 
 void Engine::observe_latency(Request& request, Completion& c) {
@@ -259,6 +380,7 @@ void Engine::observe_latency(Request& request, Completion& c) {
 void Engine::finish(Request& request, Completion& c, FinishReason reason, StreamDelta& delta,
                     std::vector<RequestOutput>& finished) {
   scheduler_.finish(&c.seq);
+  if (proposer_) proposer_->forget(c.seq);
   c.sampler.release_scratch();  // siblings may run on: keep only running sequences' scratch
   c.output.text = c.text.text();
   c.output.finish_reason = reason;

@@ -3,7 +3,10 @@
 // chunks of new ones), the model runs it in one forward pass, and each
 // sequence that reached its last token samples its next one with its own
 // sampler and random stream, so its output does not depend on the batch.
-// Finished sequences leave at once and free their KV blocks.
+// Finished sequences leave at once and free their KV blocks. With
+// speculation, a decoding sequence's step carries up to k drafted tokens,
+// verified in the same forward pass (engine/speculative.h); rejected
+// positions are rolled back from the KV caches.
 #pragma once
 #include <cstddef>
 #include <memory>
@@ -16,11 +19,13 @@
 #include "base/timer.h"
 #include "engine/metrics.h"
 #include "engine/output_text.h"
+#include "engine/proposer.h"
 #include "engine/request.h"
 #include "engine/sampler.h"
 #include "engine/sampling_params.h"
 #include "engine/scheduler.h"
 #include "engine/sequence.h"
+#include "engine/speculative.h"
 #include "kv/paged_kv_cache.h"
 #include "model/model.h"
 #include "tokenizer/tokenizer.h"
@@ -38,6 +43,9 @@ struct EngineOptions {
   size_t kv_mem_bytes = 0;
   // Prompt + output tokens of one sequence at most. 0: the model's context.
   int max_model_len = 0;
+  // Speculative decoding (off by default). The draft model's KV pool gets
+  // kv_mem_bytes scaled by its bytes per token, or the same default.
+  SpeculationOptions speculation;
 };
 
 class Engine {
@@ -84,6 +92,8 @@ class Engine {
     CompletionOutput output;
     bool awaits_fork = false;     // a sibling not yet forked from completion 0
     double last_token_time = 0;   // seconds since the engine started
+    Draft draft;                  // this step's proposal (tokens empty: none)
+    VerifyScratch verify;
   };
   struct Request {
     RequestId id = 0;
@@ -94,22 +104,34 @@ class Engine {
     bool produced_token = false;
     int n_unfinished = 0;
   };
-  // One sequence sampling from one row of the step's logits.
+  // One sequence sampling from its rows of the step's logits: one row, or
+  // 1 + its draft's tokens when it verifies a draft.
   struct SampleJob {
     Completion* completion;
     const float* logits;
-    int32_t token = 0;
-    TokenLogprob logprob;
+    const Draft* draft = nullptr;  // set when verifying
+    std::vector<int32_t> tokens;   // to output, in order
+    std::vector<TokenLogprob> logprobs;
+    int n_accepted = 0;            // drafted tokens accepted
     std::string error;  // sampling failed: the completion ends with FinishReason::kError
   };
 
   void take_pending(std::vector<RequestOutput>& finished);
   ScheduledStep schedule_step();
+  // Asks the proposer for drafts of the step's speculating decodes and
+  // reserves their KV; marks their chunks.
+  void propose_drafts(ScheduledStep& step);
+  int draft_budget(const Completion& c, int tokens_left) const;
   void run_forward(const ScheduledStep& step);
   std::vector<SampleJob> plan_sampling(const ScheduledStep& step);
   void fork_siblings(Request& request, Completion& first);
   void sample(std::span<SampleJob> jobs);
+  void sample_job(SampleJob& job);
   void apply(SampleJob& job, std::vector<RequestOutput>& finished);
+  // Outputs one token; false when it finished the completion.
+  bool output_token(Request& request, Completion& c, int32_t token, TokenLogprob* logprob,
+                    StreamDelta& delta, std::vector<RequestOutput>& finished);
+  void count_verification(const SampleJob& job);
   void observe_latency(Request& request, Completion& c);  // a token is output now
   void finish(Request& request, Completion& c, FinishReason reason, StreamDelta& delta,
               std::vector<RequestOutput>& finished);
@@ -123,6 +145,8 @@ class Engine {
   int max_model_len_;
   PagedKvCache kv_;
   Scheduler scheduler_;
+  std::shared_ptr<Proposer> proposer_;  // nullptr: no speculation
+  int spec_k_ = 0;
   EngineMetrics metrics_;
   Timer clock_;
   std::unordered_map<RequestId, std::unique_ptr<Request>> requests_;

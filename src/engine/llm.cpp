@@ -6,10 +6,30 @@
 
 namespace skiff {
 
+std::unique_ptr<Model> load_draft_model(const std::string& path, const LoadOptions& load,
+                                        const Model& target, const Tokenizer& target_tokenizer) {
+  auto draft = load_model(path, load);
+  check_draft_compatible(target, *draft);
+  const auto tokenizer = Tokenizer::from_path(path);
+  if (tokenizer->n_vocab() != target_tokenizer.n_vocab())
+    fail("the draft model {} has a tokenizer of {} tokens, the model one of {}", path,
+         tokenizer->n_vocab(), target_tokenizer.n_vocab());
+  for (int32_t id = 0; id < target_tokenizer.n_vocab(); ++id)
+    if (tokenizer->token_text(id) != target_tokenizer.token_text(id))
+      fail("the draft model {} has another tokenizer: token {} is '{}' there, '{}' in the model",
+           path, id, tokenizer->token_text(id), target_tokenizer.token_text(id));
+  return draft;
+}
+
 LLM::LLM(const std::string& model_path, LlmOptions options)
-    : model_(load_model(model_path, options.load)),
-      tokenizer_(Tokenizer::from_path(model_path)),
-      engine_(std::make_unique<Engine>(*model_, *tokenizer_, options.engine)) {}
+    : model_(load_model(model_path, options.load)), tokenizer_(Tokenizer::from_path(model_path)) {
+  if (!options.draft_model.empty()) {
+    draft_ = load_draft_model(options.draft_model, options.load, *model_, *tokenizer_);
+    options.engine.speculation.draft = draft_.get();
+    options.engine.speculation.method = SpecMethod::kDraft;
+  }
+  engine_ = std::make_unique<Engine>(*model_, *tokenizer_, options.engine);
+}
 
 std::vector<RequestOutput> LLM::generate(const std::vector<std::string>& prompts,
                                          const SamplingParams& params,

@@ -19,7 +19,15 @@ namespace skiff {
 struct LlmOptions {
   EngineOptions engine;
   LoadOptions load;
+  // A draft model for speculative decoding (engine.speculation.method kDraft),
+  // loaded with the model; empty: none.
+  std::string draft_model;
 };
+
+// Loads a draft model for `target`; throws Error unless it has the same
+// vocabulary (size, and the same text for every token id).
+std::unique_ptr<Model> load_draft_model(const std::string& path, const LoadOptions& load,
+                                        const Model& target, const Tokenizer& target_tokenizer);
 
 class LLM {
  public:
@@ -50,6 +58,7 @@ class LLM {
  private:
   std::unique_ptr<Model> model_;
   std::unique_ptr<Tokenizer> tokenizer_;
+  std::unique_ptr<Model> draft_;
   std::unique_ptr<Engine> engine_;
 };
 

@@ -43,11 +43,25 @@ struct EngineMetrics {
   int64_t step_tokens = 0;           // tokens through the model, all steps
   int64_t attended_positions = 0;    // Σ over those tokens of the positions each attended to
   double forward_seconds = 0;        // inside forward passes
+  // Speculative decoding: drafts verified, tokens drafted and accepted, and
+  // per draft position i: drafts that reached it and accepted it.
+  int64_t spec_verifications = 0;
+  int64_t spec_drafted_tokens = 0;
+  int64_t spec_accepted_tokens = 0;
+  std::vector<int64_t> spec_drafted_at;
+  std::vector<int64_t> spec_accepted_at;
   Histogram time_to_first_token{{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5,
                                  0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0}};
   Histogram time_per_output_token{{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.15,
                                    0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5}};
 
+  double spec_acceptance_rate() const {
+    return spec_drafted_tokens ? static_cast<double>(spec_accepted_tokens) / spec_drafted_tokens : 0.0;
+  }
+  // Drafted tokens accepted per verification (the tokens a step outputs is one more).
+  double spec_mean_accepted_length() const {
+    return spec_verifications ? static_cast<double>(spec_accepted_tokens) / spec_verifications : 0.0;
+  }
   double prefix_cache_hit_rate() const {
     return prefix_cache_queries ? static_cast<double>(prefix_cache_hits) / prefix_cache_queries : 0.0;
   }

@@ -100,6 +100,26 @@ void Sampler::probabilities(std::span<const float> logits, std::span<const int32
   for (const Candidate& c : kept) probs[c.id] = static_cast<float>(c.weight / total);
 }
 
+double Sampler::uniform() { return uniform_unit(rng_); }
+
+int32_t Sampler::draw_from(std::span<const float> weights) {
+  if (weights.size() != static_cast<size_t>(vocab_size_))
+    fail("sampler: {} weights for a vocabulary of {}", weights.size(), vocab_size_);
+  double total = 0;
+  for (float w : weights) total += w;
+  if (!(total > 0)) fail("sampler: no token has any weight to draw");
+  const double target = uniform_unit(rng_) * total;
+  double cumulative = 0;
+  int32_t last = -1;
+  for (int32_t id = 0; id < vocab_size_; ++id) {
+    if (weights[id] <= 0) continue;
+    cumulative += weights[id];
+    last = id;
+    if (target < cumulative) return id;
+  }
+  return last;  // rounding put the target at the total
+}
+
 std::span<const float> Sampler::penalized_logits(std::span<const float> logits,
                                                  std::span<const int32_t> prompt_tokens,
                                                  std::span<const int32_t> output_tokens) {

@@ -45,6 +45,13 @@ class Sampler {
                                           std::span<const int32_t> prompt_tokens,
                                           std::span<const int32_t> output_tokens);
 
+  // For speculative decoding's rejection sampling, from this sampler's stream:
+  // a uniform double in [0, 1) (one 64-bit output), and a token drawn in
+  // proportion to `weights` (vocab_size entries, unnormalized, not all 0; one
+  // output), scanned in id order as sample() draws.
+  double uniform();
+  int32_t draw_from(std::span<const float> weights);
+
   // Frees the vocabulary-sized scratch, which is allocated at the first call
   // that needs it: a queued request costs no memory per vocabulary entry.
   void release_scratch();

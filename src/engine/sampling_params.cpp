@@ -34,6 +34,8 @@ void SamplingParams::validate() const {
     if (s.empty()) fail("sampling: a stop string is empty");
   if (logprobs && (*logprobs < 0 || *logprobs > kMaxLogprobs))
     fail("sampling: logprobs must be in [0, {}], got {}", kMaxLogprobs, *logprobs);
+  if (speculative_tokens < -1)
+    fail("sampling: speculative_tokens must be >= 0, or -1 for the engine's; got {}", speculative_tokens);
 }
 
 }  // namespace skiff

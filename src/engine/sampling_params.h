@@ -47,6 +47,10 @@ struct SamplingParams {
   // (before penalties and filters), plus this many most likely alternatives.
   // Unset: none.
   std::optional<int32_t> logprobs;
+  // Speculative decoding, where the engine has a drafter: tokens drafted per
+  // step at most. -1: the engine's k; 0: this request does not speculate.
+  // The output's distribution is the same either way.
+  int32_t speculative_tokens = -1;
 
   bool is_greedy() const;
   // Throws Error naming the first field out of range.

@@ -101,10 +101,17 @@ void Scheduler::admit_waiting(ScheduledStep& step, int& budget) {
 
 void Scheduler::commit(const ScheduledStep& step) {
   for (const ScheduledChunk& chunk : step.chunks) {
+    if (chunk.n_drafted) continue;  // its length is known once verified
     Sequence* seq = chunk.seq;
     seq->n_computed += chunk.n_tokens;
     if (options_.prefix_caching) kv_.cache_full_blocks(seq->kv_seq, seq->tokens);
   }
+}
+
+void Scheduler::commit_verified(Sequence* seq, int n_tokens) {
+  seq->n_computed += n_tokens;
+  kv_.truncate(seq->kv_seq, seq->n_computed);
+  if (options_.prefix_caching) kv_.cache_full_blocks(seq->kv_seq, seq->tokens);
 }
 
 void Scheduler::finish(Sequence* seq) {

@@ -31,6 +31,9 @@ struct SchedulerOptions {
 struct ScheduledChunk {
   Sequence* seq = nullptr;
   int n_tokens = 0;
+  // Drafted tokens the engine verifies after a decode's one token (its KV
+  // reserved); such a chunk is committed by commit_verified, not commit.
+  int n_drafted = 0;
   // The chunk reaches the sequence's last token, so its logits are sampled.
   bool samples() const { return seq->n_computed + n_tokens == static_cast<int>(seq->tokens.size()); }
 };
@@ -57,6 +60,10 @@ class Scheduler {
   // After the forward pass wrote the step's K/V: advances n_computed and
   // offers the newly full blocks to the prefix cache.
   void commit(const ScheduledStep& step);
+  // After verifying a drafted chunk: n_tokens (its decode token and the
+  // accepted drafts) have K/V; the rejected positions are dropped from the
+  // cache, so every block the prefix cache registers holds its tokens.
+  void commit_verified(Sequence* seq, int n_tokens);
   // Retires a sequence (finished or cancelled) from wherever it is, freeing its blocks.
   void finish(Sequence* seq);
 

@@ -185,6 +185,21 @@ TEST(CliBatch, GreedyIndependentOfBatchAndStopStrings) {
   }
 }
 
+TEST(CliBatch, SpeculationKeepsGreedyText) {
+  const std::vector<std::string> lines = {
+      R"({"prompt": "Once upon a time", "max_tokens": 40, "temperature": 0})",
+      R"({"prompt": "The cat", "max_tokens": 30, "temperature": 0, "stop": ["."]})",
+      R"({"prompt": "Lily", "max_tokens": 50, "temperature": 0, "logprobs": 1})",
+  };
+  const std::map<int, json> plain = batch(lines);
+  const std::string salty = std::string(SKIFF_MODELS_DIR) + "/derived/tinystories260K-saltyduckegg-f32.gguf";
+  for (const std::string flags : {"--draft " + salty + " --spec-k 4", std::string("--spec-method ngram")}) {
+    const std::map<int, json> spec = batch(lines, flags);
+    ASSERT_EQ(spec.size(), plain.size());
+    for (const auto& [i, result] : plain) EXPECT_EQ(spec.at(i), result) << flags << ", line " << i;
+  }
+}
+
 TEST(CliBatch, FlagsAreDefaultsAndSeedsReproduce) {
   const std::vector<std::string> lines = {R"({"prompt": "Once upon a time"})", R"({"prompt": "The dog"})",
                                           R"({"prompt": "The dog", "max_tokens": 3})"};

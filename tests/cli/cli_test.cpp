@@ -50,16 +50,50 @@ TEST(CliRun, KvCacheFlagsAndAccounting) {
   // 5 layers x 4 KV heads x (2-byte scale + 8 int8) per row, K and V.
   EXPECT_NE(r.err.find("400 B/token"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("blocks of 8"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("6 blocks in use"), std::string::npos) << r.err;  // 45 tokens
+  EXPECT_NE(r.err.find("6 blocks in use at most"), std::string::npos) << r.err;  // 44 positions
   r = run_skiff("run -m " + model + " -p 'Once upon a time' -n 40 --temp 0 --kv-mem 64K");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("KV pool         : 0.06 MiB, 96 tokens (6 blocks of 16)"), std::string::npos) << r.err;
   r = run_skiff("run -m " + model + " -p 'Once upon a time' -n 400 --temp 0 --kv-mem 20K");  // 2 blocks
-  EXPECT_EQ(r.exit_code, 1);  // the pool runs out: a clear error, not a crash
-  EXPECT_NE(r.err.find("out of KV cache blocks"), std::string::npos) << r.err;
+  EXPECT_EQ(r.exit_code, 1);  // the pool cannot hold the context: a clear error, not a crash
+  EXPECT_NE(r.err.find("the KV cache holds 32 tokens"), std::string::npos) << r.err;
   r = run_skiff("run -m " + model + " -p hi --kv-type q4");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("--kv-type"), std::string::npos) << r.err;
+}
+
+// Speculative decoding changes no greedy token, and run reports its acceptance.
+TEST(CliRun, SpeculationGivesTheSameGreedyText) {
+  const std::string model = kModels + "/derived/stories260K-f32.gguf";
+  const std::string salty = kModels + "/derived/tinystories260K-saltyduckegg-f32.gguf";
+  const Result plain = run_skiff("run -m " + model + " -p 'Tom and his dog' -n 80 --temp 0");
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  for (const std::string spec : {"--draft " + salty + " --spec-k 4", "--draft " + model + " --spec-k 8",
+                                 std::string("--spec-method ngram --spec-k 3")}) {
+    const Result r = run_skiff("run -m " + model + " -p 'Tom and his dog' -n 80 --temp 0 " + spec);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, plain.out) << spec;
+    EXPECT_NE(r.err.find("speculation     :"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("accepted at     :"), std::string::npos) << r.err;
+  }
+  const Result wrong = run_skiff("run -m " + model + " -p hi --draft " + kModels + "/gguf/llama-2-tiny-random.gguf");
+  EXPECT_EQ(wrong.exit_code, 1);
+  EXPECT_NE(wrong.err.find("vocabulary"), std::string::npos) << wrong.err;
+  const Result bad = run_skiff("run -m " + model + " -p hi --spec-method draft");
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("--draft"), std::string::npos) << bad.err;
+}
+
+TEST(CliBenchSpec, TableHasPlainAndEveryK) {
+  const std::string model = kModels + "/derived/stories260K-f32.gguf";
+  const Result r = run_skiff("bench-spec -m " + model + " --draft " + model +
+                             " --spec-k 1,4 -n 24 -r 1 -p 'Once upon a time'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("| plain | 0 |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| draft | 1 |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| draft | 4 |"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("NO"), std::string::npos) << r.out;  // every k gives the plain output
+  EXPECT_NE(r.out.find("100.0%"), std::string::npos) << r.out;  // a perfect draft
 }
 
 TEST(CliRun, MissingModelIsOneLineAndNonZeroExit) {

@@ -2,6 +2,10 @@
 
 #include <fmt/core.h>
 
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
 #include <exception>
 
 #include "base/json.h"
@@ -17,11 +21,18 @@ void send_error(httplib::Response& res, int status, const std::string& message, 
   res.set_content(dump_json(error_body(status, message, param)), "application/json");
 }
 
+void HttpServer::set_listen_backlog(int n) {
+  if (::listen(svr_sock_, n) != 0) fail("serve: cannot set the listen backlog: {}", std::strerror(errno));
+}
+
 ApiServer::ApiServer(ServerOptions options) : options_(std::move(options)) {
   const size_t threads = static_cast<size_t>(std::max(1, options_.http_threads));
   http_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   http_.set_payload_max_length(options_.max_body_bytes);
-  http_.set_keep_alive_timeout(5);
+  // Idle connections close after 10 s, later than clients' own pools give up
+  // on them (httpx: 5 s), so that a client never reuses one the server is closing.
+  http_.set_keep_alive_timeout(10);
+  http_.set_keep_alive_max_count(100000);
   http_.set_tcp_nodelay(true);
   // Statuses httplib sets itself (no route, body too large, bad HTTP) get a JSON body too.
   http_.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
@@ -60,6 +71,7 @@ int ApiServer::start() {
   } else if (!http_.bind_to_port(options_.host, port)) {
     fail("serve: cannot bind {}:{} (in use, or not an address of this machine)", options_.host, port);
   }
+  http_.set_listen_backlog(1024);
   listener_ = std::thread([this] { http_.listen_after_bind(); });
   return port;
 }

@@ -23,6 +23,13 @@ struct ServerOptions {
   bool log_requests = true;               // one line per request on stderr
 };
 
+// httplib's Server, with the listen backlog its library was compiled with (5)
+// raised: a burst of clients would otherwise find the accept queue full.
+class HttpServer : public httplib::Server {
+ public:
+  void set_listen_backlog(int n);
+};
+
 class ApiServer {
  public:
   explicit ApiServer(ServerOptions options);
@@ -46,7 +53,7 @@ class ApiServer {
   const ServedModel* ready(httplib::Response& res) const;  // null: answered 503
 
   ServerOptions options_;
-  httplib::Server http_;
+  HttpServer http_;
   std::atomic<const ServedModel*> model_ = nullptr;
   std::thread listener_;
 };

@@ -48,8 +48,8 @@ void pack_activation_quad(ActivationFormat format, const uint8_t* rows, size_t r
       for (int g = 0; g < 8; ++g) std::memcpy(&out[u].q[g][t], a.q + 32 * u + 4 * g, 4);
       if (format == ActivationFormat::kQ8_0) {  // dsum for the _1 types' min
         out[u].d[t] = a.d[u];
-        out[u].sum[t] = static_cast<const int32_t*>(a.sums)[u];
-        out[u].dsum[t] = a.d[u] * static_cast<float>(out[u].sum[t]);
+        out[u].sum[0][t] = static_cast<const int32_t*>(a.sums)[u];
+        out[u].dsum[t] = a.d[u] * static_cast<float>(out[u].sum[0][t]);
       } else {
         out[u].d[t] = a.d[u / 8];
         out[u].dsum[t] = static_cast<const float*>(a.sums)[u];

@@ -63,9 +63,8 @@ constexpr int kQuadTokens = 4;
 struct alignas(64) QuadUnit {
   int32_t q[8][kQuadTokens];  // group g: bytes 4g..4g+3 of the unit, per token
   float d[kQuadTokens];       // the token's scale for this unit (kQ8_K: its super-block's)
-  int32_t sum[kQuadTokens];   // kQ8_0: Σq of the unit
   float dsum[kQuadTokens];    // d·Σq of the unit
-  int32_t pad[4];
+  int32_t sum[2][kQuadTokens];  // kQ8_0: sum[0] = Σq of the unit (sum[1] zero)
 };
 static_assert(sizeof(QuadUnit) == 192, "three cache lines per unit");
 

@@ -24,6 +24,26 @@ struct QuadAct {
   [[gnu::always_inline]] float dsum(int64_t u, int t) const { return units[u].dsum[t]; }
 };
 
+// iacc[p][t] += columns 4g..4g+3 of unit u of panel p times token t's, for
+// the kGroups groups from g0: one vpdpbusd per panel and token, against the
+// token's 4 bytes broadcast.
+template <int kGroups, int R, int T, class Panel, class Act>
+[[gnu::always_inline]] inline void group_dots(const Panel panels[R], int64_t u, int g0, const Act& a,
+                                              __m512i iacc[R][T]) {
+#pragma GCC unroll 8
+  for (int g = g0; g < g0 + kGroups; ++g) {
+    __m512i wv[R];
+#pragma GCC unroll 4
+    for (int p = 0; p < R; ++p) wv[p] = panels[p].w(u, g);
+#pragma GCC unroll 8
+    for (int t = 0; t < T; ++t) {
+      const __m512i xb = _mm512_set1_epi32(a.q(u, g, t));
+#pragma GCC unroll 4
+      for (int p = 0; p < R; ++p) iacc[p][t] = _mm512_dpbusd_epi32(iacc[p][t], wv[p], xb);
+    }
+  }
+}
+
 // Runs Tile for T tokens from t0 and stores rows [r, r + rows).
 template <class Tile, int R, int T, class Panel, class Act>
 void tile_store(const Panel panels[R], int64_t units, const Act& act, int t0, float* y, int64_t ldy, int64_t r,

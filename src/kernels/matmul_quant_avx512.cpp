@@ -238,18 +238,7 @@ struct UnitTile {
 #pragma GCC unroll 4
         for (int p = 0; p < R; ++p) iacc[p][t] = init;
       }
-#pragma GCC unroll 8
-      for (int g = 0; g < 8; ++g) {
-        __m512i wv[R];
-#pragma GCC unroll 4
-        for (int p = 0; p < R; ++p) wv[p] = panels[p].w(u, g);
-#pragma GCC unroll 8
-        for (int t = 0; t < T; ++t) {
-          const __m512i xb = _mm512_set1_epi32(a.q(u, g, t));
-#pragma GCC unroll 4
-          for (int p = 0; p < R; ++p) iacc[p][t] = _mm512_dpbusd_epi32(iacc[p][t], wv[p], xb);
-        }
-      }
+      group_dots<8, R, T>(panels, u, 0, a, iacc);
 #pragma GCC unroll 4
       for (int p = 0; p < R; ++p) {
         const __m512 scale = panels[p].scale(u);
@@ -345,6 +334,7 @@ KernelEntry quant_panel_kernel_avx512(DType type) {
     case DType::Q5_0: return {panel_matmul<RowsQ5_0>, RowsQ5_0::kAct, kPanelRows, 2};
     case DType::Q5_1: return {panel_matmul<RowsQ5_1>, RowsQ5_1::kAct, kPanelRows, 2};
     case DType::IQ4_NL: return {panel_matmul<RowsIq4Nl>, RowsIq4Nl::kAct, kPanelRows, 2};
+    case DType::Q6_K: return q6_k_panel_kernel_avx512();
     default: return {};
   }
 }

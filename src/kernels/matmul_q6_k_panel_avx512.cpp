@@ -35,12 +35,6 @@ namespace {
 
 #include "kernels/matmul_panel_tiles.h"
 
-// How far ahead of the unit it reads a tile fetches a panel's lines. The
-// hardware prefetcher alone held a decoding thread to 29 GB/s on Zen 5 where
-// rows as stored ran at 33; fetching 2, 4, 8 and 16 KiB ahead gave 35, 38, 40
-// and 36 GB/s (bench_quant_matmul -t 1 --cpu-time 1).
-constexpr int64_t kPrefetchAhead = 8192;
-
 // A panel where the loader left it. Columns 4g..4g+3 of unit u (g < 8) take
 // the low (g < 4) or high nibbles of low-bit vector g % 4 and bits 2·(g % 4)
 // of high-bit vector g / 4, moved to bits 4 and 5 (16-bit shifts leak across
@@ -53,10 +47,7 @@ struct Q6LoadPanel {
   [[gnu::always_inline]] const uint8_t* unit(int64_t u) const {
     return group(u) + kQ6KPanelWeights + (u % 8) * kUnitBytes;
   }
-  [[gnu::always_inline]] void prefetch(int64_t u) const {  // a unit's 6 lines, kPrefetchAhead on
-#pragma GCC unroll 6
-    for (int l = 0; l < 6; ++l) _mm_prefetch(reinterpret_cast<const char*>(unit(u) + kPrefetchAhead + 64 * l), _MM_HINT_T0);
-  }
+  [[gnu::always_inline]] void prefetch(int64_t u) const { prefetch_unit<kGroupBytes / 8>(groups, u); }
   [[gnu::always_inline]] __m512i w(int64_t u, int g) const {
     const __m512i low = _mm512_loadu_si512(unit(u) + 64 * (g % 4));
     const __m512i high = _mm512_loadu_si512(unit(u) + 4 * 64 + 64 * (g / 4));

@@ -13,21 +13,6 @@
 constexpr int kPanelRows = kPanelRowCount;  // the load-time panels are the kernels' panels
 constexpr int kTileTokens = kQuadTokens;
 
-// How far ahead of the unit it reads a tile fetches a panel's lines. The
-// hardware prefetcher alone held a thread decoding Q6_K panels to 29 GB/s on
-// Zen 5 where rows as stored ran at 33; fetching 2, 4, 8 and 16 KiB ahead gave
-// 35, 38, 40 and 36 GB/s (bench_quant_matmul -t 1 --cpu-time 1).
-constexpr int64_t kPrefetchAhead = 8192;
-
-// Fetches the lines of unit u of a panel at `base` (bytes_per_unit on
-// average: a K-quant's super-block over its 8 units), kPrefetchAhead on.
-template <int64_t kBytesPerUnit>
-[[gnu::always_inline]] inline void prefetch_unit(const uint8_t* base, int64_t u) {
-  const char* at = reinterpret_cast<const char*>(base + kBytesPerUnit * u + kPrefetchAhead);
-#pragma GCC unroll 16
-  for (int64_t b = 0; b < kBytesPerUnit; b += 64) _mm_prefetch(at + b, _MM_HINT_T0);
-}
-
 // Where a tile reads its tokens' activations when they are interleaved
 // (QuadUnit): one pointer reaches all of a tile's.
 struct QuadAct {

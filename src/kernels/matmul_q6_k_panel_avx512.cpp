@@ -101,8 +101,8 @@ struct Q6RowAct {
   [[gnu::always_inline]] int32_t sum16(int64_t u, int h, int) const { return offsets[2 * u + h]; }
 };
 
-// The Tile (matmul_panel_tiles.h): per super-block, the d·sc-scaled sums of
-// its 16 sub-blocks in block[p][t], times each token's dx at its end.
+// The Tile (matmul_panel_tiles.h): per super-block, its 16 sub-blocks' sums
+// times their sc in block[p][t], times the rows' d and each token's dx at its end.
 struct Q6Tile {
   template <int R, int T, class Panel, class Act>
   [[gnu::always_inline]] static void run(const Panel panels[R], int64_t units, const Act& a, __m512 facc[R][T]) {

@@ -92,7 +92,7 @@ inline void add_engine_flags(CLI::App* cmd, EngineFlags& f, bool with_max_model_
   cmd->add_flag("--no-prefix-caching", f.no_prefix_caching,
                 "do not reuse the KV blocks of prompt prefixes seen before");
   cmd->add_flag("--mmap", f.mmap,
-                "use weights from a file mapping (faster start) instead of reading them into huge-page memory (where, on AVX-512, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q4_K and F16 are also repacked for the kernels)");
+                "use weights from a file mapping (faster start) instead of reading them into huge-page memory (where, on AVX-512, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q4_K, Q6_K and F16 are also repacked for the kernels)");
   add_spec_flags(cmd, f.spec, with_spec_k);
 }
 

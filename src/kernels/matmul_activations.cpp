@@ -8,8 +8,9 @@
 //
 // kQ8_K (K-quant weights): one d per 256 elements, as ggml's Q8_K, and per 32
 // elements (a Q4_K / Q5_K sub-block) dsum = d·Σq for the sub-block's min term
-// (dmin·m·Σx), and per 16 elements the same for Q2_K's mins. The Q6_K kernels
-// make their own offsets (-32·Σx) once per call.
+// (dmin·m·Σx), and per 16 elements the same for Q2_K's mins. The Q6_K row
+// kernels make their own offsets (-32·Σx) once per call; the panel tiles read
+// them per 16 elements from the quads (or, decoding, make them per call).
 //
 // q never reaches -128, so |q| ≤ 127 holds for the AVX2 sign trick.
 // The spans are quantized by the copy of quantize_q8_span for the active ISA.
@@ -32,6 +33,12 @@ void check_cols(ActivationFormat format, int64_t cols) {
 
 }  // namespace
 
+int32_t q6_k_offset(const int8_t* q) {
+  int32_t sum = 0;
+  for (int k = 0; k < 16; ++k) sum += q[k];
+  return -32 * sum;
+}
+
 size_t activation_quads_bytes(int64_t cols, int n_tokens) {
   return static_cast<size_t>((n_tokens + kQuadTokens - 1) / kQuadTokens) * (cols / 32) * sizeof(QuadUnit);
 }
@@ -48,11 +55,12 @@ void pack_activation_quad(ActivationFormat format, const uint8_t* rows, size_t r
       for (int g = 0; g < 8; ++g) std::memcpy(&out[u].q[g][t], a.q + 32 * u + 4 * g, 4);
       if (format == ActivationFormat::kQ8_0) {  // dsum for the _1 types' min
         out[u].d[t] = a.d[u];
-        out[u].sum[t] = static_cast<const int32_t*>(a.sums)[u];
-        out[u].dsum[t] = a.d[u] * static_cast<float>(out[u].sum[t]);
+        out[u].sum[0][t] = static_cast<const int32_t*>(a.sums)[u];
+        out[u].dsum[t] = a.d[u] * static_cast<float>(out[u].sum[0][t]);
       } else {
         out[u].d[t] = a.d[u / 8];
         out[u].dsum[t] = static_cast<const float*>(a.sums)[u];
+        for (int h = 0; h < 2; ++h) out[u].sum[h][t] = q6_k_offset(a.q + 32 * u + 16 * h);
       }
     }
   }

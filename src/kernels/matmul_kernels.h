@@ -25,6 +25,10 @@ void activation_residual(ActivationFormat format, const float* x, float* r, int6
 // Quantizes one activation row for the integer kernels.
 void quantize_activation_row(ActivationFormat format, const float* x, void* out, int64_t cols);
 
+// -32·Σq of 16 quantized activations: where Q6_K panel tiles start the int32
+// sum of a sub-block (its levels are stored + 32).
+int32_t q6_k_offset(const int8_t* q);
+
 // Bytes of the quads (QuadUnit, quant_activation_layout.h) of n_tokens rows.
 size_t activation_quads_bytes(int64_t cols, int n_tokens);
 // Interleaves quad k (tokens 4k..4k+3) of n_tokens rows quantized by
@@ -68,6 +72,8 @@ KernelEntry quant_panel_kernel_avx512(DType type);  // matmul_quant_avx512.cpp: 
 // Q6_K rows × any tokens (matmul_q6_k_{avx2,avx512}.cpp), for quant_kernel_*.
 KernelEntry q6_k_kernel_avx2();
 KernelEntry q6_k_kernel_avx512();
+// Q6_K kPanels × any tokens (matmul_q6_k_panel_avx512.cpp), for quant_panel_kernel_avx512.
+KernelEntry q6_k_panel_kernel_avx512();
 // Q4_0 rows × 1-3 tokens (matmul_q4_0_decode_avx512.cpp), for quant_kernel_avx512.
 void q4_0_decode_avx512(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1);
 // Q2_K and Q3_K rows × any tokens (matmul_k16_avx512.cpp), for quant_kernel_avx512.

@@ -43,6 +43,8 @@
 namespace skiff {
 namespace {
 
+#include "kernels/matmul_panel_tiles.h"
+
 // vpdpbusd: 8 lanes of 4 u8 × s8 products (matmul_quant_rows.h).
 [[gnu::always_inline]] inline __m256i unit_dot(__m256i w, __m256i x) {
   return _mm256_dpbusd_epi32(_mm256_setzero_si256(), w, x);
@@ -67,9 +69,6 @@ template <class W>
 constexpr bool kPanelMin = W::kMinTerm || (W::kSigned && W::kAct == ActivationFormat::kQ8_K);
 
 // ---- prefill ----------------------------------------------------------------
-
-constexpr int kPanelRows = kPanelRowCount;  // the load-time panels are the kernels' panels
-constexpr int kTileTokens = kQuadTokens;
 
 // One unit (32 columns) of a 16-row panel: w[g] holds columns 4g..4g+3 of
 // every row (row i in bytes 4i..4i+3), then each row's scale and min.
@@ -139,6 +138,7 @@ struct CallPanel {
   [[gnu::always_inline]] __m512i w(int64_t u, int g) const { return _mm512_load_si512(units[u].w[g]); }
   [[gnu::always_inline]] __m512 scale(int64_t u) const { return _mm512_load_ps(units[u].scale); }
   [[gnu::always_inline]] __m512 min(int64_t u) const { return _mm512_load_ps(units[u].min); }
+  [[gnu::always_inline]] void prefetch(int64_t) const {}  // packed by this call
 };
 template <DType kType>
 struct LoadPanel {
@@ -149,6 +149,13 @@ struct LoadPanel {
   [[gnu::always_inline]] const uint8_t* unit(int64_t u) const {
     if constexpr (kType == DType::Q4_K) return units + (u / 8) * kQ4KPanelGroupBytes + kQ4KPanelWeights + (u % 8) * kWeightBytes;
     return units + kUnitBytes * u;
+  }
+  // The decode stream fetched ahead (matmul_panel_tiles.h), one thread on Zen 5:
+  // Q4_K 33 → 39 GB/s, Q5_0 36 → 38.5, Q5_1 35 → 39, IQ4_NL 36 → 39; Q8_0,
+  // already at 41, lost 4% (its 9 fetches per unit cost more than they gain).
+  [[gnu::always_inline]] void prefetch(int64_t u) const {
+    if constexpr (kType != DType::Q8_0)
+      prefetch_unit<kType == DType::Q4_K ? kQ4KPanelGroupBytes / 8 : kUnitBytes>(units, u);
   }
   // Columns 4g..4g+3 of the 16 rows: nibbles, with Q5's fifth bits (bits
   // 4g..4g+3 of each row's qh: byte g / 2 of the dword copied to its 4 bytes,
@@ -208,16 +215,10 @@ struct LoadPanel {
   }
 };
 
-// Where a tile reads its tokens' activations: interleaved quads, or for one
-// token its quantized row itself (decode: nothing to interleave, and a
-// sixth of the bytes to keep in L1 next to the weight stream).
-struct QuadAct {
-  const QuadUnit* units;
-  [[gnu::always_inline]] int32_t q(int64_t u, int g, int t) const { return units[u].q[g][t]; }
-  [[gnu::always_inline]] float d(int64_t u, int t) const { return units[u].d[t]; }
-  [[gnu::always_inline]] int32_t sum(int64_t u, int t) const { return units[u].sum[t]; }
-  [[gnu::always_inline]] float dsum(int64_t u, int t) const { return units[u].dsum[t]; }
-};
+// Where a tile reads its tokens' activations: interleaved quads (QuadAct,
+// matmul_panel_tiles.h), or for one token its quantized row itself (decode:
+// nothing to interleave, and a sixth of the bytes to keep in L1 next to the
+// weight stream).
 template <ActivationFormat kFormat>
 struct RowAct {
   ActRow row;
@@ -230,76 +231,39 @@ struct RowAct {
   }
 };
 
-// facc[p][t] += panel p · token t over all units, for R panels and T tokens.
-template <class W, int R, int T, class Panel, class Act>
-[[gnu::always_inline]] inline void tile(const Panel panels[R], int64_t units, const Act& a, __m512 facc[R][T]) {
-  for (int64_t u = 0; u < units; ++u) {
-    __m512i iacc[R][T];
-#pragma GCC unroll 8
-    for (int t = 0; t < T; ++t) {
-      __m512i init = _mm512_setzero_si512();
-      if constexpr (kPanelOffsetShift<W> >= 0) init = _mm512_set1_epi32(-(a.sum(u, t) << kPanelOffsetShift<W>));
+// facc[p][t] += panel p · token t over all units, for R panels and T tokens
+// (the Tile of matmul_panel_tiles.h for units of 32 with one scale).
+template <class W>
+struct UnitTile {
+  template <int R, int T, class Panel, class Act>
+  [[gnu::always_inline]] static void run(const Panel panels[R], int64_t units, const Act& a, __m512 facc[R][T]) {
+    for (int64_t u = 0; u < units; ++u) {
 #pragma GCC unroll 4
-      for (int p = 0; p < R; ++p) iacc[p][t] = init;
-    }
-#pragma GCC unroll 8
-    for (int g = 0; g < 8; ++g) {
-      __m512i wv[R];
-#pragma GCC unroll 4
-      for (int p = 0; p < R; ++p) wv[p] = panels[p].w(u, g);
+      for (int p = 0; p < R; ++p) panels[p].prefetch(u);
+      __m512i iacc[R][T];
 #pragma GCC unroll 8
       for (int t = 0; t < T; ++t) {
-        const __m512i xb = _mm512_set1_epi32(a.q(u, g, t));
+        __m512i init = _mm512_setzero_si512();
+        if constexpr (kPanelOffsetShift<W> >= 0) init = _mm512_set1_epi32(-(a.sum(u, t) << kPanelOffsetShift<W>));
 #pragma GCC unroll 4
-        for (int p = 0; p < R; ++p) iacc[p][t] = _mm512_dpbusd_epi32(iacc[p][t], wv[p], xb);
+        for (int p = 0; p < R; ++p) iacc[p][t] = init;
       }
-    }
+      group_dots<8, R, T>(panels, u, 0, a, iacc);
 #pragma GCC unroll 4
-    for (int p = 0; p < R; ++p) {
-      const __m512 scale = panels[p].scale(u);
-      const __m512 min = kPanelMin<W> ? panels[p].min(u) : _mm512_setzero_ps();
+      for (int p = 0; p < R; ++p) {
+        const __m512 scale = panels[p].scale(u);
+        const __m512 min = kPanelMin<W> ? panels[p].min(u) : _mm512_setzero_ps();
 #pragma GCC unroll 8
-      for (int t = 0; t < T; ++t) {
-        const __m512 s = _mm512_mul_ps(scale, _mm512_set1_ps(a.d(u, t)));
-        facc[p][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(iacc[p][t]), s, facc[p][t]);
-        if constexpr (kPanelMin<W>)
-          facc[p][t] = _mm512_fnmadd_ps(min, _mm512_set1_ps(a.dsum(u, t)), facc[p][t]);
+        for (int t = 0; t < T; ++t) {
+          const __m512 s = _mm512_mul_ps(scale, _mm512_set1_ps(a.d(u, t)));
+          facc[p][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(iacc[p][t]), s, facc[p][t]);
+          if constexpr (kPanelMin<W>)
+            facc[p][t] = _mm512_fnmadd_ps(min, _mm512_set1_ps(a.dsum(u, t)), facc[p][t]);
+        }
       }
     }
   }
-}
-
-// Runs tile<W, R, T> for T tokens from t0 and stores rows [r, r + rows).
-template <class W, int R, int T, class Panel, class Act>
-void tile_store(const Panel panels[R], int64_t units, const Act& act, int t0, float* y, int64_t ldy, int64_t r,
-                int64_t rows) {
-  __m512 facc[R][T];
-  for (int p = 0; p < R; ++p)
-    for (int t = 0; t < T; ++t) facc[p][t] = _mm512_setzero_ps();
-  tile<W, R, T, Panel, Act>(panels, units, act, facc);
-  for (int p = 0; p < R; ++p) {
-    const int64_t left = rows - kPanelRows * p;
-    const auto mask = static_cast<__mmask16>(left >= kPanelRows ? 0xffff : (1u << left) - 1);
-    for (int t = 0; t < T; ++t)
-      _mm512_mask_storeu_ps(y + (t0 + t) * ldy + r + kPanelRows * p, mask, facc[p][t]);
-  }
-}
-
-// quads: the activations as QuadUnit (quant_activation_layout.h), kTileTokens tokens per quad.
-template <class W, int R, class Panel>
-void tokens_tiles(const Panel panels[R], int64_t units, const QuadUnit* quads, int n_tokens, float* y,
-                  int64_t ldy, int64_t r, int64_t rows) {
-  for (int t0 = 0; t0 < n_tokens; t0 += kTileTokens) {
-    const QuadAct act{quads + t0 / kTileTokens * units};
-    switch (n_tokens - t0 < kTileTokens ? n_tokens - t0 : kTileTokens) {
-      case 1: tile_store<W, R, 1, Panel, QuadAct>(panels, units, act, t0, y, ldy, r, rows); break;
-      case 2: tile_store<W, R, 2, Panel, QuadAct>(panels, units, act, t0, y, ldy, r, rows); break;
-      case 3: tile_store<W, R, 3, Panel, QuadAct>(panels, units, act, t0, y, ldy, r, rows); break;
-      default: tile_store<W, R, kTileTokens, Panel, QuadAct>(panels, units, act, t0, y, ldy, r, rows); break;
-    }
-  }
-  static_assert(kTileTokens == 4, "the switch covers 1..kTileTokens");
-}
+};
 
 // A Q4_K panel whose units' d·sc and dmin·m were unpacked once per call
 // (factors: [units] pairs), not once per token quad of a prefill.
@@ -309,27 +273,8 @@ struct Q4KFactorPanel {
   [[gnu::always_inline]] __m512i w(int64_t u, int g) const { return weights.w(u, g); }
   [[gnu::always_inline]] __m512 scale(int64_t u) const { return factors[2 * u]; }
   [[gnu::always_inline]] __m512 min(int64_t u) const { return factors[2 * u + 1]; }
+  [[gnu::always_inline]] void prefetch(int64_t) const {}  // read again by each token quad: from L2
 };
-
-// Rows [r0, r1) for 2+ tokens, panel pairs at a time; make_panel(r, k) gives
-// the panel of rows r.. as the k-th (0, 1) of its pair.
-template <class W, class MakePanel>
-void panel_rows(const MakePanel& make_panel, const Activations& x, int64_t units, float* y, int64_t ldy,
-                int64_t r0, int64_t r1) {
-  using Panel = decltype(make_panel(r0, 0));
-  const auto* quads = static_cast<const QuadUnit*>(x.quads);
-  const int64_t step = x.n_tokens < kTileTokens ? kPanelRows : 2 * kPanelRows;
-  for (int64_t r = r0; r < r1; r += step) {
-    const int64_t rows = r1 - r < step ? r1 - r : step;
-    if (rows > kPanelRows) {
-      const Panel panels[2] = {make_panel(r, 0), make_panel(r + kPanelRows, 1)};
-      tokens_tiles<W, 2>(panels, units, quads, x.n_tokens, y, ldy, r, rows);
-    } else {
-      const Panel panels[1] = {make_panel(r, 0)};
-      tokens_tiles<W, 1>(panels, units, quads, x.n_tokens, y, ldy, r, rows);
-    }
-  }
-}
 
 // Rows [r0, r1) of rows as stored, 4+ tokens: each panel of 16 rows packed
 // per call (the last repeating the last row), then tiled as repacked ones.
@@ -343,7 +288,7 @@ void gemm(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t 
     pack_panel<W>(row_ptrs, units, buf + k * units);
     return CallPanel{buf + k * units};
   };
-  panel_rows<W>(packed, x, units, y, ldy, r0, r1);
+  panel_rows<UnitTile<W>>(packed, x, units, y, ldy, r0, r1);
 }
 
 // Rows [r0, r1) (whole panels) of a matrix repacked at load, for any number
@@ -355,12 +300,7 @@ void panel_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, 
   auto panel = [&](int64_t r, int) { return Panel{panel_start(w, r / kPanelRows)}; };
   if (x.n_tokens == 1) {  // decode: the row as quantized, one panel at a time
     const RowAct<W::kAct> act{act_row(x, act_layout(W::kAct, x.cols), 0)};
-    for (int64_t r = r0; r < r1; r += kPanelRows) {
-      const Panel panels[1] = {panel(r, 0)};
-      const int64_t rows = r1 - r < kPanelRows ? r1 - r : kPanelRows;  // no std::min: see CMakeLists.txt
-      tile_store<W, 1, 1, Panel, RowAct<W::kAct>>(panels, units, act, 0, y, ldy, r, rows);
-    }
-    return;
+    return panel_decode<UnitTile<W>>(panel, act, units, y, ldy, r0, r1);
   }
   if constexpr (W::kType == DType::Q4_K) {
     if (x.n_tokens > kTileTokens) {
@@ -374,10 +314,10 @@ void panel_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, 
         }
         return Q4KFactorPanel{p, f};
       };
-      return panel_rows<W>(unpacked, x, units, y, ldy, r0, r1);
+      return panel_rows<UnitTile<W>>(unpacked, x, units, y, ldy, r0, r1);
     }
   }
-  panel_rows<W>(panel, x, units, y, ldy, r0, r1);
+  panel_rows<UnitTile<W>>(panel, x, units, y, ldy, r0, r1);
 }
 
 template <class W>
@@ -405,6 +345,7 @@ KernelEntry quant_panel_kernel_avx512(DType type) {
     case DType::Q5_0: return {panel_matmul<RowsQ5_0>, RowsQ5_0::kAct, kPanelRows, 2};
     case DType::Q5_1: return {panel_matmul<RowsQ5_1>, RowsQ5_1::kAct, kPanelRows, 2};
     case DType::IQ4_NL: return {panel_matmul<RowsIq4Nl>, RowsIq4Nl::kAct, kPanelRows, 2};
+    case DType::Q6_K: return q6_k_panel_kernel_avx512();
     default: return {};
   }
 }

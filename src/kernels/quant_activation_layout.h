@@ -63,9 +63,11 @@ constexpr int kQuadTokens = 4;
 struct alignas(64) QuadUnit {
   int32_t q[8][kQuadTokens];  // group g: bytes 4g..4g+3 of the unit, per token
   float d[kQuadTokens];       // the token's scale for this unit (kQ8_K: its super-block's)
-  int32_t sum[kQuadTokens];   // kQ8_0: Σq of the unit
   float dsum[kQuadTokens];    // d·Σq of the unit
-  int32_t pad[4];
+  // kQ8_0: sum[0] = Σq of the unit (sum[1] zero). kQ8_K: sum[h] = -32·Σq of
+  // its elements 16h..16h+15, where the Q6_K tiles start their int32 sums (the
+  // levels are stored + 32: Σ (q - 32)·x = Σ q·x - 32·Σx).
+  int32_t sum[2][kQuadTokens];
 };
 static_assert(sizeof(QuadUnit) == 192, "three cache lines per unit");
 

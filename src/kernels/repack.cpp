@@ -125,12 +125,62 @@ void q4_k_block_from_panel(const uint8_t* panel, int64_t s, int i, uint8_t* bloc
     }
 }
 
+// Q6_K: where a level's low 4 bits and top 2 bits lie (byte offsets, shifts),
+// in a GGUF block (element e: quant.cpp's q6_position) and in a panel group
+// (element e of row i: column e % 32 of unit e / 32, the layout in repack.h).
+struct Q6Bits {
+  int64_t low, high;
+  int low_shift, high_shift;
+};
+constexpr int64_t kQ6KScalesAt = 192, kQ6KDAt = 208, kQ6KBlockBytes = 210;  // in a GGUF Q6_K block
+
+Q6Bits q6_k_block_bits(int e) {
+  const int half = e / 128, k = (e % 128) / 32, l = e % 32;
+  return {64 * half + l + 32 * (k % 2), 128 + 32 * half + l, 4 * (k / 2), 2 * k};
+}
+Q6Bits q6_k_panel_bits(int e, int i) {
+  const int c = e % 32, c16 = c % 16;
+  const int64_t unit = kQ6KPanelWeights + (e / 32) * kQ6KPanelUnitBytes, at = 4 * i + c16 % 4;
+  return {unit + 64 * (c16 / 4) + at, unit + 4 * 64 + 64 * (c / 16) + at, 4 * (c / 16), 2 * (c16 / 4)};
+}
+int q6_k_level(const uint8_t* bytes, Q6Bits b) {
+  return (bytes[b.low] >> b.low_shift & 0x0F) | (bytes[b.high] >> b.high_shift & 3) << 4;
+}
+void set_q6_k_level(uint8_t* bytes, Q6Bits b, int level) {  // into zeroed bits
+  bytes[b.low] = static_cast<uint8_t>(bytes[b.low] | (level & 0x0F) << b.low_shift);
+  bytes[b.high] = static_cast<uint8_t>(bytes[b.high] | (level >> 4) << b.high_shift);
+}
+
+// A Q6_K panel from its 16 rows (the layout in repack.h).
+void repack_q6_k_panel(const uint8_t* rows, int64_t cols, uint8_t* panel) {
+  const int64_t supers = cols / 256, row_bytes = supers * kQ6KBlockBytes;
+  std::memset(panel, 0, supers * kQ6KPanelGroupBytes);
+  for (int64_t s = 0; s < supers; ++s) {
+    uint8_t* group = panel + s * kQ6KPanelGroupBytes;
+    for (int i = 0; i < kPanelRowCount; ++i) {
+      const uint8_t* block = rows + i * row_bytes + s * kQ6KBlockBytes;
+      for (int e = 0; e < 256; ++e) set_q6_k_level(group, q6_k_panel_bits(e, i), q6_k_level(block, q6_k_block_bits(e)));
+      for (int j = 0; j < 16; ++j) group[kQ6KPanelScales + 16 * j + i] = block[kQ6KScalesAt + j];
+      std::memcpy(group + kQ6KPanelD + 2 * i, block + kQ6KDAt, 2);
+    }
+  }
+}
+
+// Row i's GGUF Q6_K block of super-block s, rebuilt from a panel.
+void q6_k_block_from_panel(const uint8_t* panel, int64_t s, int i, uint8_t* block) {
+  const uint8_t* group = panel + s * kQ6KPanelGroupBytes;
+  std::memset(block, 0, kQ6KBlockBytes);
+  for (int e = 0; e < 256; ++e) set_q6_k_level(block, q6_k_block_bits(e), q6_k_level(group, q6_k_panel_bits(e, i)));
+  for (int j = 0; j < 16; ++j) block[kQ6KScalesAt + j] = group[kQ6KPanelScales + 16 * j + i];
+  std::memcpy(block + kQ6KDAt, group + kQ6KPanelD + 2 * i, 2);
+}
+
 }  // namespace
 
 bool can_repack(const Matrix& m) {
   switch (m.type) {
     case DType::Q8_0: case DType::Q4_0: case DType::Q4_1: case DType::Q5_0: case DType::Q5_1: case DType::IQ4_NL:
-    case DType::Q4_K: case DType::F16:
+    case DType::Q4_K: case DType::Q6_K: case DType::F16:
       break;
     default:
       return false;
@@ -155,6 +205,7 @@ void repack(Matrix& m, uint8_t* data) {
       std::memcpy(rows, panel, panel_bytes);
       if (m.type == DType::F16) repack_f16_panel(rows, m.cols, panel);
       else if (m.type == DType::Q4_K) repack_q4_k_panel(rows, m.cols, panel);
+      else if (m.type == DType::Q6_K) repack_q6_k_panel(rows, m.cols, panel);
       else repack_blocks_panel(m.type, rows, m.cols, panel);
     }
   }
@@ -176,11 +227,12 @@ void panel_row(const Matrix& m, int64_t r, float* out) {
     }
     return;
   }
-  if (m.type == DType::Q4_K) {  // through the GGUF block, so bit-identical to dequantize_row
-    uint8_t block[kQ4KBlockBytes];
+  if (m.type == DType::Q4_K || m.type == DType::Q6_K) {  // through the GGUF block, so bit-identical to dequantize_row
+    uint8_t block[kQ6KBlockBytes];
+    const auto block_from_panel = m.type == DType::Q4_K ? q4_k_block_from_panel : q6_k_block_from_panel;
     for (int64_t s = 0; s < m.cols / 256; ++s) {
-      q4_k_block_from_panel(panel_start(m, r / kPanelRowCount), s, static_cast<int>(i), block);
-      dequantize_row(DType::Q4_K, block, out + 256 * s, 256);
+      block_from_panel(panel_start(m, r / kPanelRowCount), s, static_cast<int>(i), block);
+      dequantize_row(m.type, block, out + 256 * s, 256);
     }
     return;
   }

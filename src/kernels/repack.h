@@ -1,4 +1,4 @@
-// Q8_0, the other blocks of 32, Q4_K and F16 weights repacked, once at load, into the layouts the
+// Q8_0, the other blocks of 32, Q4_K, Q6_K and F16 weights repacked, once at load, into the layouts the
 // AVX-512 kernels read (as llama.cpp's CPU backend repacks Q4_0 into
 // interleaved rows): no per-call packing in prefill, and decode streams 16
 // rows at once with no per-row reductions. Same bytes as the GGUF rows,
@@ -23,6 +23,11 @@
 //   4v..4v+3 of row i at 4i, so lane i of a dword vector is row i), the 16
 //   rows' fp16 d, their fp16 dmin, then its 8 units' nibbles in the Q4_0 form
 //   above (256 bytes each; unit j is sub-block j).
+// Q6_K: per super-block of 256 columns, 16 × 210 = 3360 bytes: the 16 rows' int8
+//   sub-block scales (sub-block j of row i at byte 16j + i), their fp16 d, then
+//   its 8 units of 32 columns, 384 bytes each: the low 4 bits of the levels in
+//   the Q4_0 form above (4 vectors), then their top 2 bits as 2 vectors: vector
+//   v, byte 4i + c, bits 2k, 2k+1: column 16v + 4k + c of row i.
 // The scales sit next to their weights so that decode reads one stream
 // (a separate scale array per panel measured 25% slower on Zen 4), and a Q4_K
 // super-block's scales come first, so the stream only ever moves forward:
@@ -57,7 +62,16 @@ constexpr int64_t kQ4KPanelWeights = kQ4KPanelDmin + 2 * kPanelRowCount;
 static_assert(kQ4KPanelWeights + 8 * panel_weight_bytes(DType::Q4_K) == kQ4KPanelGroupBytes,
               "a Q4_K panel is its rows' bytes");
 
-// Whether m can be repacked: Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q4_K or F16 rows,
+// A Q6_K super-block's parts within a panel, and one unit's bytes (4 vectors of
+// low bits, 2 of high bits).
+constexpr int64_t kQ6KPanelGroupBytes = 16 * 210;
+constexpr int64_t kQ6KPanelScales = 0;
+constexpr int64_t kQ6KPanelD = kQ6KPanelScales + 16 * kPanelRowCount;
+constexpr int64_t kQ6KPanelWeights = kQ6KPanelD + 2 * kPanelRowCount;
+constexpr int64_t kQ6KPanelUnitBytes = 6 * 64;
+static_assert(kQ6KPanelWeights + 8 * kQ6KPanelUnitBytes == kQ6KPanelGroupBytes, "a Q6_K panel is its rows' bytes");
+
+// Whether m can be repacked: Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q4_K, Q6_K or F16 rows,
 // rows a multiple of 16, cols of 64.
 bool can_repack(const Matrix& m);
 

@@ -122,7 +122,8 @@ TEST(MatmulMany, PanelsAndRowsMixed) {
   const std::vector<Weights> ws = {
       random_weights(DType::Q8_0, 77, cols, rng), random_weights(DType::Q8_0, 96, cols, rng).repacked(),
       random_weights(DType::Q4_0, 32, cols, rng).repacked(), random_weights(DType::F16, 48, cols, rng).repacked(),
-      random_weights(DType::Q4_0, 45, cols, rng)};
+      random_weights(DType::Q4_0, 45, cols, rng), random_weights(DType::Q6_K, 48, cols, rng).repacked(),
+      random_weights(DType::Q4_K, 33, cols, rng)};
   check_every_isa(ws, {1, 2, 3, 4, 5}, rng);
 }
 

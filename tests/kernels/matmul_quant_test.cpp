@@ -59,8 +59,8 @@ constexpr BlockFields kFields[] = {
     {DType::IQ1_M, {-1, -1}, 0, 0},  {DType::NVFP4, {-1, -1}, 0, 0},
 };
 // What the loader repacks into panels on AVX-512 (besides F16).
-constexpr DType kRepackedTypes[] = {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0,
-                                    DType::Q5_1, DType::IQ4_NL, DType::Q4_K};
+constexpr DType kRepackedTypes[] = {DType::Q8_0, DType::Q4_0, DType::Q4_1,   DType::Q5_0,
+                                    DType::Q5_1, DType::IQ4_NL, DType::Q4_K, DType::Q6_K};
 // Formats read through the scalar kernel alone.
 constexpr DType kReadOnlyTypes[] = {DType::TQ1_0, DType::TQ2_0,   DType::MXFP4, DType::NVFP4, DType::IQ2_XXS, DType::IQ2_XS,
                                     DType::IQ2_S, DType::IQ3_XXS, DType::IQ3_S, DType::IQ1_S, DType::IQ1_M};
@@ -244,7 +244,7 @@ TEST(MatmulQuant, OddShapesEveryIsaAndType) {
 }
 
 // K-quant blocks as any file may hold them (every scale, min and quant value),
-// and every type at its extremes; rows as stored and (Q4_K) repacked, decode
+// and every type at its extremes; rows as stored and (Q4_K, Q6_K) repacked, decode
 // and prefill token counts.
 TEST(MatmulQuant, BlocksBeyondOurQuantizerEveryIsa) {
   uint32_t seed = 900;
@@ -273,7 +273,7 @@ TEST(MatmulQuant, RepackedEveryIsa) {
   uint32_t seed = 500;
   for (DType type : kRepackedTypes) {
     for (int64_t rows : {16, 48, 160})
-      for (int64_t cols : {64, 192, 768})
+      for (int64_t cols : {64, 192, 256, 768})
         for (int n_tokens : {1, 2, 3, 4, 5, 6, 7, 13, 64}) {
           if (rows * cols * n_tokens > 2'000'000 || cols % dtype_info(type).block_size != 0) continue;
           check_all_isas(make_problem(type, rows, cols, n_tokens, seed++), true);
@@ -287,7 +287,7 @@ TEST(MatmulQuant, RepackedEveryIsa) {
 // repacked is refused.
 TEST(MatmulQuant, RepackedRowsReadBackExactly) {
   for (DType type : kRepackedTypes) {
-    const int64_t cols = type == DType::Q4_K ? 768 : 192;
+    const int64_t cols = k_quant(type) ? 768 : 192;
     const Problem p = make_problem(type, 48, cols, 1, 3);
     std::vector<uint8_t> bytes = p.weights;
     Matrix w{type, 48, cols, bytes.data()};
@@ -305,7 +305,8 @@ TEST(MatmulQuant, RepackedRowsReadBackExactly) {
   }
   std::vector<uint8_t> bytes(48 * row_bytes(DType::Q6_K, 256));
   for (const Matrix& m : {Matrix{DType::Q8_0, 40, 192, bytes.data()}, Matrix{DType::Q4_0, 48, 96, bytes.data()},
-                          Matrix{DType::Q4_K, 40, 256, bytes.data()}, Matrix{DType::Q6_K, 48, 256, bytes.data()}}) {
+                          Matrix{DType::Q4_K, 40, 256, bytes.data()}, Matrix{DType::Q6_K, 40, 256, bytes.data()},
+                          Matrix{DType::Q5_K, 48, 256, bytes.data()}}) {
     EXPECT_FALSE(can_repack(m));
     Matrix copy = m;
     EXPECT_THROW(repack(copy, bytes.data()), Error);
@@ -335,7 +336,7 @@ TEST(MatmulQuant, SimdKernelsAreDispatched) {
     }
   // Repacked matrices: the AVX-512 panel kernels there, the scalar one elsewhere.
   for (DType type : {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::IQ4_NL, DType::Q4_K,
-                     DType::F16}) {
+                     DType::Q6_K, DType::F16}) {
     const Matrix panels{type, 16, 256, nullptr, MatrixLayout::kPanels};
     const KernelEntry want = type == DType::F16 ? float_panel_kernel_avx512(type) : quant_panel_kernel_avx512(type);
     ASSERT_NE(want.fn, nullptr) << dtype_info(type).name;

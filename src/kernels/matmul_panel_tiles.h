@@ -1,0 +1,110 @@
+// The loops of the AVX-512 panel kernels over rows and tokens, shared by
+// matmul_quant_avx512.cpp (units of 32 with one scale) and
+// matmul_q6_k_panel_avx512.cpp (Q6_K: a scale per 16). Included inside their
+// anonymous namespace after quant_activation_layout.h and repack.h, so each
+// copy stays local to its file.
+//
+// A Tile is a class with
+//   template <int R, int T, class Panel, class Act>
+//   static void run(const Panel panels[R], int64_t units, const Act& a, __m512 facc[R][T]);
+// adding panel p · token t over all units (32 columns each) to facc[p][t]
+// (16 rows in the lanes): R panels of 16 rows against T tokens in registers.
+
+constexpr int kPanelRows = kPanelRowCount;  // the load-time panels are the kernels' panels
+constexpr int kTileTokens = kQuadTokens;
+
+// Where a tile reads its tokens' activations when they are interleaved
+// (QuadUnit): one pointer reaches all of a tile's.
+struct QuadAct {
+  const QuadUnit* units;
+  [[gnu::always_inline]] int32_t q(int64_t u, int g, int t) const { return units[u].q[g][t]; }
+  [[gnu::always_inline]] float d(int64_t u, int t) const { return units[u].d[t]; }
+  [[gnu::always_inline]] int32_t sum(int64_t u, int t) const { return units[u].sum[0][t]; }
+  [[gnu::always_inline]] int32_t sum16(int64_t u, int h, int t) const { return units[u].sum[h][t]; }
+  [[gnu::always_inline]] float dsum(int64_t u, int t) const { return units[u].dsum[t]; }
+};
+
+// iacc[p][t] += columns 4g..4g+3 of unit u of panel p times token t's, for
+// the kGroups groups from g0: one vpdpbusd per panel and token, against the
+// token's 4 bytes broadcast.
+template <int kGroups, int R, int T, class Panel, class Act>
+[[gnu::always_inline]] inline void group_dots(const Panel panels[R], int64_t u, int g0, const Act& a,
+                                              __m512i iacc[R][T]) {
+#pragma GCC unroll 8
+  for (int g = g0; g < g0 + kGroups; ++g) {
+    __m512i wv[R];
+#pragma GCC unroll 4
+    for (int p = 0; p < R; ++p) wv[p] = panels[p].w(u, g);
+#pragma GCC unroll 8
+    for (int t = 0; t < T; ++t) {
+      const __m512i xb = _mm512_set1_epi32(a.q(u, g, t));
+#pragma GCC unroll 4
+      for (int p = 0; p < R; ++p) iacc[p][t] = _mm512_dpbusd_epi32(iacc[p][t], wv[p], xb);
+    }
+  }
+}
+
+// Runs Tile for T tokens from t0 and stores rows [r, r + rows).
+template <class Tile, int R, int T, class Panel, class Act>
+void tile_store(const Panel panels[R], int64_t units, const Act& act, int t0, float* y, int64_t ldy, int64_t r,
+                int64_t rows) {
+  __m512 facc[R][T];
+  for (int p = 0; p < R; ++p)
+    for (int t = 0; t < T; ++t) facc[p][t] = _mm512_setzero_ps();
+  Tile::template run<R, T, Panel, Act>(panels, units, act, facc);
+  for (int p = 0; p < R; ++p) {
+    const int64_t left = rows - kPanelRows * p;
+    const auto mask = static_cast<__mmask16>(left >= kPanelRows ? 0xffff : (1u << left) - 1);
+    for (int t = 0; t < T; ++t)
+      _mm512_mask_storeu_ps(y + (t0 + t) * ldy + r + kPanelRows * p, mask, facc[p][t]);
+  }
+}
+
+// quads: the activations as QuadUnit (quant_activation_layout.h), kTileTokens tokens per quad.
+template <class Tile, int R, class Panel>
+void tokens_tiles(const Panel panels[R], int64_t units, const QuadUnit* quads, int n_tokens, float* y,
+                  int64_t ldy, int64_t r, int64_t rows) {
+  for (int t0 = 0; t0 < n_tokens; t0 += kTileTokens) {
+    const QuadAct act{quads + t0 / kTileTokens * units};
+    switch (n_tokens - t0 < kTileTokens ? n_tokens - t0 : kTileTokens) {
+      case 1: tile_store<Tile, R, 1, Panel, QuadAct>(panels, units, act, t0, y, ldy, r, rows); break;
+      case 2: tile_store<Tile, R, 2, Panel, QuadAct>(panels, units, act, t0, y, ldy, r, rows); break;
+      case 3: tile_store<Tile, R, 3, Panel, QuadAct>(panels, units, act, t0, y, ldy, r, rows); break;
+      default: tile_store<Tile, R, kTileTokens, Panel, QuadAct>(panels, units, act, t0, y, ldy, r, rows); break;
+    }
+  }
+  static_assert(kTileTokens == 4, "the switch covers 1..kTileTokens");
+}
+
+// Rows [r0, r1) for 2+ tokens, panel pairs at a time; make_panel(r, k) gives
+// the panel of rows r.. as the k-th (0, 1) of its pair.
+template <class Tile, class MakePanel>
+void panel_rows(const MakePanel& make_panel, const Activations& x, int64_t units, float* y, int64_t ldy,
+                int64_t r0, int64_t r1) {
+  using Panel = decltype(make_panel(r0, 0));
+  const auto* quads = static_cast<const QuadUnit*>(x.quads);
+  const int64_t step = x.n_tokens < kTileTokens ? kPanelRows : 2 * kPanelRows;
+  for (int64_t r = r0; r < r1; r += step) {
+    const int64_t rows = r1 - r < step ? r1 - r : step;
+    if (rows > kPanelRows) {
+      const Panel panels[2] = {make_panel(r, 0), make_panel(r + kPanelRows, 1)};
+      tokens_tiles<Tile, 2>(panels, units, quads, x.n_tokens, y, ldy, r, rows);
+    } else {
+      const Panel panels[1] = {make_panel(r, 0)};
+      tokens_tiles<Tile, 1>(panels, units, quads, x.n_tokens, y, ldy, r, rows);
+    }
+  }
+}
+
+// Rows [r0, r1) (whole panels) for one token read as act: one panel at a
+// time, so decode reads one memory stream (two measured slower).
+template <class Tile, class MakePanel, class Act>
+void panel_decode(const MakePanel& make_panel, const Act& act, int64_t units, float* y, int64_t ldy, int64_t r0,
+                  int64_t r1) {
+  using Panel = decltype(make_panel(r0, 0));
+  for (int64_t r = r0; r < r1; r += kPanelRows) {
+    const Panel panels[1] = {make_panel(r, 0)};
+    const int64_t rows = r1 - r < kPanelRows ? r1 - r : kPanelRows;  // no std::min: see CMakeLists.txt
+    tile_store<Tile, 1, 1, Panel, Act>(panels, units, act, 0, y, ldy, r, rows);
+  }
+}

@@ -7,7 +7,9 @@
 #include <signal.h>
 
 #include <filesystem>
+#include <atomic>
 #include <memory>
+#include <thread>
 #include <optional>
 #include <string>
 
@@ -39,6 +41,7 @@ sigset_t block_shutdown_signals() {
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGUSR1);  // wakes the signal thread when the engine stops by itself
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   return set;
 }
@@ -74,10 +77,21 @@ void serve(ServeArgs& a) {
              load_timer.seconds(), served.name, threads, engine_options_.scheduler.max_seqs,
              llm.engine().max_model_len(), llm.engine().kv_cache().capacity_tokens());
 
-  int signal_number = 0;
-  sigwait(&signals, &signal_number);
-  fmt::print(stderr, "serve: {}: cancelling requests in flight and stopping\n", strsignal(signal_number));
-  engine.stop();
+  // The engine runs here, on the thread that loaded the model (see
+  // ServingEngine); a thread of its own takes SIGINT/SIGTERM.
+  std::atomic<bool> signalled = false;
+  std::thread signal_thread([&] {
+    int signal_number = 0;
+    sigwait(&signals, &signal_number);
+    if (signal_number != SIGUSR1) {
+      signalled = true;
+      fmt::print(stderr, "serve: {}: cancelling requests in flight and stopping\n", strsignal(signal_number));
+    }
+    engine.stop();
+  });
+  engine.run();
+  if (!signalled) pthread_kill(signal_thread.native_handle(), SIGUSR1);  // the engine stopped by itself
+  signal_thread.join();
   server.stop();
   const EngineMetrics m = engine.metrics();
   fmt::print(stderr, "serve: served {} requests ({} cancelled): {} prompt tokens, {} generated\n",

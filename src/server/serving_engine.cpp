@@ -33,11 +33,7 @@ void ResponseChannel::push_output(int prompt, RequestOutput output) {
 }
 
 ServingEngine::ServingEngine(Engine& engine, int max_waiting)
-    : engine_(engine), max_waiting_(max_waiting), metrics_(engine.metrics()) {
-  thread_ = std::thread([this] { loop(); });
-}
-
-ServingEngine::~ServingEngine() { stop(); }
+    : engine_(engine), max_waiting_(max_waiting), metrics_(engine.metrics()) {}
 
 RequestId ServingEngine::submit(std::vector<int32_t> prompt, const SamplingParams& params,
                                 std::shared_ptr<ResponseChannel> channel, int prompt_index) {
@@ -67,14 +63,10 @@ void ServingEngine::cancel(RequestId id) {
 }
 
 void ServingEngine::stop() {
-  {
-    std::lock_guard lock(mutex_);
-    if (stopping_ && !thread_.joinable()) return;
-    stopping_ = true;
-    for (const auto& [id, route] : routes_) engine_.cancel(id);
-    work_.notify_one();
-  }
-  if (thread_.joinable()) thread_.join();
+  std::lock_guard lock(mutex_);
+  stopping_ = true;
+  for (const auto& [id, route] : routes_) engine_.cancel(id);
+  work_.notify_one();
 }
 
 EngineMetrics ServingEngine::metrics() const {
@@ -88,7 +80,7 @@ void ServingEngine::leave_waiting(Route& route) {
   --n_waiting_;
 }
 
-void ServingEngine::loop() {
+void ServingEngine::run() {
   for (;;) {
     {
       std::unique_lock lock(mutex_);

@@ -12,7 +12,6 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -56,12 +55,16 @@ class QueueFull : public Error {
   using Error::Error;
 };
 
+// The engine's loop runs on the thread that calls run(): best the one that
+// loaded the model. OpenMP keeps a pool of workers per thread that starts
+// parallel regions, and once there are more of them than cores it lets them
+// spin only briefly between regions (libgomp's throttled spin), so a second
+// pool made decode of one sequence 2x slower on 2 cores.
 class ServingEngine {
  public:
   // max_waiting: requests submitted but not yet producing tokens, at most
-  // (0: unbounded). Starts the engine thread.
+  // (0: unbounded).
   ServingEngine(Engine& engine, int max_waiting);
-  ~ServingEngine();  // stop()
   ServingEngine(const ServingEngine&) = delete;
   ServingEngine& operator=(const ServingEngine&) = delete;
 
@@ -71,8 +74,11 @@ class ServingEngine {
                    std::shared_ptr<ResponseChannel> channel, int prompt_index);
   // The request stops at the next step; its channel gets the cancelled output.
   void cancel(RequestId id);
-  // Cancels everything in flight, lets the engine finish the step, joins the
-  // thread. Requests submitted afterwards are refused.
+  // Steps the engine as requests come, until stop(); then returns once what
+  // was in flight has been cancelled.
+  void run();
+  // Cancels everything in flight and makes run() return. Requests submitted
+  // afterwards are refused. Safe from any thread.
   void stop();
 
   // The engine's metrics after its latest step (or at start).
@@ -87,7 +93,6 @@ class ServingEngine {
     int prompt = 0;
     bool started = false;  // made its first delta (engine thread only)
   };
-  void loop();
   void leave_waiting(Route& route);  // engine thread
 
   Engine& engine_;
@@ -102,7 +107,6 @@ class ServingEngine {
 
   mutable std::mutex metrics_mutex_;
   EngineMetrics metrics_;
-  std::thread thread_;
 };
 
 }  // namespace skiff

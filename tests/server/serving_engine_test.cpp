@@ -45,14 +45,25 @@ class ServingEngineTest : public ::testing::Test {
 Model* ServingEngineTest::model_ = nullptr;
 Tokenizer* ServingEngineTest::tokenizer_ = nullptr;
 
+// A ServingEngine whose loop runs on a thread of its own while it lives.
+struct RunningEngine {
+  RunningEngine(Engine& engine, int max_waiting) : serving(engine, max_waiting), thread([this] { serving.run(); }) {}
+  ~RunningEngine() {
+    serving.stop();
+    thread.join();
+  }
+  ServingEngine serving;
+  std::thread thread;
+};
+
 TEST_F(ServingEngineTest, OutputsEqualTheEnginesOwnAndDeltasAddUpToThem) {
   Engine offline(*model_, *tokenizer_);
   offline.add_request(prompt(), greedy(20));
   const std::string expected = offline.run_to_completion()[0].outputs[0].text;
 
   Engine engine(*model_, *tokenizer_);
-  ServingEngine serving(engine, 0);
-  Generation gen(serving, {prompt(), prompt()}, greedy(20));
+  RunningEngine running(engine, 0);
+  Generation gen(running.serving, {prompt(), prompt()}, greedy(20));
   std::string streamed[2];
   std::vector<ResponseChannel::Event> events;
   while (!gen.poll(events)) {
@@ -68,7 +79,8 @@ TEST_F(ServingEngineTest, AFullQueueRefusesAtOnceAndCountsIt) {
   EngineOptions options;
   options.scheduler.max_seqs = 1;
   Engine engine(*model_, *tokenizer_, options);
-  ServingEngine serving(engine, 1);
+  RunningEngine loop(engine, 1);
+  ServingEngine& serving = loop.serving;
   Generation running(serving, {prompt()}, greedy(400));
   std::vector<ResponseChannel::Event> events;
   while (events.empty()) running.poll(events);  // it produces tokens: no longer waiting
@@ -85,7 +97,8 @@ TEST_F(ServingEngineTest, AFullQueueRefusesAtOnceAndCountsIt) {
 
 TEST_F(ServingEngineTest, InvalidRequestsAreA400AndQueueNothing) {
   Engine engine(*model_, *tokenizer_);
-  ServingEngine serving(engine, 0);
+  RunningEngine loop(engine, 0);
+  ServingEngine& serving = loop.serving;
   SamplingParams too_many = greedy(5);
   too_many.n = 1000;
   try {
@@ -99,7 +112,8 @@ TEST_F(ServingEngineTest, InvalidRequestsAreA400AndQueueNothing) {
 
 TEST_F(ServingEngineTest, CancelAndStopFreeTheBlocks) {
   Engine engine(*model_, *tokenizer_);
-  ServingEngine serving(engine, 0);
+  RunningEngine loop(engine, 0);
+  ServingEngine& serving = loop.serving;
   {
     Generation gen(serving, {prompt()}, greedy(400));
     std::vector<ResponseChannel::Event> events;
@@ -113,9 +127,10 @@ TEST_F(ServingEngineTest, CancelAndStopFreeTheBlocks) {
   EXPECT_EQ(serving.metrics().requests_running, 0);
 
   Generation left(serving, {prompt()}, greedy(400));
-  serving.stop();  // cancels what is in flight and returns
+  serving.stop();  // cancels what is in flight
   std::vector<ResponseChannel::Event> events;
-  EXPECT_TRUE(left.poll(events));
+  while (!left.poll(events)) {
+  }
   EXPECT_EQ(left.output(0).outputs[0].finish_reason, FinishReason::kCancelled);
   EXPECT_THROW(Generation(serving, {prompt()}, greedy(5)), RequestError);
 }

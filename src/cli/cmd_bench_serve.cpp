@@ -120,8 +120,11 @@ void bench_serve(const BenchServeArgs& a) {
              workload.requests.size(), workload.prompt_tokens(), workload.output_tokens(), a.load.host, a.load.port);
   // One untimed request first, as vllm bench serve sends: the first
   // connection and the server's first step pay one-time costs.
+  // Its prompt is the first one reversed: the same length, and nothing for
+  // the prefix cache to give the timed requests.
   bench::Workload warm_up{{workload.requests.front()}};
   warm_up.requests[0].output_len = std::min(warm_up.requests[0].output_len, 4);
+  std::reverse(warm_up.requests[0].prompt.begin(), warm_up.requests[0].prompt.end());
   const LoadResult warm = run_load(warm_up, a.load);
   if (warm.succeeded() != 1) fail("bench-serve: the warm-up request failed: {}", warm.requests[0].error);
 

@@ -15,21 +15,17 @@
 
 #include "base/error.h"
 #include "model/loader.h"
+#include "stories_model.h"
 
 namespace skiff {
 namespace {
 
-const std::string kModelPath = std::string(SKIFF_MODELS_DIR) + "/derived/stories260K-f32.gguf";
 
 class EngineTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    model_ = load_model(kModelPath).release();
-    tokenizer_ = Tokenizer::from_path(kModelPath).release();
-  }
-  static void TearDownTestSuite() {
-    delete model_;
-    delete tokenizer_;
+    model_ = &testing::stories_model();
+    tokenizer_ = &testing::stories_tokenizer();
   }
 
   static Engine make_engine(EngineOptions options = {}) {
@@ -49,17 +45,12 @@ class EngineTest : public ::testing::Test {
   }
 
   static Model* model_;
-  static Tokenizer* tokenizer_;
+  static const Tokenizer* tokenizer_;
 };
 Model* EngineTest::model_ = nullptr;
-Tokenizer* EngineTest::tokenizer_ = nullptr;
+const Tokenizer* EngineTest::tokenizer_ = nullptr;
 
-SamplingParams greedy(int max_tokens) {
-  SamplingParams p;
-  p.temperature = 0;
-  p.max_tokens = max_tokens;
-  return p;
-}
+using testing::greedy;
 
 SamplingParams seeded(uint64_t seed, int max_tokens) {
   SamplingParams p;

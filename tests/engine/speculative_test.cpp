@@ -16,6 +16,7 @@
 #include "engine/engine.h"
 #include "engine/ngram_proposer.h"
 #include "model/loader.h"
+#include "stories_model.h"
 
 namespace skiff {
 namespace {
@@ -69,12 +70,7 @@ Model* SpeculativeTest::perfect_draft_ = nullptr;
 Model* SpeculativeTest::salty_draft_ = nullptr;
 Tokenizer* SpeculativeTest::tokenizer_ = nullptr;
 
-SamplingParams greedy(int max_tokens) {
-  SamplingParams p;
-  p.temperature = 0;
-  p.max_tokens = max_tokens;
-  return p;
-}
+using testing::greedy;
 
 const std::vector<std::string> kTexts = {"Once upon a time", "Tom and his dog went to the",
                                          "One day, a little bird", "Lily", "The sun was"};

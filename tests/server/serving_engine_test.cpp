@@ -11,39 +11,25 @@
 
 #include <thread>
 
-#include "model/loader.h"
 #include "server/client_socket.h"
 #include "server/generation.h"
 #include "server/request_fields.h"
+#include "stories_model.h"
 
 namespace skiff {
 namespace {
 
-const std::string kModelPath = std::string(SKIFF_MODELS_DIR) + "/derived/stories260K-f32.gguf";
-
 class ServingEngineTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    model_ = load_model(kModelPath).release();
-    tokenizer_ = Tokenizer::from_path(kModelPath).release();
-  }
-  static void TearDownTestSuite() {
-    delete model_;
-    delete tokenizer_;
-  }
-  static std::vector<int32_t> prompt() { return tokenizer_->encode("Once upon a time", true, false); }
-  static SamplingParams greedy(int max_tokens) {
-    SamplingParams p;
-    p.temperature = 0;
-    p.max_tokens = max_tokens;
+  Model& model_ = testing::stories_model();
+  const Tokenizer& tokenizer_ = testing::stories_tokenizer();
+  std::vector<int32_t> prompt() const { return tokenizer_.encode("Once upon a time", true, false); }
+  static SamplingParams greedy(int max_tokens) {  // EOS ignored: every request runs its length
+    SamplingParams p = testing::greedy(max_tokens);
     p.ignore_eos = true;
     return p;
   }
-  static Model* model_;
-  static Tokenizer* tokenizer_;
 };
-Model* ServingEngineTest::model_ = nullptr;
-Tokenizer* ServingEngineTest::tokenizer_ = nullptr;
 
 // A ServingEngine whose loop runs on a thread of its own while it lives.
 struct RunningEngine {
@@ -57,11 +43,11 @@ struct RunningEngine {
 };
 
 TEST_F(ServingEngineTest, OutputsEqualTheEnginesOwnAndDeltasAddUpToThem) {
-  Engine offline(*model_, *tokenizer_);
+  Engine offline(model_, tokenizer_);
   offline.add_request(prompt(), greedy(20));
   const std::string expected = offline.run_to_completion()[0].outputs[0].text;
 
-  Engine engine(*model_, *tokenizer_);
+  Engine engine(model_, tokenizer_);
   RunningEngine running(engine, 0);
   Generation gen(running.serving, {prompt(), prompt()}, greedy(20));
   std::string streamed[2];
@@ -78,7 +64,7 @@ TEST_F(ServingEngineTest, OutputsEqualTheEnginesOwnAndDeltasAddUpToThem) {
 TEST_F(ServingEngineTest, AFullQueueRefusesAtOnceAndCountsIt) {
   EngineOptions options;
   options.scheduler.max_seqs = 1;
-  Engine engine(*model_, *tokenizer_, options);
+  Engine engine(model_, tokenizer_, options);
   RunningEngine loop(engine, 1);
   ServingEngine& serving = loop.serving;
   Generation running(serving, {prompt()}, greedy(400));
@@ -96,7 +82,7 @@ TEST_F(ServingEngineTest, AFullQueueRefusesAtOnceAndCountsIt) {
 }
 
 TEST_F(ServingEngineTest, InvalidRequestsAreA400AndQueueNothing) {
-  Engine engine(*model_, *tokenizer_);
+  Engine engine(model_, tokenizer_);
   RunningEngine loop(engine, 0);
   ServingEngine& serving = loop.serving;
   SamplingParams too_many = greedy(5);
@@ -111,7 +97,7 @@ TEST_F(ServingEngineTest, InvalidRequestsAreA400AndQueueNothing) {
 }
 
 TEST_F(ServingEngineTest, CancelAndStopFreeTheBlocks) {
-  Engine engine(*model_, *tokenizer_);
+  Engine engine(model_, tokenizer_);
   RunningEngine loop(engine, 0);
   ServingEngine& serving = loop.serving;
   {

@@ -20,7 +20,6 @@
 namespace skiff {
 namespace {
 
-
 class EngineTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {

@@ -55,7 +55,7 @@ std::string default_model_name(const std::string& path) {
 void serve(ServeArgs& a) {
   const sigset_t signals = block_shutdown_signals();
   const int threads = set_threads(a.engine.threads);
-  const EngineOptions engine_options_ = engine_options(a.engine);
+  const EngineOptions options = engine_options(a.engine);
 
   const std::optional<std::string> template_source = chat_template_source(a.model, a.chat_template);
   const std::optional<ChatTemplate> chat_template =
@@ -74,7 +74,7 @@ void serve(ServeArgs& a) {
                            llm.tokenizer(), engine, chat_template ? &*chat_template : nullptr};
   server.serve(served);
   fmt::print(stderr, "serve: ready in {:.2f} s: model \"{}\", threads {}, max_seqs {}, max_model_len {}, KV pool {} tokens\n",
-             load_timer.seconds(), served.name, threads, engine_options_.scheduler.max_seqs,
+             load_timer.seconds(), served.name, threads, options.scheduler.max_seqs,
              llm.engine().max_model_len(), llm.engine().kv_cache().capacity_tokens());
 
   // The engine runs here, on the thread that loaded the model (see

@@ -83,6 +83,8 @@ void ApiServer::stop() {
 
 namespace {
 
+constexpr const char* kUnauthorized = "Unauthorized: a valid API key is needed (Authorization: Bearer KEY)";
+
 // Compares in time that depends on the lengths only, so that response times
 // do not tell an attacker how much of a guessed key was right.
 bool constant_time_equal(const std::string& a, const std::string& b) {
@@ -107,7 +109,7 @@ const ServedModel* ApiServer::ready(httplib::Response& res) const {
 
 void ApiServer::post(const char* path, Handler handler) {
   http_.Post(path, [this, handler = std::move(handler)](const httplib::Request& req, httplib::Response& res) {
-    if (!authorized(req)) return send_error(res, 401, "Unauthorized: a valid API key is needed (Authorization: Bearer KEY)");
+    if (!authorized(req)) return send_error(res, 401, kUnauthorized);
     const ServedModel* model = ready(res);
     if (!model) return;
     try {
@@ -139,7 +141,7 @@ void ApiServer::add_routes() {
     if (ready(res)) res.set_content("{}", "application/json");
   });
   http_.Get("/v1/models", [this](const httplib::Request& req, httplib::Response& res) {
-    if (!authorized(req)) return send_error(res, 401, "Unauthorized: a valid API key is needed (Authorization: Bearer KEY)");
+    if (!authorized(req)) return send_error(res, 401, kUnauthorized);
     const ServedModel* model = ready(res);
     if (!model) return;
     const ojson card{{"id", model->name},         {"object", "model"},

@@ -1,3 +1,5 @@
+// What every handler shares: its client's socket, streaming a generation as
+// server-sent events, and the checks of the model name and the context.
 #include "server/handlers.h"
 
 #include "server/openai_shapes.h"

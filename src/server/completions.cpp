@@ -16,7 +16,6 @@ struct CompletionRequest {
   std::vector<std::vector<int32_t>> prompts;
   std::vector<std::string> prompt_texts;  // what echo repeats
   SamplingParams params;
-  std::optional<int> logprobs;
   StreamFields stream;
   bool echo = false;
 };
@@ -69,7 +68,7 @@ CompletionRequest parse_request(const ServedModel& served, const ojson& body) {
                                    served.engine.max_model_len() - static_cast<int32_t>(longest)};
   for (const auto& [key, v] : body.items()) {
     if (key == "logprobs") {
-      if (!v.is_null()) r.logprobs = static_cast<int>(integer_field(v, key, 0, 20));
+      if (!v.is_null()) r.params.logprobs = static_cast<int32_t>(integer_field(v, key, 0, 20));
     } else if (key == "echo") {
       r.echo = !v.is_null() && boolean_field(v, key);
     } else if (read_stream_field(key, v, r.stream)) {
@@ -83,9 +82,8 @@ CompletionRequest parse_request(const ServedModel& served, const ojson& body) {
       read_sampling_field(key, v, r.params, limits);  // other fields are ignored, as vLLM does
     }
   }
-  r.params.logprobs = r.logprobs;
   validate_sampling(r.params);
-  if (r.echo && r.logprobs) bad_field("echo", "echo with logprobs (prompt log-probabilities) is not supported");
+  if (r.echo && r.params.logprobs) bad_field("echo", "echo with logprobs (prompt log-probabilities) is not supported");
   for (const auto& p : r.prompts) check_context(served, p.size(), r.params.max_tokens);
   return r;
 }
@@ -95,7 +93,7 @@ ojson choice_json(const Tokenizer& tokenizer, const CompletionRequest& r, int in
   ojson choice;
   choice["index"] = index;
   choice["text"] = prefix + c.text;
-  choice["logprobs"] = r.logprobs ? completion_logprobs(tokenizer, c.logprobs, prefix.size()) : ojson(nullptr);
+  choice["logprobs"] = r.params.logprobs ? completion_logprobs(tokenizer, c.logprobs, prefix.size()) : ojson(nullptr);
   choice["finish_reason"] = finish_reason_json(c.finish_reason);
   choice["stop_reason"] = stop_reason_json(c);
   return choice;
@@ -143,7 +141,7 @@ void respond_streaming(const ServedModel& served, std::shared_ptr<CompletionRequ
     if (d.text.empty() && d.token_ids.empty() && !d.finish_reason) return {};
     const size_t index = static_cast<size_t>(e.prompt) * n + d.index;
     ojson choice{{"index", index}, {"text", d.text}};
-    choice["logprobs"] = r->logprobs ? completion_logprobs(tokenizer, d.logprobs, state->text_offset[index]) : ojson(nullptr);
+    choice["logprobs"] = r->params.logprobs ? completion_logprobs(tokenizer, d.logprobs, state->text_offset[index]) : ojson(nullptr);
     choice["finish_reason"] = finish_reason_json(d.finish_reason);
     state->text_offset[index] += d.text.size();
     state->completion_tokens += static_cast<int64_t>(d.token_ids.size());

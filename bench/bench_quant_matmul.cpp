@@ -4,7 +4,7 @@
 // at decode (1 token) and prefill (512 tokens) batch sizes, per ISA.
 //
 //   bench_quant_matmul [-t THREADS] [--types q8_0,q8_0p,q4_0,q4_0p,q5_0,q4_k,q4_kp,q6_k,q6_kp,...] [--isas avx512,avx2]
-//                      [--tokens 1,512] [--min-time SECONDS] [--cpu-time 1]
+//                      [--tokens 1,512] [--shapes ROWSxCOLS,...] [--min-time SECONDS] [--cpu-time 1]
 //
 // --cpu-time 1 (with -t 1) times by the thread's CPU clock, which leaves out
 // time the thread spent descheduled: per-core kernel speed on a shared machine.
@@ -37,10 +37,10 @@ namespace {
 using namespace skiff;
 
 struct Shape {
-  const char* name;
+  std::string name;
   int64_t rows, cols;
 };
-constexpr Shape kShapes[] = {
+const Shape kShapes[] = {
     {"q/o 2048x2048", 2048, 2048},   {"k/v 512x2048", 512, 2048},      {"gate/up 8192x2048", 8192, 2048},
     {"down 2048x8192", 2048, 8192}, {"output 32000x2048", 32000, 2048},
 };
@@ -123,7 +123,7 @@ std::vector<std::string> split(std::string_view s) {
 int usage() {
   std::fprintf(stderr,
                "usage: bench_quant_matmul [-t THREADS] [--types q8_0,q8_0p,q4_0,q4_0p,q5_0,q4_k,q4_kp,q6_k,q6_kp,...] [--isas avx512,avx2,scalar]\n"
-               "                          [--tokens 1,512] [--min-time SECONDS] [--cpu-time 1]\n");
+               "                          [--tokens 1,512] [--shapes ROWSxCOLS,...] [--min-time SECONDS] [--cpu-time 1]\n");
   return 2;
 }
 
@@ -132,6 +132,7 @@ int usage() {
 int main(int argc, char** argv) {
   std::vector<std::string> types = {"q8_0", "q4_0", "q4_k"}, isas = {"avx512", "avx2"};
   std::vector<int> tokens = {1, 512};
+  std::vector<Shape> shapes(std::begin(kShapes), std::end(kShapes));
   double min_time = 0.3;
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
@@ -142,7 +143,14 @@ int main(int argc, char** argv) {
     else if (a == "--isas") isas = split(v);
     else if (a == "--min-time") min_time = std::atof(v);
     else if (a == "--cpu-time") g_cpu_time = std::atoi(v) != 0;
-    else if (a == "--tokens") {
+    else if (a == "--shapes") {
+      shapes.clear();
+      for (const std::string& s : split(v)) {
+        int64_t rows = 0, cols = 0;
+        if (std::sscanf(s.c_str(), "%ldx%ld", &rows, &cols) != 2 || rows <= 0 || cols <= 0) return usage();
+        shapes.push_back({s, rows, cols});
+      }
+    } else if (a == "--tokens") {
       tokens.clear();
       for (const std::string& s : split(v)) tokens.push_back(std::atoi(s.c_str()));
     } else return usage();
@@ -150,17 +158,19 @@ int main(int argc, char** argv) {
   std::printf("threads %d, triad %.1f GB/s\n", omp_get_max_threads(), triad_gbs());
   std::printf("| type | isa | shape | tokens | ms | GB/s | GOP/s |\n|---|---|---|---|---|---|---|\n");
   const int max_tokens = *std::max_element(tokens.begin(), tokens.end());
-  std::vector<float> x(static_cast<size_t>(max_tokens) * 8192);
+  int64_t max_rows = 0, max_cols = 0;
+  for (const Shape& s : shapes) max_rows = std::max(max_rows, s.rows), max_cols = std::max(max_cols, s.cols);
+  std::vector<float> x(static_cast<size_t>(max_tokens) * max_cols);
   std::mt19937 rng(1);
   std::normal_distribution<float> dist(0.0f, 1.0f);
   for (float& v : x) v = dist(rng);
-  std::vector<float> y(static_cast<size_t>(max_tokens) * 32000);
+  std::vector<float> y(static_cast<size_t>(max_tokens) * max_rows);
   for (const std::string& type_name : types) {
     // q8_0p, q4_0p, q4_kp, q6_kp, ...: repacked into panels as the loader does on AVX-512 (kernels/repack.h).
     const bool repacked = type_name.back() == 'p';
     const auto type = dtype_from_name(repacked ? type_name.substr(0, type_name.size() - 1) : type_name);
     if (!type) return usage();
-    for (const Shape& s : kShapes) {
+    for (const Shape& s : shapes) {
       const size_t bytes = row_bytes(*type, s.cols) * s.rows;
       const size_t n_copies = (size_t{256} << 20) / bytes + 1;
       HugePageBuffer weights(bytes * n_copies);
@@ -180,7 +190,7 @@ int main(int argc, char** argv) {
         for (int n : tokens) {
           const double sec = time_matmul(copies, x.data(), n, y.data(), min_time);
           std::printf("| %s | %s | %s | %d | %.3f | %.1f | %.1f |\n", type_name.c_str(), isa_str.c_str(),
-                      s.name, n, sec * 1e3, static_cast<double>(bytes) / sec * 1e-9,
+                      s.name.c_str(), n, sec * 1e3, static_cast<double>(bytes) / sec * 1e-9,
                       2.0 * static_cast<double>(s.rows * s.cols) * n / sec * 1e-9);
           std::fflush(stdout);
         }

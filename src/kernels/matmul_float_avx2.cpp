@@ -64,6 +64,8 @@ int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
 // overflow the 16 registers.
 template <int T>
 constexpr int kDecodeRows = 8 / T;
+template <class W>
+constexpr int kDecodeTokens = 4;
 
 // acc[j][t] += row j (8 elements at i, n of them valid) * token t.
 template <class W, int T>

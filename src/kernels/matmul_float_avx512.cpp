@@ -19,6 +19,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 #include "kernels/matmul_kernels.h"
+#include "kernels/quant_blocks_simd.h"
 #include "kernels/repack.h"
 #include "kernels/scratch.h"
 
@@ -92,7 +93,11 @@ inline void decode_step(const uint8_t* const* rows, const float* x, int64_t cols
 }
 
 // Panels: one stream of 16 rows, two accumulator chains per token (columns
-// alternate), no reductions across lanes: lane i is row i.
+// alternate), no reductions across lanes: lane i is row i. Up to 8 tokens in
+// one pass: 16 accumulators, the broadcasts come from memory, and at 8 tokens
+// the FMAs and conversions (5 per 32 bytes of weights per port) still keep up
+// with memory, so a speculative verification of k+1 <= 8 tokens reads each
+// weight once. Every token's sums run in the same order whatever T is.
 template <int T>
 void decode_panels(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
   const int64_t cols = w.cols;
@@ -101,18 +106,25 @@ void decode_panels(const Matrix& w, const Activations& x, float* y, int64_t ldy,
     __m512 acc[2][T];
 #pragma GCC unroll 8
     for (int t = 0; t < T; ++t) acc[0][t] = acc[1][t] = _mm512_setzero_ps();
-    for (int64_t k = 0; k < cols; k += 2)
+    for (int64_t k = 0; k < cols; k += 2) {
+      prefetch_unit<64>(panel + 32 * k, 0);  // the panels are one stream: on past this one
 #pragma GCC unroll 2
       for (int h = 0; h < 2; ++h) {
         const __m512 wv = F16Panels::column(panel, k + h);
-#pragma GCC unroll 4
+#pragma GCC unroll 8
         for (int t = 0; t < T; ++t)
           acc[h][t] = _mm512_fmadd_ps(wv, _mm512_set1_ps(x.f32[t * cols + k + h]), acc[h][t]);
       }
-#pragma GCC unroll 4
+    }
+#pragma GCC unroll 8
     for (int t = 0; t < T; ++t) _mm512_storeu_ps(y + t * ldy + r, _mm512_add_ps(acc[0][t], acc[1][t]));
   }
 }
+
+// Tokens per decode pass: panels take 8 (above); rows, whose reductions need
+// kDecodeRows<T> x T accumulators, take 4.
+template <class W>
+constexpr int kDecodeTokens = W::kFromPanels ? 8 : 4;
 
 template <class W, int T>
 void decode_rows(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0,

@@ -5,7 +5,10 @@
 // with |r| <= ln2/2 (Cody-Waite split of ln2 keeps r exact), exp(r) by a
 // polynomial, 2^n built in the exponent bits. Loops calling it vectorize.
 inline float fast_exp(float x) {
-  x = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
+  // Two plain selects (NaN passes both): as one nested select, GCC split
+  // callers' loops by range and repeated their work (silu_mul's division) per range.
+  x = x < -87.0f ? -87.0f : x;
+  x = x > 88.0f ? 88.0f : x;
   // Round to nearest by adding and removing 1.5·2^23 (plain float adds, which
   // vectorize where a call to floor does not).
   constexpr float kRound = 12582912.0f;

@@ -129,9 +129,9 @@ void Model::ffn_layer(int l, int n_tokens) {
   const MatmulProduct gate_up[] = {{&L.w_gate, s_.gate.data()}, {&L.w_up, s_.up.data()}};
   matmul_many(gate_up, s_.xb.data(), n_tokens);
   const int64_t f = c.ffn_dim;
-  for_each_token(n_tokens, f, [&](int t) {
-    if (c.activation == Activation::kGeluTanh) gelu_tanh_mul(&s_.gate[t * f], &s_.up[t * f], f);
-    else silu_mul(&s_.gate[t * f], &s_.up[t * f], f);
+  for_each_range(n_tokens * f, [&](int64_t begin, int64_t end) {
+    if (c.activation == Activation::kGeluTanh) gelu_tanh_mul(&s_.gate[begin], &s_.up[begin], end - begin);
+    else silu_mul(&s_.gate[begin], &s_.up[begin], end - begin);
   });
   matmul(L.w_down, s_.gate.data(), n_tokens, s_.proj.data());
   add_residual(L.post_ffn_norm, n_tokens);

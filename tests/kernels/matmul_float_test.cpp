@@ -93,13 +93,13 @@ void check_all_isas(const Problem& p, bool repacked = false) {
 }
 
 // F16 repacked into 16-row panels at load: one panel, an odd number of panels
-// (a 32-row GEMM tile with its second half empty), several passes of 4 decode
-// tokens, the GEMM from 32 tokens; rows read back exactly.
+// (a 32-row GEMM tile with its second half empty), every decode pass width
+// (1-8 tokens) and several passes, the GEMM from 32 tokens; rows read back exactly.
 TEST(MatmulFloat, RepackedF16EveryIsa) {
   uint32_t seed = 300;
   for (int64_t rows : {16, 48, 160})
     for (int64_t cols : {64, 192, 768})
-      for (int n_tokens : {1, 2, 3, 4, 5, 13, 32, 64}) {
+      for (int n_tokens : {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 32, 64}) {
         if (rows * cols * n_tokens > 3'000'000) continue;
         check_all_isas(make_problem(DType::F16, rows, cols, n_tokens, seed++), true);
         if (HasFatalFailure()) return;

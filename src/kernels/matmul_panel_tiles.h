@@ -13,22 +13,31 @@
 constexpr int kPanelRows = kPanelRowCount;  // the load-time panels are the kernels' panels
 constexpr int kTileTokens = kQuadTokens;
 
+// Up to this many tokens, rows go one panel at a time against all the tokens
+// in one pass, so each weight is read and unpacked once: a speculative
+// verification of k + 1 tokens, each with perhaps an outlier row
+// (matmul.cpp), costs about a decode step, where passes of 4 tokens over panel
+// pairs cost 2.4-3.9x one. More tokens go in quads over panel pairs.
+constexpr int kPassTokens = 4 * kTileTokens;
+
 // Where a tile reads its tokens' activations when they are interleaved
-// (QuadUnit): one pointer reaches all of a tile's.
+// (QuadUnit): one pointer reaches all of a tile's, token t in quad t / 4.
 struct QuadAct {
   const QuadUnit* units;
-  [[gnu::always_inline]] int32_t q(int64_t u, int g, int t) const { return units[u].q[g][t]; }
-  [[gnu::always_inline]] float d(int64_t u, int t) const { return units[u].d[t]; }
-  [[gnu::always_inline]] int32_t sum(int64_t u, int t) const { return units[u].sum[0][t]; }
-  [[gnu::always_inline]] int32_t sum16(int64_t u, int h, int t) const { return units[u].sum[h][t]; }
-  [[gnu::always_inline]] float dsum(int64_t u, int t) const { return units[u].dsum[t]; }
+  int64_t quad_units;  // units per quad (the matrix's columns / 32)
+  [[gnu::always_inline]] const QuadUnit& at(int64_t u, int t) const { return units[t / kTileTokens * quad_units + u]; }
+  [[gnu::always_inline]] int32_t q(int64_t u, int g, int t) const { return at(u, t).q[g][t % kTileTokens]; }
+  [[gnu::always_inline]] float d(int64_t u, int t) const { return at(u, t).d[t % kTileTokens]; }
+  [[gnu::always_inline]] int32_t sum(int64_t u, int t) const { return at(u, t).sum[0][t % kTileTokens]; }
+  [[gnu::always_inline]] int32_t sum16(int64_t u, int h, int t) const { return at(u, t).sum[h][t % kTileTokens]; }
+  [[gnu::always_inline]] float dsum(int64_t u, int t) const { return at(u, t).dsum[t % kTileTokens]; }
 };
 
-// iacc[p][t] += columns 4g..4g+3 of unit u of panel p times token t's, for
-// the kGroups groups from g0: one vpdpbusd per panel and token, against the
-// token's 4 bytes broadcast.
+// iacc[p][t] += columns 4g..4g+3 of unit u of panel p times token t0 + t's,
+// for the kGroups groups from g0: one vpdpbusd per panel and token, against
+// the token's 4 bytes broadcast.
 template <int kGroups, int R, int T, class Panel, class Act>
-[[gnu::always_inline]] inline void group_dots(const Panel panels[R], int64_t u, int g0, const Act& a,
+[[gnu::always_inline]] inline void group_dots(const Panel panels[R], int64_t u, int g0, const Act& a, int t0,
                                               __m512i iacc[R][T]) {
 #pragma GCC unroll 8
   for (int g = g0; g < g0 + kGroups; ++g) {
@@ -37,12 +46,19 @@ template <int kGroups, int R, int T, class Panel, class Act>
     for (int p = 0; p < R; ++p) wv[p] = panels[p].w(u, g);
 #pragma GCC unroll 8
     for (int t = 0; t < T; ++t) {
-      const __m512i xb = _mm512_set1_epi32(a.q(u, g, t));
+      const __m512i xb = _mm512_set1_epi32(a.q(u, g, t0 + t));
 #pragma GCC unroll 4
       for (int p = 0; p < R; ++p) iacc[p][t] = _mm512_dpbusd_epi32(iacc[p][t], wv[p], xb);
     }
   }
 }
+
+// Tiles take their tokens in blocks of at most this many: a block's int32 sums
+// and every token's float sums fit the 32 registers up to 16 tokens, and past 8
+// a second block unpacks the unit's weights again (cheaper than another pass).
+constexpr int kBlockTokens = 8;
+template <int T, int T0>
+constexpr int kBlockSize = T - T0 < kBlockTokens ? T - T0 : kBlockTokens;
 
 // Runs Tile for T tokens from t0 and stores rows [r, r + rows).
 template <class Tile, int R, int T, class Panel, class Act>
@@ -65,7 +81,7 @@ template <class Tile, int R, class Panel>
 void tokens_tiles(const Panel panels[R], int64_t units, const QuadUnit* quads, int n_tokens, float* y,
                   int64_t ldy, int64_t r, int64_t rows) {
   for (int t0 = 0; t0 < n_tokens; t0 += kTileTokens) {
-    const QuadAct act{quads + t0 / kTileTokens * units};
+    const QuadAct act{quads + t0 / kTileTokens * units, units};
     switch (n_tokens - t0 < kTileTokens ? n_tokens - t0 : kTileTokens) {
       case 1: tile_store<Tile, R, 1, Panel, QuadAct>(panels, units, act, t0, y, ldy, r, rows); break;
       case 2: tile_store<Tile, R, 2, Panel, QuadAct>(panels, units, act, t0, y, ldy, r, rows); break;
@@ -76,17 +92,36 @@ void tokens_tiles(const Panel panels[R], int64_t units, const QuadUnit* quads, i
   static_assert(kTileTokens == 4, "the switch covers 1..kTileTokens");
 }
 
-// Rows [r0, r1) for 2+ tokens, panel pairs at a time; make_panel(r, k) gives
-// the panel of rows r.. as the k-th (0, 1) of its pair.
-template <class Tile, class MakePanel>
+// One panel against all of 2..kMaxPass tokens.
+template <class Tile, int T, class Panel>
+void one_pass_of(const Panel& panel, int64_t units, const QuadUnit* quads, float* y, int64_t ldy, int64_t r,
+                 int64_t rows) {
+  const Panel panels[1] = {panel};
+  tile_store<Tile, 1, T, Panel, QuadAct>(panels, units, QuadAct{quads, units}, 0, y, ldy, r, rows);
+}
+template <class Tile, int kMaxPass, class Panel, int T = 2>
+void one_pass(const Panel& panel, int64_t units, const QuadUnit* quads, int n_tokens, float* y, int64_t ldy,
+              int64_t r, int64_t rows) {
+  if constexpr (T < kMaxPass) {
+    if (n_tokens > T) return one_pass<Tile, kMaxPass, Panel, T + 1>(panel, units, quads, n_tokens, y, ldy, r, rows);
+  }
+  one_pass_of<Tile, T>(panel, units, quads, y, ldy, r, rows);
+}
+
+// Rows [r0, r1) for 2+ tokens: up to kMaxPass one panel at a time, more
+// panel pairs at a time; make_panel(r, k) gives the panel of rows r.. as the
+// k-th (0, 1) of its pair.
+template <class Tile, int kMaxPass = kPassTokens, class MakePanel>
 void panel_rows(const MakePanel& make_panel, const Activations& x, int64_t units, float* y, int64_t ldy,
                 int64_t r0, int64_t r1) {
   using Panel = decltype(make_panel(r0, 0));
   const auto* quads = static_cast<const QuadUnit*>(x.quads);
-  const int64_t step = x.n_tokens < kTileTokens ? kPanelRows : 2 * kPanelRows;
+  const int64_t step = x.n_tokens <= kMaxPass ? kPanelRows : 2 * kPanelRows;
   for (int64_t r = r0; r < r1; r += step) {
     const int64_t rows = r1 - r < step ? r1 - r : step;
-    if (rows > kPanelRows) {
+    if (x.n_tokens <= kMaxPass) {
+      one_pass<Tile, kMaxPass>(make_panel(r, 0), units, quads, x.n_tokens, y, ldy, r, rows);
+    } else if (rows > kPanelRows) {
       const Panel panels[2] = {make_panel(r, 0), make_panel(r + kPanelRows, 1)};
       tokens_tiles<Tile, 2>(panels, units, quads, x.n_tokens, y, ldy, r, rows);
     } else {

@@ -14,9 +14,10 @@
 // (tests/model/real_model_test.cpp; this way 1.569, transformers 1.563): the
 // int8 activations turn last-bit differences into flipped roundings downstream.
 //
-// Decode (1 token) reads a panel as one stream and unpacks its levels as the
-// tile loads them; prefill (more than a tile's tokens) unpacks each panel once
-// per call into bytes and float scales (Q6Unit), which every token quad reads.
+// Decode (1 token) and up to kPassTokens tokens read a panel as one stream and
+// unpack its levels as the tile loads them; prefill (more tokens) unpacks each
+// panel once per call into bytes and float scales (Q6Unit), which every token
+// quad reads.
 #include <immintrin.h>
 
 // GCC 12's AVX-512 headers trip -Wuninitialized on their own _mm512_undefined_*
@@ -110,37 +111,45 @@ struct Q6Tile {
       __m512 block[R][T];
 #pragma GCC unroll 4
       for (int p = 0; p < R; ++p)
-#pragma GCC unroll 8
+#pragma GCC unroll 16
         for (int t = 0; t < T; ++t) block[p][t] = _mm512_setzero_ps();
       for (int64_t u = s; u < s + 8; ++u) {
 #pragma GCC unroll 4
         for (int p = 0; p < R; ++p) panels[p].prefetch(u);
 #pragma GCC unroll 2
-        for (int h = 0; h < 2; ++h) {
-          __m512i iacc[R][T];
-#pragma GCC unroll 8
-          for (int t = 0; t < T; ++t) {
-            const __m512i init = _mm512_set1_epi32(a.sum16(u, h, t));
-#pragma GCC unroll 4
-            for (int p = 0; p < R; ++p) iacc[p][t] = init;
-          }
-          group_dots<4, R, T>(panels, u, 4 * h, a, iacc);
-#pragma GCC unroll 4
-          for (int p = 0; p < R; ++p) {
-            const __m512 scale = panels[p].scale(u, h);
-#pragma GCC unroll 8
-            for (int t = 0; t < T; ++t) block[p][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(iacc[p][t]), scale, block[p][t]);
-          }
-        }
+        for (int h = 0; h < 2; ++h) tokens<R, T, 0>(panels, u, h, a, block);
       }
 #pragma GCC unroll 4
       for (int p = 0; p < R; ++p) {
         const __m512 d = panels[p].d(s);
-#pragma GCC unroll 8
+#pragma GCC unroll 16
         for (int t = 0; t < T; ++t)
           facc[p][t] = _mm512_fmadd_ps(block[p][t], _mm512_mul_ps(d, _mm512_set1_ps(a.d(s, t))), facc[p][t]);
       }
     }
+  }
+
+  // Half h of unit u for tokens [T0, T) in blocks (matmul_panel_tiles.h).
+  template <int R, int T, int T0, class Panel, class Act>
+  [[gnu::always_inline]] static void tokens(const Panel panels[R], int64_t u, int h, const Act& a,
+                                            __m512 block[R][T]) {
+    constexpr int TB = kBlockSize<T, T0>;
+    __m512i iacc[R][TB];
+#pragma GCC unroll 8
+    for (int t = 0; t < TB; ++t) {
+      const __m512i init = _mm512_set1_epi32(a.sum16(u, h, T0 + t));
+#pragma GCC unroll 4
+      for (int p = 0; p < R; ++p) iacc[p][t] = init;
+    }
+    group_dots<4, R, TB>(panels, u, 4 * h, a, T0, iacc);
+#pragma GCC unroll 4
+    for (int p = 0; p < R; ++p) {
+      const __m512 scale = panels[p].scale(u, h);
+#pragma GCC unroll 8
+      for (int t = 0; t < TB; ++t)
+        block[p][T0 + t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(iacc[p][t]), scale, block[p][T0 + t]);
+    }
+    if constexpr (T0 + TB < T) tokens<R, T, T0 + TB>(panels, u, h, a, block);
   }
 };
 
@@ -154,7 +163,7 @@ void q6_k_panel_matmul(const Matrix& w, const Activations& x, float* y, int64_t 
     for (int64_t k = 0; k < 2 * units; ++k) offsets[k] = q6_k_offset(row.q + 16 * k);
     return panel_decode<Q6Tile>(panel, Q6RowAct{row, offsets}, units, y, ldy, r0, r1);
   }
-  if (x.n_tokens <= kTileTokens) return panel_rows<Q6Tile>(panel, x, units, y, ldy, r0, r1);
+  if (x.n_tokens <= kPassTokens) return panel_rows<Q6Tile>(panel, x, units, y, ldy, r0, r1);
   auto* unpacked = static_cast<Q6Unit*>(kernel_scratch(2 * units * sizeof(Q6Unit)));
   auto call_panel = [&](int64_t r, int k) {
     unpack_panel(panel(r, k), units, unpacked + k * units);

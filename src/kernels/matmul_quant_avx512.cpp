@@ -23,7 +23,7 @@
 // Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL and Q4_K matrices the loader repacked
 // into such panels (kernels/repack.h; nibbles, fifth bits and IQ4 levels
 // unpacked as the tile loads them, Q4_K's 6-bit scales and mins per unit) skip the packing and use the same tiles for every
-// token count, decode included: one panel at a time for 1-3 tokens (one memory
+// token count, decode included: one panel at a time for 1-8 tokens (one memory
 // stream; two measured slower), no per-row reductions.
 #include <immintrin.h>
 
@@ -240,28 +240,36 @@ struct UnitTile {
     for (int64_t u = 0; u < units; ++u) {
 #pragma GCC unroll 4
       for (int p = 0; p < R; ++p) panels[p].prefetch(u);
-      __m512i iacc[R][T];
+      tokens<R, T, 0>(panels, u, a, facc);
+    }
+  }
+
+  // Unit u for tokens [T0, T) in blocks (matmul_panel_tiles.h).
+  template <int R, int T, int T0, class Panel, class Act>
+  [[gnu::always_inline]] static void tokens(const Panel panels[R], int64_t u, const Act& a, __m512 facc[R][T]) {
+    constexpr int TB = kBlockSize<T, T0>;
+    __m512i iacc[R][TB];
 #pragma GCC unroll 8
-      for (int t = 0; t < T; ++t) {
-        __m512i init = _mm512_setzero_si512();
-        if constexpr (kPanelOffsetShift<W> >= 0) init = _mm512_set1_epi32(-(a.sum(u, t) << kPanelOffsetShift<W>));
+    for (int t = 0; t < TB; ++t) {
+      __m512i init = _mm512_setzero_si512();
+      if constexpr (kPanelOffsetShift<W> >= 0) init = _mm512_set1_epi32(-(a.sum(u, T0 + t) << kPanelOffsetShift<W>));
 #pragma GCC unroll 4
-        for (int p = 0; p < R; ++p) iacc[p][t] = init;
-      }
-      group_dots<8, R, T>(panels, u, 0, a, iacc);
+      for (int p = 0; p < R; ++p) iacc[p][t] = init;
+    }
+    group_dots<8, R, TB>(panels, u, 0, a, T0, iacc);
 #pragma GCC unroll 4
-      for (int p = 0; p < R; ++p) {
-        const __m512 scale = panels[p].scale(u);
-        const __m512 min = kPanelMin<W> ? panels[p].min(u) : _mm512_setzero_ps();
+    for (int p = 0; p < R; ++p) {
+      const __m512 scale = panels[p].scale(u);
+      const __m512 min = kPanelMin<W> ? panels[p].min(u) : _mm512_setzero_ps();
 #pragma GCC unroll 8
-        for (int t = 0; t < T; ++t) {
-          const __m512 s = _mm512_mul_ps(scale, _mm512_set1_ps(a.d(u, t)));
-          facc[p][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(iacc[p][t]), s, facc[p][t]);
-          if constexpr (kPanelMin<W>)
-            facc[p][t] = _mm512_fnmadd_ps(min, _mm512_set1_ps(a.dsum(u, t)), facc[p][t]);
-        }
+      for (int t = 0; t < TB; ++t) {
+        const __m512 s = _mm512_mul_ps(scale, _mm512_set1_ps(a.d(u, T0 + t)));
+        facc[p][T0 + t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(iacc[p][t]), s, facc[p][T0 + t]);
+        if constexpr (kPanelMin<W>)
+          facc[p][T0 + t] = _mm512_fnmadd_ps(min, _mm512_set1_ps(a.dsum(u, T0 + t)), facc[p][T0 + t]);
       }
     }
+    if constexpr (T0 + TB < T) tokens<R, T, T0 + TB>(panels, u, a, facc);
   }
 };
 
@@ -303,7 +311,7 @@ void panel_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, 
     return panel_decode<UnitTile<W>>(panel, act, units, y, ldy, r0, r1);
   }
   if constexpr (W::kType == DType::Q4_K) {
-    if (x.n_tokens > kTileTokens) {
+    if (x.n_tokens > kPassTokens) {
       auto* factors = static_cast<__m512*>(kernel_scratch(2 * 2 * units * sizeof(__m512)));
       auto unpacked = [&](int64_t r, int k) {
         const Panel p = panel(r, k);
@@ -317,7 +325,8 @@ void panel_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, 
       return panel_rows<UnitTile<W>>(unpacked, x, units, y, ldy, r0, r1);
     }
   }
-  panel_rows<UnitTile<W>>(panel, x, units, y, ldy, r0, r1);
+  // Q8_0 weights need no unpacking: past 8 tokens, a panel pair's quads beat a second token block.
+  panel_rows<UnitTile<W>, W::kType == DType::Q8_0 ? kBlockTokens : kPassTokens>(panel, x, units, y, ldy, r0, r1);
 }
 
 template <class W>

@@ -268,13 +268,14 @@ TEST(MatmulQuant, ManyRows) {
 }
 
 // The types repacked into 16-row panels at load: one panel, an odd
-// number of panels (a pair and a single), wide rows; every token remainder.
+// number of panels (a pair and a single), wide rows; one-pass token counts
+// (one and two token blocks; up to 8 and 16) and quad remainders past them.
 TEST(MatmulQuant, RepackedEveryIsa) {
   uint32_t seed = 500;
   for (DType type : kRepackedTypes) {
     for (int64_t rows : {16, 48, 160})
       for (int64_t cols : {64, 192, 256, 768})
-        for (int n_tokens : {1, 2, 3, 4, 5, 6, 7, 13, 64}) {
+        for (int n_tokens : {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 16, 17, 64}) {
           if (rows * cols * n_tokens > 2'000'000 || cols % dtype_info(type).block_size != 0) continue;
           check_all_isas(make_problem(type, rows, cols, n_tokens, seed++), true);
           if (HasFatalFailure()) return;

@@ -4,6 +4,7 @@
 
 #include "base/byte_size.h"
 #include "base/error.h"
+#include "engine/draft_length.h"
 #include "engine/logprobs.h"
 #include "model/parallel_tokens.h"
 
@@ -75,7 +76,8 @@ Engine::Engine(Model& model, const Tokenizer& tokenizer, EngineOptions options)
       scheduler_(options.scheduler, kv_),
       proposer_(make_proposer(options.speculation, model,
                               draft_kv_options(options, model, max_model_len_))),
-      spec_k_(options.speculation.k) {
+      spec_k_(options.speculation.k),
+      spec_step_tokens_(options.speculation.step_tokens) {
   model_.set_context_length(max_model_len_);
 }
 
@@ -169,14 +171,19 @@ ScheduledStep Engine::schedule_step() {
   return step;
 }
 
-// Drafted tokens worth asking for: the request's k, within what max_tokens
-// and max_model_len leave after this step's one sure token.
-int Engine::draft_budget(const Completion& c, int tokens_left) const {
+int Engine::request_k(const Completion& c) const {
+  const int asked = c.sampler.params().speculative_tokens;
+  return asked < 0 ? spec_k_ : std::min(spec_k_, asked);
+}
+
+// Drafted tokens worth asking for: the sequence's draft length now, within
+// what max_tokens and max_model_len leave after this step's one sure token.
+int Engine::draft_budget(const Completion& c) const {
   const SamplingParams& params = c.sampler.params();
-  const int k = params.speculative_tokens < 0 ? spec_k_ : std::min(spec_k_, params.speculative_tokens);
   const int output_left = params.max_tokens - static_cast<int>(c.output.token_ids.size()) - 1;
   const int context_left = max_model_len_ - static_cast<int>(c.seq.tokens.size());
-  return std::max(0, std::min({k, output_left, context_left, tokens_left}));
+  const int length = c.draft_length > 0 ? c.draft_length : request_k(c);
+  return std::max(0, std::min({length, output_left, context_left}));
 }
 
 void Engine::propose_drafts(ScheduledStep& step) {
@@ -184,17 +191,25 @@ void Engine::propose_drafts(ScheduledStep& step) {
   auto drafting = [](const ScheduledChunk& chunk) {
     return chunk.n_tokens == 1 && chunk.seq->n_uncomputed() == 1 && chunk.seq->slots == 1;
   };
-  int tokens_left = scheduler_.options().max_batch_tokens - step.n_tokens;
-  std::vector<Draft*> drafts;
+  std::vector<Completion*> candidates;
+  std::vector<int> wanted;
   for (ScheduledChunk& chunk : step.chunks) {
     if (!drafting(chunk)) continue;
     Completion& c = *request_of(*chunk.seq).completions[chunk.seq->index];
     c.draft.tokens.clear();
-    c.draft.max_tokens = draft_budget(c, tokens_left);
-    if (c.draft.max_tokens == 0) continue;
+    candidates.push_back(&c);
+    wanted.push_back(draft_budget(c));
+  }
+  const int budget = std::min(step_draft_budget(step.n_tokens, spec_k_, spec_step_tokens_),
+                              scheduler_.options().max_batch_tokens - step.n_tokens);
+  const std::vector<int> lengths = share_draft_budget(wanted, budget);
+  std::vector<Draft*> drafts;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    if (lengths[i] == 0) continue;
+    Completion& c = *candidates[i];
+    c.draft.max_tokens = lengths[i];
     c.draft.seq = &c.seq;
     c.draft.params = &c.sampler.params();
-    tokens_left -= c.draft.max_tokens;
     drafts.push_back(&c.draft);
   }
   if (drafts.empty()) return;
@@ -304,7 +319,11 @@ void Engine::apply(SampleJob& job, std::vector<RequestOutput>& finished) {
     delta.text = c.text.finish();
     return finish(request, c, FinishReason::kError, delta, finished);
   }
-  if (job.draft) count_verification(job);
+  if (job.draft) {
+    count_verification(job);
+    const int drafted = static_cast<int>(job.draft->tokens.size());
+    c.draft_length = adapt_draft_length(job.draft->max_tokens, drafted, job.n_accepted, request_k(c));
+  }
   // Tokens after a stop are never output: the completion ends where plain
   // decoding would have ended it.
   for (size_t i = 0; i < job.tokens.size(); ++i) {

@@ -93,6 +93,7 @@ class Engine {
     bool awaits_fork = false;     // a sibling not yet forked from completion 0
     double last_token_time = 0;   // seconds since the engine started
     Draft draft;                  // this step's proposal (tokens empty: none)
+    int draft_length = 0;         // how long its drafts may be now (draft_length.h; 0: the request's k)
     VerifyScratch verify;
   };
   struct Request {
@@ -121,7 +122,8 @@ class Engine {
   // Asks the proposer for drafts of the step's speculating decodes and
   // reserves their KV; marks their chunks.
   void propose_drafts(ScheduledStep& step);
-  int draft_budget(const Completion& c, int tokens_left) const;
+  int request_k(const Completion& c) const;
+  int draft_budget(const Completion& c) const;
   void run_forward(const ScheduledStep& step);
   std::vector<SampleJob> plan_sampling(const ScheduledStep& step);
   void fork_siblings(Request& request, Completion& first);
@@ -147,6 +149,7 @@ class Engine {
   Scheduler scheduler_;
   std::shared_ptr<Proposer> proposer_;  // nullptr: no speculation
   int spec_k_ = 0;
+  int spec_step_tokens_ = 0;
   EngineMetrics metrics_;
   Timer clock_;
   std::unordered_map<RequestId, std::unique_ptr<Request>> requests_;

@@ -13,6 +13,7 @@
 
 #include "kv/paged_kv_cache.h"
 
+#include "engine/draft_length.h"
 #include "engine/sampling_params.h"
 #include "engine/sequence.h"
 
@@ -56,6 +57,9 @@ struct SpeculationOptions {
   // kDraft: a model with the target's vocabulary, outliving the engine.
   Model* draft = nullptr;
   int k = 4;  // tokens proposed per step at most (a request may ask for fewer)
+  // Most tokens a step holds once drafts are in, max(step_tokens, k + 1)
+  // (draft_length.h); 0: no limit (tests that speculate in large batches).
+  int step_tokens = kSpecStepTokens;
   // A drafter of the caller's own, used instead of the method's (tests).
   std::shared_ptr<Proposer> custom;
   // kNgram: the longest and shortest suffix looked up in the sequence.

@@ -44,6 +44,7 @@ class SpeculativeTest : public ::testing::Test {
     o.speculation.method = method;
     o.speculation.draft = draft;
     o.speculation.k = k;
+    o.speculation.step_tokens = 0;  // drafts in batches of any size (the step limit: DraftLength tests)
     return o;
   }
   static std::vector<int32_t> encode(const std::string& text) { return tokenizer_->encode(text, true, false); }

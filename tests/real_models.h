@@ -24,11 +24,13 @@ inline std::string real_models_dir() {
   return std::string(home) + "/.cache/skiff/models";
 }
 
-// The path of a cached model file, or nullopt (a test failure too when they are required).
+// The path of a cached model file, or nullopt (a test failure too when they
+// are required, unless the file is one CI does not fetch: the 1.5B).
 inline std::optional<std::string> real_model(const std::string& file) {
   const std::string path = real_models_dir() + "/" + file;
   if (std::filesystem::exists(path)) return path;
-  if (std::getenv("SKIFF_REQUIRE_REAL_MODELS"))
+  const bool fetched_by_ci = file.find("1.5b") == std::string::npos;
+  if (std::getenv("SKIFF_REQUIRE_REAL_MODELS") && fetched_by_ci)
     ADD_FAILURE() << path << " is missing: run scripts/fetch-models.sh";
   return std::nullopt;
 }

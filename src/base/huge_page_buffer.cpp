@@ -6,6 +6,7 @@
 #include <cstring>
 #include <utility>
 
+#include "base/byte_size.h"
 #include "base/error.h"
 
 namespace skiff {
@@ -19,7 +20,9 @@ HugePageBuffer::HugePageBuffer(size_t bytes) : size_(bytes) {
   // Over-allocate so the data can start on a 2 MiB boundary: huge pages need it.
   region_size_ = bytes + kHugePage;
   void* region = ::mmap(nullptr, region_size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (region == MAP_FAILED) fail("cannot allocate {} bytes: {}", bytes, std::strerror(errno));
+  if (region == MAP_FAILED)
+    fail("cannot allocate {:.2f} GiB ({:.2f} GiB of memory available): {}", bytes / 1073741824.0,
+         available_memory_bytes() / 1073741824.0, std::strerror(errno));
   region_ = region;
   const auto base = reinterpret_cast<uintptr_t>(region);
   data_ = reinterpret_cast<uint8_t*>((base + kHugePage - 1) & ~(kHugePage - 1));

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/byte_size.h"
 #include "base/error.h"
 
 namespace skiff {
@@ -40,6 +41,12 @@ MappedFile::MappedFile(const std::string& path, FileLoad mode) : path_(path) {
 }
 
 void MappedFile::read_into_anonymous_memory(int fd) {
+  // Refused before reading, not killed part way through it.
+  const size_t available = available_memory_bytes();
+  if (available && size_ > available)
+    fail("{} needs {:.2f} GiB in memory but {:.2f} GiB is available: free memory, or use --mmap to read "
+         "the weights from the file as they are used",
+         path_, size_ / 1073741824.0, available / 1073741824.0);
   copy_ = HugePageBuffer(size_);
   uint8_t* dst = copy_.data();
   for (size_t done = 0; done < size_;) {

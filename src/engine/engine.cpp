@@ -29,12 +29,24 @@ size_t default_kv_bytes(const EngineOptions& o, size_t bytes_per_token, int max_
   return std::max(one_sequence, std::min(all_sequences, cap));
 }
 
+// The pool's pages are touched lazily: one that would not fit beside the
+// loaded weights is refused now, not killed mid-request when a step first
+// writes its last pages.
+void check_fits_in_memory(size_t bytes, const char* what) {
+  const size_t available = available_memory_bytes();
+  if (available && bytes > available)
+    fail("{} needs {:.2f} GiB but {:.2f} GiB of memory is available (MemAvailable, after loading the "
+         "weights): lower --kv-mem, --max-seqs or --max-model-len",
+         what, bytes / 1073741824.0, available / 1073741824.0);
+}
+
 PagedKvCache make_kv(const Model& model, const EngineOptions& o, int max_model_len) {
   const ModelConfig& c = model.config();
   const KvShape shape{c.n_layers, c.n_kv_heads, c.head_dim};
   const size_t bytes =
       o.kv_mem_bytes ? o.kv_mem_bytes
                      : default_kv_bytes(o, PagedKvCache::bytes_per_token(shape, o.kv_type), max_model_len);
+  check_fits_in_memory(bytes, "the KV cache");
   PagedKvCache kv = PagedKvCache::with_memory(shape, o.kv_type, o.block_size, bytes, max_model_len,
                                               o.scheduler.prefix_caching ? PrefixCaching::kOn : PrefixCaching::kOff);
   if (kv.capacity_tokens() < max_model_len)
@@ -57,6 +69,7 @@ DraftKvOptions draft_kv_options(const EngineOptions& o, const Model& target, int
                  ? static_cast<size_t>(static_cast<double>(o.kv_mem_bytes) * draft_bytes / target_bytes)
                  : default_kv_bytes(o, draft_bytes, max_model_len);
   kv.bytes = std::max(kv.bytes, draft_bytes * o.block_size);
+  check_fits_in_memory(kv.bytes, "the draft model's KV cache");
   return kv;
 }
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include "base/error.h"
@@ -29,6 +30,22 @@ TEST(MappedFile, EmptyFileAndMissingFile) {
     EXPECT_THROW(MappedFile("/nonexistent/file", mode), Error);
     EXPECT_THROW(MappedFile(testing::TempDir(), mode), Error);  // a directory
   }
+}
+
+// A file larger than the memory available is refused before any of it is
+// read, with both sizes; mapping it is fine (a sparse 1 TiB file).
+TEST(MappedFile, ACopyLargerThanMemoryIsRefusedBeforeReading) {
+  const std::string path = testing::TempDir() + "/huge_sparse.bin";
+  std::ofstream(path).close();
+  std::filesystem::resize_file(path, uint64_t{1} << 40);
+  try {
+    MappedFile copy(path, FileLoad::kCopy);
+    ADD_FAILURE() << "a 1 TiB copy was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("GiB is available"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(MappedFile(path, FileLoad::kMmap).size(), uint64_t{1} << 40);
+  std::filesystem::remove(path);
 }
 
 }  // namespace

@@ -300,6 +300,15 @@ TEST_F(EngineTest, ImpossibleRequestsAreRejectedUpFront) {
   small.max_model_len = 256;
   small.kv_mem_bytes = 1;
   EXPECT_THROW(make_engine(small), Error);
+  // One larger than the memory available is refused at start, with both figures.
+  EngineOptions huge;
+  huge.kv_mem_bytes = size_t{1} << 50;
+  try {
+    make_engine(huge);
+    ADD_FAILURE() << "a 1 PiB KV cache was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("GiB of memory is available"), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(EngineTest, RepeatedPromptHitsThePrefixCache) {

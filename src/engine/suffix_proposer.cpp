@@ -40,7 +40,9 @@ SuffixDraft SuffixProposer::best_draft(const SuffixTrie& own, std::span<const in
 // The sequence's trie, caught up with its tokens (the prompt at first, then
 // what was output since).
 SuffixProposer::Own& SuffixProposer::own_trie(const Sequence& seq) {
-  Own& own = own_.try_emplace(&seq, Own{SuffixTrie(options_.max_depth), {}, 0}).first->second;
+  auto it = own_.find(&seq);
+  if (it == own_.end()) it = own_.emplace(&seq, Own{SuffixTrie(options_.max_depth), {}, 0}).first;
+  Own& own = it->second;
   for (; own.n_seen < seq.tokens.size(); ++own.n_seen) own.trie.append(own.stream, seq.tokens[own.n_seen]);
   return own;
 }

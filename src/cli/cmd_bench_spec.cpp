@@ -58,7 +58,7 @@ void bench_spec(const BenchSpecArgs& a) {
   const int threads = set_threads(a.engine.threads);
   EngineOptions options = engine_options(a.engine);
   const SpecMethod method = options.speculation.method;
-  if (method == SpecMethod::kNone) fail("bench-spec needs --draft MODEL or --spec-method ngram");
+  if (method == SpecMethod::kNone) fail("bench-spec needs --draft MODEL or --spec-method ngram|suffix");
   const std::vector<int> ks = int_list(a.ks, "--spec-k", 1);
   auto model = load_model(a.model, load_options(a.engine));
   auto tokenizer = Tokenizer::from_path(a.model);

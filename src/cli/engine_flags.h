@@ -28,7 +28,7 @@ struct SpecFlags {
 // with_k false: the command reads --spec-k itself (bench-spec: a list).
 inline void add_spec_flags(CLI::App* cmd, SpecFlags& f, bool with_k = true) {
   cmd->add_option("--draft", f.draft, "draft model for speculative decoding (GGUF file or HF directory; same vocabulary as the model)");
-  cmd->add_option("--spec-method", f.method, "speculative drafting: draft (a --draft model), ngram (prompt lookup) or none (default: draft with --draft, else none)");
+  cmd->add_option("--spec-method", f.method, "speculative drafting: draft (a --draft model), ngram (prompt lookup), suffix (suffix decoding over the prompt, output and recent outputs) or none (default: draft with --draft, else none)");
   if (with_k)
     cmd->add_option("--spec-k", f.k, "tokens drafted per step at most")
         ->capture_default_str()->check(CLI::Range(1, kMaxSpecK));
@@ -37,7 +37,7 @@ inline void add_spec_flags(CLI::App* cmd, SpecFlags& f, bool with_k = true) {
 inline SpecMethod spec_method(const SpecFlags& f) {
   if (f.method.empty()) return f.draft.empty() ? SpecMethod::kNone : SpecMethod::kDraft;
   const std::optional<SpecMethod> m = spec_method_from_name(f.method);
-  if (!m) fail("--spec-method {} is not one of draft, ngram, none", f.method);
+  if (!m) fail("--spec-method {} is not one of draft, ngram, suffix, none", f.method);
   if (*m == SpecMethod::kDraft && f.draft.empty()) fail("--spec-method draft needs --draft MODEL");
   if (*m != SpecMethod::kDraft && !f.draft.empty())
     fail("--draft is a draft model, used only by --spec-method draft (not {})", f.method);

@@ -3,6 +3,7 @@
 #include "base/error.h"
 #include "engine/draft_model_proposer.h"
 #include "engine/ngram_proposer.h"
+#include "engine/suffix_proposer.h"
 #include "model/model.h"
 
 namespace skiff {
@@ -12,12 +13,13 @@ const char* spec_method_name(SpecMethod method) {
     case SpecMethod::kNone: return "none";
     case SpecMethod::kDraft: return "draft";
     case SpecMethod::kNgram: return "ngram";
+    case SpecMethod::kSuffix: return "suffix";
   }
   return "unknown";
 }
 
 std::optional<SpecMethod> spec_method_from_name(std::string_view name) {
-  for (SpecMethod m : {SpecMethod::kNone, SpecMethod::kDraft, SpecMethod::kNgram})
+  for (SpecMethod m : {SpecMethod::kNone, SpecMethod::kDraft, SpecMethod::kNgram, SpecMethod::kSuffix})
     if (name == spec_method_name(m)) return m;
   return std::nullopt;
 }
@@ -37,6 +39,7 @@ std::shared_ptr<Proposer> make_proposer(const SpeculationOptions& o, const Model
   switch (o.method) {
     case SpecMethod::kNone: return nullptr;
     case SpecMethod::kNgram: return std::make_shared<NgramProposer>(o.ngram_min, o.ngram_max);
+    case SpecMethod::kSuffix: return std::make_shared<SuffixProposer>(o.suffix);
     case SpecMethod::kDraft:
       if (!o.draft) fail("speculative decoding with a draft model, but no draft model was given");
       check_draft_compatible(target, *o.draft);

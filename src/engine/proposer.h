@@ -42,15 +42,29 @@ class Proposer {
   // After a step that drafted for seq: its first n_final tokens are final,
   // any state past them (rejected drafts) is stale.
   virtual void rollback(const Sequence& seq, int n_final) { (void)seq, (void)n_final; }
-  // seq finished or was preempted: drop its state.
+  // seq finished (seq.status is kFinished: its tokens are final) or was
+  // preempted (kWaiting: it comes back with the same tokens): drop its state.
   virtual void forget(const Sequence& seq) { (void)seq; }
 };
 
-enum class SpecMethod { kNone, kDraft, kNgram };
-const char* spec_method_name(SpecMethod method);  // "none", "draft", "ngram"
+enum class SpecMethod { kNone, kDraft, kNgram, kSuffix };
+const char* spec_method_name(SpecMethod method);  // "none", "draft", "ngram", "suffix"
 std::optional<SpecMethod> spec_method_from_name(std::string_view name);
 
 constexpr int kMaxSpecK = 32;
+
+// Suffix decoding (SuffixProposer), with vLLM's defaults for depth and the
+// draft rule (engine/suffix_trie.h).
+struct SuffixOptions {
+  // Substrings of at most this many tokens are indexed: a match plus its
+  // continuation fit in it. Memory is up to max_depth trie nodes per token.
+  int max_depth = 24;
+  // Finished outputs kept for every sequence's drafts, oldest evicted first;
+  // 0: each sequence drafts from its own prompt and output only.
+  int cache_tokens = 1 << 15;
+  float min_prob = 0.1f;     // a continuation's least estimated probability
+  float spec_factor = 1.0f;  // a match of m tokens proposes spec_factor * m at most
+};
 
 struct SpeculationOptions {
   SpecMethod method = SpecMethod::kNone;
@@ -65,6 +79,7 @@ struct SpeculationOptions {
   // kNgram: the longest and shortest suffix looked up in the sequence.
   int ngram_max = 3;
   int ngram_min = 1;
+  SuffixOptions suffix;  // kSuffix
 };
 
 // The draft model's KV pool, shaped like the engine's.

@@ -193,7 +193,8 @@ TEST(CliBatch, SpeculationKeepsGreedyText) {
   };
   const std::map<int, json> plain = batch(lines);
   const std::string salty = std::string(SKIFF_MODELS_DIR) + "/derived/tinystories260K-saltyduckegg-f32.gguf";
-  for (const std::string flags : {"--draft " + salty + " --spec-k 4", std::string("--spec-method ngram")}) {
+  for (const std::string flags :
+       {"--draft " + salty + " --spec-k 4", std::string("--spec-method ngram"), std::string("--spec-method suffix")}) {
     const std::map<int, json> spec = batch(lines, flags);
     ASSERT_EQ(spec.size(), plain.size());
     for (const auto& [i, result] : plain) {

@@ -69,7 +69,8 @@ TEST(CliRun, SpeculationGivesTheSameGreedyText) {
   const Result plain = run_skiff("run -m " + model + " -p 'Tom and his dog' -n 80 --temp 0");
   ASSERT_EQ(plain.exit_code, 0) << plain.err;
   for (const std::string spec : {"--draft " + salty + " --spec-k 4", "--draft " + model + " --spec-k 8",
-                                 std::string("--spec-method ngram --spec-k 3")}) {
+                                 std::string("--spec-method ngram --spec-k 3"),
+                                 std::string("--spec-method suffix --spec-k 8")}) {
     const Result r = run_skiff("run -m " + model + " -p 'Tom and his dog' -n 80 --temp 0 " + spec);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.out, plain.out) << spec;

@@ -15,6 +15,7 @@
 #include "engine/draft_model_proposer.h"
 #include "engine/engine.h"
 #include "engine/ngram_proposer.h"
+#include "engine/suffix_proposer.h"
 #include "model/loader.h"
 #include "stories_model.h"
 
@@ -109,7 +110,29 @@ TEST_F(SpeculativeTest, GreedyOutputEqualsTheTargetsForEveryDrafterAndK) {
     expect_same_outputs(run(options(SpecMethod::kNgram, nullptr, k), prompts, params, &m), plain,
                         "ngram k " + std::to_string(k));
     EXPECT_GT(m.spec_verifications, 0);
+    expect_same_outputs(run(options(SpecMethod::kSuffix, nullptr, k), prompts, params, &m), plain,
+                        "suffix k " + std::to_string(k));
+    EXPECT_GT(m.spec_accepted_tokens, 0);
   }
+}
+
+// Suffix decoding's shared cache: a prompt asked again is drafted from the
+// first answer, nearly all accepted, with the same output.
+TEST_F(SpeculativeTest, SuffixDecodingDraftsFromEarlierOutputs) {
+  const std::vector<int32_t> prompt = encode("One day, a little bird");
+  const RequestOutput plain = run(options(SpecMethod::kNone, nullptr, 8), {prompt}, {greedy(100)})[0];
+  Engine engine(*target_, *tokenizer_, options(SpecMethod::kSuffix, nullptr, 8));
+  engine.add_request(prompt, greedy(100));
+  expect_same_outputs(engine.run_to_completion(), {plain}, "first");
+  const EngineMetrics first = engine.metrics();
+  engine.add_request(prompt, greedy(100));
+  expect_same_outputs(engine.run_to_completion(), {plain}, "again");
+  const EngineMetrics both = engine.metrics();
+  const int64_t drafted = both.spec_drafted_tokens - first.spec_drafted_tokens;
+  const int64_t accepted = both.spec_accepted_tokens - first.spec_accepted_tokens;
+  EXPECT_GT(drafted, 80);
+  EXPECT_GT(accepted, 0.9 * drafted);
+  EXPECT_LT(both.steps - first.steps, 30);  // 100 plainly
 }
 
 // Stops inside an accepted run of a perfect draft (k 8 accepts 8 at a time):
@@ -161,19 +184,45 @@ TEST_F(SpeculativeTest, MixedBatchOfSixteen) {
     comparable.push_back(p.is_greedy() || p.speculative_tokens == 0);
     params.push_back(p);
   }
-  EngineOptions spec = options(SpecMethod::kDraft, salty_draft_, 4);
-  spec.scheduler.max_batch_tokens = 64;  // prefill chunks share steps with verifications
-  EngineMetrics m;
-  const auto together = run(spec, prompts, params, &m);
-  EXPECT_GT(m.spec_verifications, 0);
   const auto plain = run(options(SpecMethod::kNone, nullptr, 4), prompts, params);
-  for (size_t i = 0; i < prompts.size(); ++i) {
-    if (!comparable[i]) {
-      EXPECT_FALSE(together[i].outputs[0].token_ids.empty());
-      continue;
+  for (EngineOptions spec : {options(SpecMethod::kDraft, salty_draft_, 4), options(SpecMethod::kSuffix, nullptr, 4)}) {
+    const char* method = spec_method_name(spec.speculation.method);
+    spec.scheduler.max_batch_tokens = 64;  // prefill chunks share steps with verifications
+    EngineMetrics m;
+    const auto together = run(spec, prompts, params, &m);
+    EXPECT_GT(m.spec_verifications, 0) << method;
+    for (size_t i = 0; i < prompts.size(); ++i) {
+      if (!comparable[i]) {
+        EXPECT_FALSE(together[i].outputs[0].token_ids.empty());
+        continue;
+      }
+      expect_same_outputs({together[i]}, {plain[i]}, std::string(method) + ", request " + std::to_string(i));
     }
-    expect_same_outputs({together[i]}, {plain[i]}, "request " + std::to_string(i));
   }
+}
+
+// Preempted sequences come back to a trie built again and are cached once,
+// when they finish: the same greedy output, and the shared cache holds each
+// output once.
+TEST_F(SpeculativeTest, SuffixDecodingUnderPreemption) {
+  std::vector<std::vector<int32_t>> prompts;
+  for (int i = 0; i < 8; ++i) prompts.push_back(encode(kTexts[i % kTexts.size()]));
+  const std::vector<SamplingParams> params(prompts.size(), greedy(60));
+  EngineOptions tiny = options(SpecMethod::kSuffix, nullptr, 4);
+  tiny.max_model_len = 128;
+  const ModelConfig& c = target_->config();
+  // Room for three sequences of ~80 tokens (16 blocks of 16): eight must take turns.
+  tiny.kv_mem_bytes = 16 * 16 * c.n_layers * c.n_kv_heads * c.head_dim * 2 * sizeof(float);
+  const auto suffix = std::make_shared<SuffixProposer>(SuffixOptions{});
+  tiny.speculation.custom = suffix;
+  EngineMetrics m;
+  const auto outs = run(tiny, prompts, params, &m);
+  EXPECT_GT(m.preemptions, 0);
+  EXPECT_GT(m.spec_accepted_tokens, 0);
+  expect_same_outputs(outs, run(options(SpecMethod::kNone, nullptr, 4), prompts, params), "preempted");
+  size_t output_tokens = 0;
+  for (const RequestOutput& out : outs) output_tokens += out.outputs[0].token_ids.size();
+  EXPECT_EQ(suffix->cached_tokens(), output_tokens);
 }
 
 TEST_F(SpeculativeTest, PrefixCacheHitsAfterSpeculationGiveTheSameOutput) {
@@ -265,8 +314,8 @@ std::map<std::vector<int32_t>, int> first_three_tokens(const std::vector<Request
 }
 
 // Chi-square, two samples of 20,000 at temperature 1 (and with top_p 0.9):
-// plain sampling against speculation with the saltyduckegg draft and with
-// n-gram drafting, and against WrongAcceptance, which must fail.
+// plain sampling against speculation with the saltyduckegg draft, with n-gram
+// drafting and with suffix decoding, and against WrongAcceptance, which must fail.
 TEST_F(SpeculativeTest, SamplingKeepsThePlainDistribution) {
   constexpr int kSamples = 20000;
   // Thousands of tiny forward passes: one thread, as OpenMP's barriers would
@@ -300,6 +349,12 @@ TEST_F(SpeculativeTest, SamplingKeepsThePlainDistribution) {
     ngram.scheduler.max_seqs = 256;
     EXPECT_LT(chi_square_excess(plain, first_three_tokens(run(ngram, prompts, spec_params))), 1.0)
         << "ngram, top_p " << top_p;
+    // Drafts from the outputs of the requests finished before: other samples' tokens.
+    EngineOptions suffix = options(SpecMethod::kSuffix, nullptr, 2);
+    suffix.scheduler.max_seqs = 256;
+    EXPECT_LT(chi_square_excess(plain, first_three_tokens(run(suffix, prompts, spec_params, &m))), 1.0)
+        << "suffix, top_p " << top_p;
+    EXPECT_GT(m.spec_accepted_tokens, kSamples / 4);
     if (top_p != 1.0f) continue;
     EngineOptions wrong = spec;
     wrong.speculation.custom = std::make_shared<WrongAcceptance>(*salty_draft_);

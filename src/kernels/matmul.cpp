@@ -171,7 +171,7 @@ ActivationPrecision activation_precision() { return precision_setting().load(); 
 void set_activation_precision(ActivationPrecision precision) { precision_setting().store(precision); }
 
 void matmul_many(std::span<const MatmulProduct> products, const float* x, int n_tokens) {
-  if (products.empty()) return;
+  if (products.empty() || n_tokens == 0) return;  // e.g. the output head of a step of prompt chunks only
   if (!reads_int8(products)) return run_products(products, x, n_tokens);
   const ActivationPrecision precision = activation_precision();
   if (precision == ActivationPrecision::kRefined) return run_refined(products, x, n_tokens);

@@ -127,6 +127,24 @@ TEST(MatmulMany, PanelsAndRowsMixed) {
   check_every_isa(ws, {1, 2, 3, 4, 5}, rng);
 }
 
+// No tokens (the output head of a step that only runs prompt chunks): nothing
+// is read or written, on every type and layout. The panel kernels once ran a
+// 2-token tile over absent activations here and crashed.
+TEST(MatmulMany, NoTokensTouchesNothing) {
+  std::mt19937 rng(21);
+  for (DType type : kTypes) {
+    Weights w = random_weights(type, 48, 256, rng);
+    for (const Weights& ws : {w, can_repack(w.matrix()) ? w.repacked() : w}) {
+      const Matrix m = ws.matrix();
+      std::vector<float> y(48, 7.0f);
+      testing::for_each_isa([&](Isa) {
+        matmul(m, nullptr, 0, y.data());
+        EXPECT_EQ(y, std::vector<float>(48, 7.0f)) << dtype_info(type).name;
+      });
+    }
+  }
+}
+
 TEST(MatmulMany, InputsMustHaveTheSameWidth) {
   std::mt19937 rng(3);
   const Weights a = random_weights(DType::F32, 4, 32, rng), b = random_weights(DType::F32, 4, 64, rng);

@@ -84,7 +84,8 @@ class Model {
   struct AttentionPlan {
     std::vector<AttentionItem> items;
     std::vector<AttentionGroup> groups;
-    bool split = false;  // contexts may be split: items merge in a second pass
+    int most_items = 0;  // in one group
+    bool split = false;  // threads share groups' items, which merge in a second pass
   };
   // Scratch reused across steps, grown to the largest batch seen.
   struct Scratch {
@@ -104,7 +105,7 @@ class Model {
     // (the _sliding ones by windowed layers with their own RoPE base).
     std::vector<float> rope_cos, rope_sin, rope_cos_sliding, rope_sin_sliding;
     AttentionPlan global_plan, window_plan;
-    std::vector<float> partials;  // per item [kAttentionMaxRows][head_dim + 2]
+    std::vector<float> partials;  // [kAttentionMaxRows][head_dim + 2] per item (split) or per thread and item of a group
   } s_;
 };
 

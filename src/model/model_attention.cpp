@@ -1,7 +1,8 @@
 // The attention half of a layer: project Q/K/V (with biases and per-head
-// norms where the architecture has them), rotate, append K/V to the paged cache, then flash attention per (sequence, KV head, query tile),
-// with the context split across threads (flash decoding) when there are too
-// few such items to keep every thread busy.
+// norms where the architecture has them), rotate, append K/V to the paged
+// cache, then flash attention per (sequence, KV head, query tile) over fixed
+// ranges of its context, merged; the ranges go to different threads (flash
+// decoding) when there are too few tiles to keep every thread busy.
 #include <omp.h>
 
 #include <algorithm>
@@ -24,8 +25,12 @@ KvElement kv_element(KvType type) {
   return KvElement::kF32;
 }
 
-constexpr int kMinPositionsPerSplit = 256;
-constexpr int kMaxSplits = 64;
+// Every query's cached positions are cut into ranges at fixed multiples of
+// this (rounded up to whole blocks), whatever its batch: a token attends
+// through the same partials, merged in the same order, alone or in any batch,
+// in a prefill chunk of any size or decoding (batch invariance). Ranges are
+// what threads share when the queries alone cannot occupy them.
+constexpr int kRangePositions = 256;
 
 }  // namespace
 
@@ -33,18 +38,10 @@ void Model::plan_attention(const Batch& batch, const PagedKvCache& kv, int windo
   const ModelConfig& c = config_;
   const int group = c.n_heads / c.n_kv_heads;
   const int tile = std::max(1, kAttentionMaxRows / group);
+  const int range = (kRangePositions + kv.block_size() - 1) / kv.block_size() * kv.block_size();
   plan.items.clear();
   plan.groups.clear();
-  int n_groups = 0, longest = 0;
-  for (const BatchSeq& s : batch.seqs) {
-    n_groups += (s.n_new + tile - 1) / tile * c.n_kv_heads;
-    longest = std::max(longest, window > 0 ? std::min(window + s.n_new, s.first_pos + s.n_new) : s.first_pos + s.n_new);
-  }
-  // Split the context only when the queries alone cannot occupy the threads.
-  const int want = 2 * omp_get_max_threads();
-  int splits = n_groups >= want ? 1 : (want + n_groups - 1) / n_groups;
-  splits = std::max(1, std::min({splits, longest / kMinPositionsPerSplit, kMaxSplits}));
-  plan.split = splits > 1;
+  plan.most_items = 0;
   for (int i = 0, t0 = 0; i < static_cast<int>(batch.seqs.size()); t0 += batch.seqs[i++].n_new) {
     const BatchSeq& s = batch.seqs[i];
     for (int j = 0; j < s.n_new; j += tile)
@@ -53,16 +50,19 @@ void Model::plan_attention(const Batch& batch, const PagedKvCache& kv, int windo
         // A window hides the positions before the tile's first query's window,
         // from the start of their block (items follow block boundaries).
         const int first = window > 0 ? std::max(0, s.first_pos + j - window + 1) / kv.block_size() * kv.block_size() : 0;
-        const int per_split = (n_ctx - first + splits - 1) / splits;
-        const int chunk = (per_split + kv.block_size() - 1) / kv.block_size() * kv.block_size();
         const int first_item = static_cast<int>(plan.items.size());
-        for (int p = first; p < n_ctx; p += chunk)
-          plan.items.push_back({i, t0 + j, n_q, g, p, std::min(n_ctx, p + chunk)});
+        for (int p = first; p < n_ctx; p = (p / range + 1) * range)
+          plan.items.push_back({i, t0 + j, n_q, g, p, std::min(n_ctx, (p / range + 1) * range)});
         plan.groups.push_back({first_item, static_cast<int>(plan.items.size())});
+        plan.most_items = std::max(plan.most_items, static_cast<int>(plan.items.size()) - first_item);
       }
   }
+  // Threads share a group's ranges only when the groups alone cannot occupy them.
+  plan.split = static_cast<int>(plan.groups.size()) < 2 * omp_get_max_threads() &&
+               plan.most_items > 1;
   const size_t part_floats = static_cast<size_t>(kAttentionMaxRows) * (c.head_dim + 2);
-  if (s_.partials.size() < plan.items.size() * part_floats) s_.partials.resize(plan.items.size() * part_floats);
+  const size_t parts = plan.split ? plan.items.size() : static_cast<size_t>(plan.most_items) * omp_get_max_threads();
+  if (s_.partials.size() < parts * part_floats) s_.partials.resize(parts * part_floats);
 }
 
 void Model::attention_layer(const Batch& batch, PagedKvCache& kv, int l) {
@@ -125,34 +125,40 @@ void Model::attend(const Batch& batch, const PagedKvCache& kv, int l) {
     return AttentionPartial{base, base + kAttentionMaxRows * c.head_dim,
                             base + kAttentionMaxRows * (c.head_dim + 1)};
   };
+  auto run_item = [&](int w, const AttentionPartial& part) {
+    const AttentionItem& item = plan.items[w];
+    const int seq = batch.seqs[item.seq].seq_id;
+    const KvBlocks blocks{kv.block_table(seq).data(), kv.key_block(0, l, item.kv_head),
+                          kv.value_block(0, l, item.kv_head), kv.block_stride(),
+                          kv.block_size(), item.pos_end, kv_element(kv.type())};
+    flash_attention_partial(queries_of(item), blocks, item.pos_begin, item.pos_end, c.head_dim, scale, part);
+  };
+  auto merge_group = [&](const AttentionGroup& g, int first_part) {
+    thread_local std::vector<AttentionPartial> parts;
+    parts.clear();
+    for (int i = 0; i < g.last_item - g.first_item; ++i) parts.push_back(partial_of(first_part + i));
+    merge_attention_partials(queries_of(plan.items[g.first_item]), parts.data(), static_cast<int>(parts.size()),
+                             c.head_dim);
+  };
   const int n_items = static_cast<int>(plan.items.size());
   const int n_groups = static_cast<int>(plan.groups.size());
   const int64_t work = int64_t{static_cast<int>(batch.tokens.size())} * c.n_heads *
                        (s_.token_pos[batch.tokens.size() - 1] + 1) * c.head_dim;
 #pragma omp parallel if (work >= (int64_t{1} << 16))
   {
+    if (plan.split) {  // ranges over the threads, then each group's merge
 #pragma omp for schedule(dynamic, 1)
-    for (int w = 0; w < n_items; ++w) {
-      const AttentionItem& item = plan.items[w];
-      const int seq = batch.seqs[item.seq].seq_id;
-      const KvBlocks blocks{kv.block_table(seq).data(), kv.key_block(0, l, item.kv_head),
-                            kv.value_block(0, l, item.kv_head), kv.block_stride(),
-                            kv.block_size(), item.pos_end, kv_element(kv.type())};
-      flash_attention_partial(queries_of(item), blocks, item.pos_begin, item.pos_end, c.head_dim,
-                              scale, partial_of(w));
-      // Unsplit, each item is its whole group: finish it while its partial is in cache.
-      if (!plan.split) {
-        const AttentionPartial part = partial_of(w);
-        merge_attention_partials(queries_of(item), &part, 1, c.head_dim);
-      }
-    }
-    if (plan.split) {  // the same on every thread
+      for (int w = 0; w < n_items; ++w) run_item(w, partial_of(w));
 #pragma omp for schedule(static)
+      for (int g = 0; g < n_groups; ++g) merge_group(plan.groups[g], plan.groups[g].first_item);
+    } else {  // whole groups over the threads, each in the thread's own partials
+      const int first_part = omp_get_thread_num() * plan.most_items;
+#pragma omp for schedule(dynamic, 1)
       for (int g = 0; g < n_groups; ++g) {
-        const auto [first, last] = plan.groups[g];
-        AttentionPartial parts[kMaxSplits];
-        for (int i = first; i < last; ++i) parts[i - first] = partial_of(i);
-        merge_attention_partials(queries_of(plan.items[first]), parts, last - first, c.head_dim);
+        const AttentionGroup& group_items = plan.groups[g];
+        for (int w = group_items.first_item; w < group_items.last_item; ++w)
+          run_item(w, partial_of(first_part + w - group_items.first_item));
+        merge_group(group_items, first_part);
       }
     }
   }

@@ -72,6 +72,12 @@ void exercise_tokenizer(const Tokenizer& tokenizer, std::string_view text, uint8
   }
 }
 
+void fuzz_tokenizer_file(const uint8_t* data, size_t size,
+                         std::unique_ptr<Tokenizer> (*load)(const std::string& path)) {
+  const MemoryFile input(data, size);
+  refusing_errors([&] { exercise_tokenizer(*load(input.path()), kSampleText, 3); });
+}
+
 void fuzz_vocabularies(std::span<const char* const> files, const uint8_t* data, size_t size) {
   if (size < 2) return;
   static std::map<size_t, std::unique_ptr<Tokenizer>> loaded;

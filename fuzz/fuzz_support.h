@@ -57,6 +57,11 @@ inline constexpr std::string_view kSampleText = "Hello world! 12345 \u00fcn\u00e
 // which the tokenizer must refuse with an Error when out of range.
 void exercise_tokenizer(const Tokenizer& tokenizer, std::string_view text, uint8_t flags);
 
+// The body of the tokenizer-file harnesses: data as the file load() reads,
+// then the tokenizer it makes on kSampleText and on ids.
+void fuzz_tokenizer_file(const uint8_t* data, size_t size,
+                         std::unique_ptr<Tokenizer> (*load)(const std::string& path));
+
 // The body of the harnesses over real vocabularies (GGUF files in
 // ../shared/models/vocab, each loaded on first use): byte 0 picks one of
 // files, byte 1 is exercise_tokenizer's flags, the rest its text.

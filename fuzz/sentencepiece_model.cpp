@@ -3,11 +3,6 @@
 #include "fuzz_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  using namespace skiff;
-  const fuzz::MemoryFile input(data, size);
-  fuzz::refusing_errors([&] {
-    const auto tokenizer = Tokenizer::from_sentencepiece_model(input.path());
-    fuzz::exercise_tokenizer(*tokenizer, fuzz::kSampleText, 3);
-  });
+  skiff::fuzz::fuzz_tokenizer_file(data, size, skiff::Tokenizer::from_sentencepiece_model);
   return 0;
 }

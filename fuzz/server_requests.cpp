@@ -3,26 +3,16 @@
 // tokenize, detokenize), the rest is its body. Each body goes as far as the
 // handler goes before the engine: parsed, checked, tokenized, its template
 // rendered; tokenize and detokenize answer in full. Nothing is generated.
-#include <fstream>
-#include <sstream>
-
 #include "chat/chat_template.h"
 #include "fuzz_support.h"
 #include "model/loader.h"
 #include "server/handlers.h"
 #include "server/request_fields.h"
+#include "tokenizer/hf_files.h"
 
 namespace {
 
 using namespace skiff;
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("cannot open {}", path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 struct Server {
   std::string path = fuzz::models_dir() + "/derived/stories260K-f32.gguf";
@@ -30,7 +20,7 @@ struct Server {
   std::unique_ptr<Tokenizer> tokenizer = Tokenizer::from_path(path);
   Engine engine{*model, *tokenizer};
   ServingEngine serving{engine, 0};
-  ChatTemplate chat_template{read_text(fuzz::shared_dir() + "/chat-templates/Qwen-Qwen2.5-7B-Instruct.jinja")};
+  ChatTemplate chat_template{hf::read_file(fuzz::shared_dir() + "/chat-templates/Qwen-Qwen2.5-7B-Instruct.jinja")};
   ServedModel served{"stories", *tokenizer, serving, &chat_template};
 };
 

@@ -122,7 +122,7 @@ TEST(TokenizerJson, ByteFallbackBpeBecomesSentencePieceStyle) {
   EXPECT_EQ(tokenizer->eos_id(), 2);
 }
 
-// Found by fuzz/tokenizer_json.cpp: a merge without its space was erased at
+// Found writing fuzz/tokenizer_json.cpp: a merge without its space was erased at
 // npos (std::out_of_range, "basic_string::erase") in byte-fallback files.
 TEST(TokenizerJson, AMergeWithoutItsSpaceIsAnError) {
   TempDir dir;

@@ -2,7 +2,8 @@
 # Installs dependencies, builds, fetches the two small real models (cached in
 # ~/.cache/skiff/models; their tests skip where they cannot be had, except in
 # CI, which requires them), makes the Python env of the server tests
-# (scripts/setup-test-env.sh), and runs the whole test suite.
+# (scripts/setup-test-env.sh), and runs the whole test suite; in CI, also under
+# sanitizers, and the fuzz harnesses.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -19,5 +20,11 @@ if [[ "${CI:-}" == true ]]; then
 else
   scripts/setup-test-env.sh >/dev/null || echo "test.sh: no Python test env; the server tests skip" >&2
 fi
-cd "${SKIFF_BUILD_DIR:-build}"
-ctest --output-on-failure -j "$(nproc)"
+(cd "${SKIFF_BUILD_DIR:-build}" && ctest --output-on-failure -j "$(nproc)")
+# CI (or SKIFF_SANITIZERS=1) also runs the tests under ASan + UBSan and TSan,
+# and every fuzz harness from its seeds for SKIFF_FUZZ_SECONDS (30) each.
+if [[ "${CI:-}" == true || -n "${SKIFF_SANITIZERS:-}" ]]; then
+  scripts/sanitize.sh address
+  scripts/sanitize.sh thread
+  scripts/fuzz.sh "${SKIFF_FUZZ_SECONDS:-30}"
+fi

@@ -99,7 +99,8 @@ std::optional<int64_t> parse_python_int(const std::string& text, int base) {
   if (digits.empty()) return std::nullopt;
   errno = 0;
   char* end = nullptr;
-  const long long v = std::strtoll(((s[0] == '-' ? "-" : "") + digits).c_str(), &end, base);
+  const std::string number = (s[0] == '-' ? "-" : "") + digits;  // end points into it
+  const long long v = std::strtoll(number.c_str(), &end, base);
   if (errno == ERANGE || *end != '\0') return std::nullopt;
   return v;
 }

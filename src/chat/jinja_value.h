@@ -42,7 +42,7 @@ class DictData {
   // Replaces the value of an existing key in place (Python keeps its position).
   void set(const std::string& key, Value value);
   const std::vector<std::pair<std::string, Value>>& items() const { return items_; }
-  size_t size() const { return items_.size(); }
+  size_t size() const;  // defined below Value: clang instantiates it here
   int depth = 1;
   void clear();
 
@@ -152,5 +152,7 @@ const char* type_name(const Value& v);
 
 // Turns the data given to a template into values, and values back (tojson).
 Value from_json(const nlohmann::ordered_json& j);
+
+inline size_t DictData::size() const { return items_.size(); }
 
 }  // namespace skiff::jinja

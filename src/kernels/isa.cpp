@@ -1,11 +1,19 @@
 #include "kernels/isa.h"
 
+#include <cpuid.h>
+
 #include <cstdlib>
 
 #include "base/error.h"
 
 namespace skiff {
 namespace {
+
+// CPUID leaf 1, ECX bit 29: clang 14's __builtin_cpu_supports has no "f16c".
+bool cpu_has_f16c() {
+  unsigned eax, ebx, ecx, edx;
+  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C);
+}
 
 bool cpu_has(Isa isa) {
   __builtin_cpu_init();
@@ -14,7 +22,7 @@ bool cpu_has(Isa isa) {
       return true;
     case Isa::kAvx2:
       return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-             __builtin_cpu_supports("f16c");
+             cpu_has_f16c();
     case Isa::kAvx512:
       return cpu_has(Isa::kAvx2) && __builtin_cpu_supports("avx512f") &&
              __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&

@@ -22,7 +22,9 @@ inline float fast_exp(float x) {
   p = p * r + 4.9999988592958267e-1f;
   p = p * r + 1.0f;
   p = p * r + 1.0f;
-  const int bits = (static_cast<int>(n) + 127) << 23;
+  // NaN passes both clamps, and converting its n to int is undefined: 0
+  // instead (p is NaN already, so the result stays NaN).
+  const int bits = ((n == n ? static_cast<int>(n) : 0) + 127) << 23;
   return p * __builtin_bit_cast(float, bits);
 }
 

@@ -6,7 +6,6 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
-#include <set>
 
 #include "base/error.h"
 #include "base/json.h"
@@ -38,15 +37,12 @@ std::vector<fs::path> safetensors_files(const fs::path& dir) {
   if (fs::exists(dir / "model.safetensors")) return {dir / "model.safetensors"};
   const fs::path index = dir / "model.safetensors.index.json";
   if (!fs::exists(index)) fail("{}: no model.safetensors or model.safetensors.index.json", dir.string());
-  const json j = read_json(index);
-  if (!j.contains("weight_map") || !j["weight_map"].is_object())
-    fail("{}: no weight_map", index.string());
-  std::set<std::string> shards;
-  for (const auto& [name, file] : j["weight_map"].items()) {
-    if (!file.is_string()) fail("{}: weight_map['{}'] is not a file name", index.string(), name);
-    const std::string shard = file.get<std::string>();
-    if (shard.find('/') != std::string::npos) fail("{}: shard name '{}' leaves the directory", index.string(), shard);
-    shards.insert(shard);
+  std::vector<std::string> shards;
+  try {
+    shards = safetensors::index_shards(read_json(index));
+  } catch (const Error& e) {
+    if (std::string_view(e.what()).starts_with(index.string())) throw;  // read_json named the file
+    fail("{}: {}", index.string(), e.what());
   }
   std::vector<fs::path> paths;
   for (const std::string& s : shards) paths.push_back(dir / s);

@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <limits>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
@@ -82,6 +83,19 @@ SafetensorsFile::SafetensorsFile(const std::string& path, FileLoad load) {
   } catch (const Error& e) {
     fail("{}: {}", path, e.what());
   }
+}
+
+std::vector<std::string> index_shards(const nlohmann::json& index) {
+  if (!index.is_object() || !index.contains("weight_map") || !index["weight_map"].is_object())
+    fail("no weight_map");
+  std::set<std::string> shards;
+  for (const auto& [name, file] : index["weight_map"].items()) {
+    if (!file.is_string()) fail("weight_map['{}'] is not a file name", name);
+    const std::string shard = file.get<std::string>();
+    if (shard.find('/') != std::string::npos) fail("shard name '{}' leaves the directory", shard);
+    shards.insert(shard);
+  }
+  return {shards.begin(), shards.end()};
 }
 
 }  // namespace skiff::safetensors

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,10 @@ class SafetensorsFile {
   std::map<std::string, Tensor> tensors_;
   std::map<std::string, std::string> metadata_;
 };
+
+// The shard files a model.safetensors.index.json names in its weight_map,
+// each once, sorted; Error when it has none or a name leaves the directory.
+std::vector<std::string> index_shards(const nlohmann::json& index);
 
 // Bytes per element of a safetensors dtype name; 0 when unknown.
 size_t dtype_size(const std::string& dtype);

@@ -113,13 +113,7 @@ void ApiServer::post(const char* path, Handler handler) {
     const ServedModel* model = ready(res);
     if (!model) return;
     try {
-      ojson body;
-      try {
-        body = parse_ordered_json(req.body);
-      } catch (const Error& e) {
-        throw RequestError(400, e.what());
-      }
-      if (!body.is_object()) throw RequestError(400, fmt::format("the request body must be a JSON object, got {}", body.type_name()));
+      const ojson body = parse_request_body(req.body);
       check_model_name(*model, body);
       handler(*model, body, req, res);
     } catch (const RequestError& e) {

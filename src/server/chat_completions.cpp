@@ -10,13 +10,6 @@ namespace {
 
 using nlohmann::json;
 
-struct ChatRequest {
-  std::vector<int32_t> prompt;
-  SamplingParams params;
-  std::optional<int> top_logprobs;  // set when logprobs is true
-  StreamFields stream;
-};
-
 // A message's content as the templates take it: a string (text parts joined
 // by newlines, as vLLM's "string" content format does).
 ojson message_content(const ojson& content, size_t i) {
@@ -72,9 +65,7 @@ std::string render_chat(const ServedModel& served, const ojson& body, bool defau
   }
 }
 
-namespace {
-
-ChatRequest parse_request(const ServedModel& served, const ojson& body) {
+ChatRequest parse_chat_request(const ServedModel& served, const ojson& body) {
   ChatRequest r;
   r.prompt = served.tokenizer.encode(render_chat(served, body, true), /*add_special=*/false, /*parse_special=*/true);
   if (r.prompt.empty()) bad_field("messages", "the conversation renders to no tokens");
@@ -107,6 +98,8 @@ ChatRequest parse_request(const ServedModel& served, const ojson& body) {
   check_context(served, r.prompt.size(), r.params.max_tokens);
   return r;
 }
+
+namespace {
 
 void respond_whole(const ServedModel& served, const ChatRequest& r, Generation& gen, httplib::Response& res) {
   ojson body = response_head("chat.completion", "chatcmpl-", served.name);
@@ -157,7 +150,7 @@ void respond_streaming(const ServedModel& served, std::shared_ptr<ChatRequest> r
 
 void handle_chat_completions(const ServedModel& served, const ojson& body, const httplib::Request& req,
                              httplib::Response& res) {
-  auto r = std::make_shared<ChatRequest>(parse_request(served, body));
+  auto r = std::make_shared<ChatRequest>(parse_chat_request(served, body));
   auto gen = std::make_shared<Generation>(served.engine, std::vector<std::vector<int32_t>>{r->prompt}, r->params);
   if (r->stream.stream) return respond_streaming(served, r, std::move(gen), req, res);
   if (!gen->wait_all(client_socket(req))) return;

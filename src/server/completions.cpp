@@ -12,14 +12,6 @@ namespace {
 
 using nlohmann::json;
 
-struct CompletionRequest {
-  std::vector<std::vector<int32_t>> prompts;
-  std::vector<std::string> prompt_texts;  // what echo repeats
-  SamplingParams params;
-  StreamFields stream;
-  bool echo = false;
-};
-
 bool is_token_list(const json& v) {
   return v.is_array() && !v.empty() && std::all_of(v.begin(), v.end(), [](const json& t) { return t.is_number_integer(); });
 }
@@ -57,7 +49,9 @@ void read_prompts(const json& v, const Tokenizer& tokenizer, CompletionRequest& 
     if (p.empty()) bad_field("prompt", "a prompt is empty (no tokens)");
 }
 
-CompletionRequest parse_request(const ServedModel& served, const ojson& body) {
+}  // namespace
+
+CompletionRequest parse_completion_request(const ServedModel& served, const ojson& body) {
   CompletionRequest r;
   const auto prompt = body.find("prompt");
   if (prompt == body.end()) bad_field("prompt", "the request has no prompt");
@@ -87,6 +81,8 @@ CompletionRequest parse_request(const ServedModel& served, const ojson& body) {
   for (const auto& p : r.prompts) check_context(served, p.size(), r.params.max_tokens);
   return r;
 }
+
+namespace {
 
 ojson choice_json(const Tokenizer& tokenizer, const CompletionRequest& r, int index, const std::string& prefix,
                   const CompletionOutput& c) {
@@ -160,7 +156,7 @@ void respond_streaming(const ServedModel& served, std::shared_ptr<CompletionRequ
 
 void handle_completions(const ServedModel& served, const ojson& body, const httplib::Request& req,
                         httplib::Response& res) {
-  auto r = std::make_shared<CompletionRequest>(parse_request(served, body));
+  auto r = std::make_shared<CompletionRequest>(parse_completion_request(served, body));
   auto gen = std::make_shared<Generation>(served.engine, r->prompts, r->params);
   if (r->stream.stream) return respond_streaming(served, r, std::move(gen), req, res);
   if (!gen->wait_all(client_socket(req))) return;  // the client left: nobody to answer

@@ -6,11 +6,13 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "server/generation.h"
+#include "server/openai_shapes.h"
 #include "server/serving_engine.h"
 #include "tokenizer/tokenizer.h"
 
@@ -37,6 +39,27 @@ void handle_tokenize(const ServedModel&, const nlohmann::ordered_json& body, con
                      httplib::Response&);
 void handle_detokenize(const ServedModel&, const nlohmann::ordered_json& body, const httplib::Request&,
                        httplib::Response&);
+
+// A /v1/completions request: its prompts as tokens, checked against the
+// vocabulary, the sampling fields and the context, before anything runs.
+struct CompletionRequest {
+  std::vector<std::vector<int32_t>> prompts;
+  std::vector<std::string> prompt_texts;  // what echo repeats
+  SamplingParams params;
+  StreamFields stream;
+  bool echo = false;
+};
+CompletionRequest parse_completion_request(const ServedModel& served, const nlohmann::ordered_json& body);
+
+// A /v1/chat/completions request: the conversation rendered and tokenized, the
+// sampling fields and the context checked.
+struct ChatRequest {
+  std::vector<int32_t> prompt;
+  SamplingParams params;
+  std::optional<int> top_logprobs;  // set when logprobs is true
+  StreamFields stream;
+};
+ChatRequest parse_chat_request(const ServedModel& served, const nlohmann::ordered_json& body);
 
 // The conversation of a chat request (its messages, add_generation_prompt,
 // tools, chat_template_kwargs) rendered by the model's chat template. Throws

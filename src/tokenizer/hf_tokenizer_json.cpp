@@ -22,6 +22,9 @@ std::vector<std::string> read_merges(const json& merges) {
   out.reserve(merges.size());
   for (const json& merge : merges) {
     if (merge.is_string()) {
+      // "left right": the space splits the pair (make_spm_style and Vocab rely on it).
+      if (merge.get_ref<const std::string&>().find(' ', 1) == std::string::npos)
+        fail("a merge is not \"left right\": {}", json_excerpt(merge));
       out.push_back(merge.get<std::string>());
     } else if (merge.is_array() && merge.size() == 2 && merge[0].is_string() && merge[1].is_string()) {
       const auto left = merge[0].get<std::string>();
@@ -107,7 +110,7 @@ void make_spm_style(const json& root, const json& model, Vocab& vocab) {
   for (size_t id = 0; id < vocab.texts.size(); ++id) ids.emplace(vocab.texts[id], static_cast<int32_t>(id));
   for (size_t rank = 0; rank < vocab.merges.size(); ++rank) {
     std::string joined = vocab.merges[rank];
-    joined.erase(joined.find(' '), 1);
+    joined.erase(joined.find(' ', 1), 1);
     const auto it = ids.find(joined);
     if (it != ids.end() && vocab.scores[it->second] < -static_cast<float>(rank)) {
       vocab.scores[it->second] = -static_cast<float>(rank);

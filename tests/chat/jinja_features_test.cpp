@@ -75,7 +75,8 @@ TEST(JinjaWhitespace, TrailingNewlineDropped) {
 
 TEST(JinjaWhitespace, CrlfNormalized) {
   EXPECT_EQ(render(R"j(a
-bc)j"),
+b
+c)j"),
             R"j(a
 b
 c)j");
@@ -242,6 +243,13 @@ TEST(JinjaFilters, SelectReject) {
 TEST(JinjaFilters, Numbers) {
   EXPECT_EQ(render(R"j({{ '42'|int }}{{ '4.7'|int }}{{ 'x'|int(7) }}{{ '3.5'|float }}{{ -3|abs }}{{ 2.5|round }}{{ 3.14159|round(2) }}{{ 2.1|round(0, 'ceil') }}{{ 5|round }})j"),
             R"j(42473.532.03.143.05)j");
+}
+
+// Found by the ASan test run: int() read the digits' end pointer after their
+// temporary string was gone (stack-use-after-scope; heap for longer strings).
+TEST(JinjaFilters, IntOfLongDigitStrings) {
+  EXPECT_EQ(render(R"j({{ ' -1_234_567_890_123_456 '|int }}|{{ '0x7fffffffffffffff'|int(base=16) }})j"),
+            "-1234567890123456|9223372036854775807");
 }
 
 TEST(JinjaFilters, Indent) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -58,6 +59,18 @@ TEST(Ops, SiluMulMatchesReference) {
     silu_mul(g.data(), u.data(), 2);
     EXPECT_NEAR(g[0], 0.0f, 1e-30) << isa_name(isa);
     EXPECT_FLOAT_EQ(g[1], 200.0f) << isa_name(isa);
+  });
+}
+
+// Found by fuzz/gguf.cpp (a model whose attention scores were NaN): fast_exp
+// converted NaN to int, which UBSan reports; NaN must come out as NaN.
+TEST(Ops, SiluMulOfNanIsNan) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  testing::for_each_isa([&](Isa isa) {
+    std::vector<float> g(37, 1.0f), u(37, 1.0f);
+    for (int i = 0; i < 37; i += 3) g[i] = nan;  // in vector bodies and the tail
+    silu_mul(g.data(), u.data(), 37);
+    for (int i = 0; i < 37; ++i) EXPECT_EQ(std::isnan(g[i]), i % 3 == 0) << isa_name(isa) << " " << i;
   });
 }
 

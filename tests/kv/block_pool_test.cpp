@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <random>
-#include <ranges>
 #include <set>
 
 #include "base/error.h"
@@ -219,8 +218,8 @@ class RandomPoolRun {
 
   void allocate() {
     const std::optional<int> got = pool.allocate();
-    const bool any_uncached = std::ranges::any_of(std::views::iota(0, kBlocks),
-                                                  [&](int b) { return model.free_uncached(b); });
+    bool any_uncached = false;  // a loop: clang 14 cannot compile libstdc++ 12's views::iota
+    for (int b = 0; b < kBlocks; ++b) any_uncached = any_uncached || model.free_uncached(b);
     if (!any_uncached && model.evictable.empty()) {
       ASSERT_FALSE(got.has_value());
       ++n_exhausted;

@@ -122,6 +122,17 @@ TEST(TokenizerJson, ByteFallbackBpeBecomesSentencePieceStyle) {
   EXPECT_EQ(tokenizer->eos_id(), 2);
 }
 
+// Found writing fuzz/tokenizer_json.cpp: a merge without its space was erased at
+// npos (std::out_of_range, "basic_string::erase") in byte-fallback files.
+TEST(TokenizerJson, AMergeWithoutItsSpaceIsAnError) {
+  TempDir dir;
+  for (const bool byte_fallback : {true, false}) {
+    const json root = {{"model", {{"type", "BPE"}, {"byte_fallback", byte_fallback}, {"vocab", {{"a", 0}, {"b", 1}, {"ab", 2}}},
+                                  {"merges", json::array({"ab"})}}}};
+    EXPECT_THROW(Tokenizer::from_tokenizer_json(dir.write("tokenizer.json", root.dump())), Error) << byte_fallback;
+  }
+}
+
 TEST(TokenizerJson, CorruptFilesThrowError) {
   TempDir dir;
   const json good = digits_tokenizer_json(R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)");

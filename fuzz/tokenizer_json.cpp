@@ -1,0 +1,8 @@
+// A Hugging Face tokenizer.json (BPE model, merges, added tokens, pre-tokenizer),
+// then the tokenizer it makes on a fixed text and on ids.
+#include "fuzz_support.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  skiff::fuzz::fuzz_tokenizer_file(data, size, skiff::Tokenizer::from_tokenizer_json);
+  return 0;
+}

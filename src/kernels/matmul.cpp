@@ -34,8 +34,8 @@ void matrix_row(const Matrix& w, int64_t r, float* out) {
 KernelEntry find_kernel(Isa isa, const Matrix& w) {
   if (w.layout == MatrixLayout::kPanels)  // the scalar kernel reads any layout through matrix_row
     return isa != Isa::kAvx512      ? scalar_kernel(w.type)
-           : w.type == DType::F16 ? float_panel_kernel_avx512(w.type)
-                                  : quant_panel_kernel_avx512(w.type);
+           : float_panel_kernel_avx512(w.type).fn ? float_panel_kernel_avx512(w.type)
+                                                  : quant_panel_kernel_avx512(w.type);
   return find_kernel(isa, w.type);
 }
 

@@ -175,25 +175,34 @@ void pack_tokens(const Activations& x, int t0, int m, int64_t k0, int kc, float*
     }
 }
 
-// Stores the first n (all if n >= 8) lanes of v to y, added to y's values if accumulate.
-void store_upto8(float* y, __m256 v, int64_t n, bool accumulate) {
-  if (n >= 8) {
-    if (accumulate) v = _mm256_add_ps(v, _mm256_loadu_ps(y));
-    _mm256_storeu_ps(y, v);
-  } else if (n > 0) {
-    const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)),
-                                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-    if (accumulate) v = _mm256_add_ps(v, _mm256_maskload_ps(y, mask));
-    _mm256_maskstore_ps(y, mask, v);
-  }
+// Mask of the first n (1..7) lanes, for maskload/maskstore.
+__m256i first_lanes(int64_t n) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
-// y[i][0..n) (+)= sum over k of xp[k][i] * wp[k][0..n), for tokens i < m, n <= 16.
+// Stores the first n (all if n >= 8) lanes of v to y.
+void store_upto8(float* y, __m256 v, int64_t n) {
+  if (n >= 8) _mm256_storeu_ps(y, v);
+  else if (n > 0) _mm256_maskstore_ps(y, first_lanes(n), v);
+}
+
+// The first n (all if n >= 8) lanes of y, the others zero.
+__m256 load_first_lanes(const float* y, int64_t n) {
+  return n >= 8 ? _mm256_loadu_ps(y) : n > 0 ? _mm256_maskload_ps(y, first_lanes(n)) : _mm256_setzero_ps();
+}
+
+// y[i][0..n) = (y[i][0..n) if accumulate, else 0) + sum over k of xp[k][i] *
+// wp[k][0..n), for tokens i < m, n <= 16. The accumulators start from y, so
+// each output is one chain of FMAs in column order across depth blocks.
 void tile(const float* xp, const float* wp, int kc, float* y, int64_t ldy, int m, int64_t n,
           bool accumulate) {
   __m256 c[kMR][2];
 #pragma GCC unroll 6
-  for (int i = 0; i < kMR; ++i) c[i][0] = c[i][1] = _mm256_setzero_ps();
+  for (int i = 0; i < kMR; ++i) {
+    const bool load = accumulate && i < m;
+    c[i][0] = load ? load_first_lanes(y + i * ldy, n) : _mm256_setzero_ps();
+    c[i][1] = load ? load_first_lanes(y + i * ldy + 8, n - 8) : _mm256_setzero_ps();
+  }
   for (int k = 0; k < kc; ++k, xp += kMR, wp += kNR) {
     const __m256 w0 = _mm256_loadu_ps(wp), w1 = _mm256_loadu_ps(wp + 8);
 #pragma GCC unroll 6
@@ -207,8 +216,8 @@ void tile(const float* xp, const float* wp, int kc, float* y, int64_t ldy, int m
 #pragma GCC unroll 6
   for (int i = 0; i < kMR; ++i, y += ldy) {
     if (i >= m) break;
-    store_upto8(y, c[i][0], n, accumulate);
-    store_upto8(y + 8, c[i][1], n - 8, accumulate);
+    store_upto8(y, c[i][0], n);
+    store_upto8(y + 8, c[i][1], n - 8);
   }
 }
 

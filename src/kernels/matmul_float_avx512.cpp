@@ -1,9 +1,12 @@
 // Float-weight (F32, F16, BF16) matmul kernels for AVX-512.
 //
-// Two paths, chosen by the number of tokens:
+// Two paths, chosen by the number of tokens (on panels both sum every
+// output in one order, one FMA chain in column order, so that a token's
+// outputs do not depend on the tokens beside it):
 // - decode (under kGemmMinTokens tokens) is bound by memory bandwidth: the
-//   weight rows are streamed once per 4 tokens, 8 rows at a time with
-//   independent accumulators, and converted to f32 in registers;
+//   weights are streamed once per 4 tokens (8 on panels), 8 rows (or one
+//   16-row panel) at a time with independent accumulators, converted to f32
+//   in registers;
 // - prefill is bound by the FMA units: a cache-blocked GEMM packs a block of
 //   weight rows, converted once to f32 and transposed to [k][kNR], into
 //   thread-local scratch sized for L2 (kernel_scratch), and a register-blocked
@@ -31,6 +34,7 @@ namespace {
 
 struct F32W {
   static constexpr bool kFromPanels = false;
+  static constexpr int kBytes = 4;
   static __m512 load16(const uint8_t* row, int64_t i, __mmask16 mask) {
     return _mm512_maskz_loadu_ps(mask, reinterpret_cast<const float*>(row) + i);
   }
@@ -38,6 +42,7 @@ struct F32W {
 
 struct F16W {
   static constexpr bool kFromPanels = false;
+  static constexpr int kBytes = 2;
   static __m512 load16(const uint8_t* row, int64_t i, __mmask16 mask) {
     return _mm512_cvtph_ps(
         _mm256_maskz_loadu_epi16(mask, reinterpret_cast<const uint16_t*>(row) + i));
@@ -47,19 +52,20 @@ struct F16W {
 // bfloat16 is the top half of an f32: widen to 32 bits and shift into place.
 struct BF16W {
   static constexpr bool kFromPanels = false;
+  static constexpr int kBytes = 2;
   static __m512 load16(const uint8_t* row, int64_t i, __mmask16 mask) {
     const __m256i h = _mm256_maskz_loadu_epi16(mask, reinterpret_cast<const uint16_t*>(row) + i);
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
   }
 };
 
-// F16 repacked into 16-row panels at load (kernels/repack.h): column k of the
-// panel's rows is one vector.
-struct F16Panels {
+// Weights of type E repacked into 16-row panels at load (kernels/repack.h):
+// column k of the panel's rows is one vector.
+template <class E>
+struct Panels {
   static constexpr bool kFromPanels = true;
-  static __m512 column(const uint8_t* panel, int64_t k) {
-    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + 32 * k)));
-  }
+  static constexpr int kColumnBytes = 16 * E::kBytes;
+  static __m512 column(const uint8_t* panel, int64_t k) { return E::load16(panel, 16 * k, 0xFFFF); }
 };
 
 // Mask of the first n lanes (none for n <= 0, all for n >= 16).
@@ -68,116 +74,6 @@ __mmask16 first_lanes(int64_t n) {
 }
 
 int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
-
-// ---- decode: a few tokens, weights streamed once -----------------------------
-
-// Rows in flight: 8 independent accumulator chains hide the FMA latency and 8
-// streams keep enough misses outstanding (4 reached 80% of a plain read loop on
-// one core, 8 reached it); fewer rows when more tokens would overflow the 32 registers.
-template <int T>
-constexpr int kDecodeRows = 24 / T < 8 ? 24 / T : 8;
-
-// acc[j][t] += row j (16 elements at i) * token t.
-template <class W, int T>
-inline void decode_step(const uint8_t* const* rows, const float* x, int64_t cols, int64_t i,
-                        __mmask16 mask, __m512 (&acc)[kDecodeRows<T>][T]) {
-  __m512 xv[T];
-#pragma GCC unroll 16
-  for (int t = 0; t < T; ++t) xv[t] = _mm512_maskz_loadu_ps(mask, x + t * cols + i);
-#pragma GCC unroll 16
-  for (int j = 0; j < kDecodeRows<T>; ++j) {
-    const __m512 wv = W::load16(rows[j], i, mask);
-#pragma GCC unroll 16
-    for (int t = 0; t < T; ++t) acc[j][t] = _mm512_fmadd_ps(wv, xv[t], acc[j][t]);
-  }
-}
-
-// Panels: one stream of 16 rows, two accumulator chains per token (columns
-// alternate), no reductions across lanes: lane i is row i. Up to 8 tokens in
-// one pass: 16 accumulators, the broadcasts come from memory, and at 8 tokens
-// the FMAs and conversions (5 per 32 bytes of weights per port) still keep up
-// with memory, so a speculative verification of k+1 <= 8 tokens reads each
-// weight once. Every token's sums run in the same order whatever T is.
-template <int T>
-void decode_panels(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
-  const int64_t cols = w.cols;
-  for (int64_t r = r0; r < r1; r += kPanelRowCount) {
-    const uint8_t* panel = panel_start(w, r / kPanelRowCount);
-    __m512 acc[2][T];
-#pragma GCC unroll 8
-    for (int t = 0; t < T; ++t) acc[0][t] = acc[1][t] = _mm512_setzero_ps();
-    for (int64_t k = 0; k < cols; k += 2) {
-      prefetch_unit<64>(panel + 32 * k, 0);  // the panels are one stream: on past this one
-#pragma GCC unroll 2
-      for (int h = 0; h < 2; ++h) {
-        const __m512 wv = F16Panels::column(panel, k + h);
-#pragma GCC unroll 8
-        for (int t = 0; t < T; ++t)
-          acc[h][t] = _mm512_fmadd_ps(wv, _mm512_set1_ps(x.f32[t * cols + k + h]), acc[h][t]);
-      }
-    }
-#pragma GCC unroll 8
-    for (int t = 0; t < T; ++t) _mm512_storeu_ps(y + t * ldy + r, _mm512_add_ps(acc[0][t], acc[1][t]));
-  }
-}
-
-// Tokens per decode pass: panels take 8 (above); rows, whose reductions need
-// kDecodeRows<T> x T accumulators, take 4.
-template <class W>
-constexpr int kDecodeTokens = W::kFromPanels ? 8 : 4;
-
-template <class W, int T>
-void decode_rows(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0,
-                 int64_t r1) {
-  constexpr int R = kDecodeRows<T>;
-  const int64_t cols = w.cols, body = cols & ~int64_t{15};
-  for (int64_t r = r0; r < r1; r += R) {
-    // Past the last row, repeat it (already in cache) and drop the results.
-    const uint8_t* rows[R];
-#pragma GCC unroll 16
-    for (int j = 0; j < R; ++j) rows[j] = w.row(r + j < r1 ? r + j : r1 - 1);
-    __m512 acc[R][T];
-#pragma GCC unroll 16
-    for (int j = 0; j < R; ++j)
-#pragma GCC unroll 16
-      for (int t = 0; t < T; ++t) acc[j][t] = _mm512_setzero_ps();
-    for (int64_t i = 0; i < body; i += 16) decode_step<W, T>(rows, x.f32, cols, i, 0xFFFF, acc);
-    if (body < cols) decode_step<W, T>(rows, x.f32, cols, body, first_lanes(cols - body), acc);
-#pragma GCC unroll 16
-    for (int j = 0; j < R; ++j)
-#pragma GCC unroll 16
-      for (int t = 0; t < T; ++t)
-        if (r + j < r1) y[t * ldy + r + j] = _mm512_reduce_add_ps(acc[j][t]);
-  }
-}
-
-template <class W, int T>
-void decode(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
-  if constexpr (W::kFromPanels) decode_panels<T>(w, x, y, ldy, r0, r1);
-  else decode_rows<W, T>(w, x, y, ldy, r0, r1);
-}
-
-// ---- prefill: cache-blocked GEMM -------------------------------------------
-
-constexpr int kNR = 32;   // weight rows (outputs) per tile: two zmm per token
-constexpr int kMR = 12;   // tokens per tile: 24 accumulators + 2 weights + 1 broadcast
-constexpr int kKC = 512;  // depth of a packed block: a token micro-panel (24 KB) stays in L1
-constexpr int kNC = 128;  // weight rows per packed block: 256 KB of f32, in L2
-constexpr int kMC = 512;  // tokens per pass: each weight is converted once per pass
-
-// Panels hold each column's rows together already: packing is conversion.
-// Rows [j0, j0 + n) are whole panels (n a multiple of 16).
-void pack_panel_weights(const Matrix& w, int64_t j0, int64_t n, int64_t k0, int kc, float* wp) {
-  for (int64_t jb = 0; jb < round_up(n, kNR); jb += kPanelRowCount) {
-    float* out = wp + jb / kNR * kc * kNR + jb % kNR;
-    if (jb >= n) {
-      for (int k = 0; k < kc; ++k) _mm512_storeu_ps(out + k * kNR, _mm512_setzero_ps());
-      continue;
-    }
-    const uint8_t* panel = panel_start(w, (j0 + jb) / kPanelRowCount);
-    for (int k = 0; k < kc; ++k) _mm512_storeu_ps(out + k * kNR, F16Panels::column(panel, k0 + k));
-  }
-}
 
 // In-register transpose of a 16x16 block: v[r] lane c becomes v[c] lane r.
 __attribute__((always_inline)) inline void transpose16(__m512 (&v)[16]) {
@@ -206,6 +102,145 @@ __attribute__((always_inline)) inline void transpose16(__m512 (&v)[16]) {
   }
 }
 
+// ---- decode: a few tokens, weights streamed once -----------------------------
+//
+// On panels every output is one chain of FMAs in column order, from zero (lane
+// i of a column vector is row i): the order the GEMM's tiles keep too, so a
+// token's sums do not depend on how many tokens share its pass (batch
+// invariance). Rows as stored sum 16 lanes of column residues, then across
+// lanes: faster to stream, but not the GEMM's order.
+
+// Tokens per decode pass: at 8 tokens the FMAs and conversions of a panel (5
+// per 32 bytes of weights per port) still keep up with memory, so a
+// speculative verification of k+1 <= 8 tokens reads each weight once; rows,
+// whose reductions need kDecodeRows<T> x T accumulators, take 4.
+template <class W>
+constexpr int kDecodeTokens = W::kFromPanels ? 8 : 4;
+
+// Panels in flight: one token gets two independent chains from two panels
+// (F32 panels with 4 ran at 38 GB/s where 2 and rows as stored ran at 46-49).
+template <int T>
+constexpr int kPanelGroups = T == 1 ? 2 : 1;
+
+// acc[g][t] = fma(column k of panel g, token t's element k, acc[g][t]) for
+// columns [k, k + 2).
+template <class P, int T, int G>
+[[gnu::always_inline]] inline void panel_step(const uint8_t* const* panels, const float* x, int64_t cols,
+                                              int64_t k, __m512 (&acc)[G][T]) {
+#pragma GCC unroll 4
+  for (int g = 0; g < G; ++g)  // each panel is a stream
+    prefetch_unit<2 * P::kColumnBytes>(panels[g] + P::kColumnBytes * k, 0);
+#pragma GCC unroll 2
+  for (int h = 0; h < 2; ++h)
+#pragma GCC unroll 4
+    for (int g = 0; g < G; ++g) {
+      const __m512 wv = P::column(panels[g], k + h);
+#pragma GCC unroll 8
+      for (int t = 0; t < T; ++t) acc[g][t] = _mm512_fmadd_ps(wv, _mm512_set1_ps(x[t * cols + k + h]), acc[g][t]);
+    }
+}
+
+// G whole panels from row r (panels have an even column count).
+template <class P, int T, int G>
+void decode_panel_group(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r) {
+  const uint8_t* panels[G];
+#pragma GCC unroll 4
+  for (int g = 0; g < G; ++g) panels[g] = panel_start(w, r / kPanelRowCount + g);
+  __m512 acc[G][T];
+#pragma GCC unroll 4
+  for (int g = 0; g < G; ++g)
+#pragma GCC unroll 8
+    for (int t = 0; t < T; ++t) acc[g][t] = _mm512_setzero_ps();
+  for (int64_t k = 0; k < w.cols; k += 2) panel_step<P, T, G>(panels, x.f32, w.cols, k, acc);
+#pragma GCC unroll 4
+  for (int g = 0; g < G; ++g)
+#pragma GCC unroll 8
+    for (int t = 0; t < T; ++t) _mm512_storeu_ps(y + t * ldy + r + kPanelRowCount * g, acc[g][t]);
+}
+
+template <class P, int T>
+void decode_panels(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
+  constexpr int G = kPanelGroups<T>;
+  int64_t r = r0;
+  for (; r + G * kPanelRowCount <= r1; r += G * kPanelRowCount) decode_panel_group<P, T, G>(w, x, y, ldy, r);
+  for (; r < r1; r += kPanelRowCount) decode_panel_group<P, T, 1>(w, x, y, ldy, r);
+}
+
+// Rows in flight: 8 independent accumulator chains hide the FMA latency and 8
+// streams keep enough misses outstanding (4 reached 80% of a plain read loop on
+// one core, 8 reached it); fewer rows when more tokens would overflow the 32 registers.
+template <int T>
+constexpr int kDecodeRows = 24 / T < 8 ? 24 / T : 8;
+
+// acc[j][t] += row j (16 elements at i) * token t.
+template <class W, int T>
+inline void decode_step(const uint8_t* const* rows, const float* x, int64_t cols, int64_t i,
+                        __mmask16 mask, __m512 (&acc)[kDecodeRows<T>][T]) {
+  __m512 xv[T];
+#pragma GCC unroll 16
+  for (int t = 0; t < T; ++t) xv[t] = _mm512_maskz_loadu_ps(mask, x + t * cols + i);
+#pragma GCC unroll 16
+  for (int j = 0; j < kDecodeRows<T>; ++j) {
+    const __m512 wv = W::load16(rows[j], i, mask);
+#pragma GCC unroll 16
+    for (int t = 0; t < T; ++t) acc[j][t] = _mm512_fmadd_ps(wv, xv[t], acc[j][t]);
+  }
+}
+
+template <class W, int T>
+void decode_rows(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0,
+                 int64_t r1) {
+  constexpr int R = kDecodeRows<T>;
+  const int64_t cols = w.cols, body = cols & ~int64_t{15};
+  for (int64_t r = r0; r < r1; r += R) {
+    // Past the last row, repeat it (already in cache) and drop the results.
+    const uint8_t* rows[R];
+#pragma GCC unroll 16
+    for (int j = 0; j < R; ++j) rows[j] = w.row(r + j < r1 ? r + j : r1 - 1);
+    __m512 acc[R][T];
+#pragma GCC unroll 16
+    for (int j = 0; j < R; ++j)
+#pragma GCC unroll 16
+      for (int t = 0; t < T; ++t) acc[j][t] = _mm512_setzero_ps();
+    for (int64_t i = 0; i < body; i += 16) decode_step<W, T>(rows, x.f32, cols, i, 0xFFFF, acc);
+    if (body < cols) decode_step<W, T>(rows, x.f32, cols, body, first_lanes(cols - body), acc);
+#pragma GCC unroll 16
+    for (int j = 0; j < R; ++j)
+#pragma GCC unroll 16
+      for (int t = 0; t < T; ++t)
+        if (r + j < r1) y[t * ldy + r + j] = _mm512_reduce_add_ps(acc[j][t]);
+  }
+}
+
+template <class W, int T>
+void decode(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
+  if constexpr (W::kFromPanels) decode_panels<W, T>(w, x, y, ldy, r0, r1);
+  else decode_rows<W, T>(w, x, y, ldy, r0, r1);
+}
+
+// ---- prefill: cache-blocked GEMM -------------------------------------------
+
+constexpr int kNR = 32;   // weight rows (outputs) per tile: two zmm per token
+constexpr int kMR = 12;   // tokens per tile: 24 accumulators + 2 weights + 1 broadcast
+constexpr int kKC = 512;  // depth of a packed block: a token micro-panel (24 KB) stays in L1
+constexpr int kNC = 128;  // weight rows per packed block: 256 KB of f32, in L2
+constexpr int kMC = 512;  // tokens per pass: each weight is converted once per pass
+
+// Panels hold each column's rows together already: packing is conversion.
+// Rows [j0, j0 + n) are whole panels (n a multiple of 16).
+template <class P>
+void pack_panel_weights(const Matrix& w, int64_t j0, int64_t n, int64_t k0, int kc, float* wp) {
+  for (int64_t jb = 0; jb < round_up(n, kNR); jb += kPanelRowCount) {
+    float* out = wp + jb / kNR * kc * kNR + jb % kNR;
+    if (jb >= n) {
+      for (int k = 0; k < kc; ++k) _mm512_storeu_ps(out + k * kNR, _mm512_setzero_ps());
+      continue;
+    }
+    const uint8_t* panel = panel_start(w, (j0 + jb) / kPanelRowCount);
+    for (int k = 0; k < kc; ++k) _mm512_storeu_ps(out + k * kNR, P::column(panel, k0 + k));
+  }
+}
+
 // Packs weight rows [j0, j0 + n) x columns [k0, k0 + kc) as f32 panels of kNR
 // rows, each laid out [kc][kNR]; rows past n (up to a multiple of kNR) are zero.
 template <class W>
@@ -229,7 +264,7 @@ void pack_row_weights(const Matrix& w, int64_t j0, int64_t n, int64_t k0, int kc
 
 template <class W>
 void pack_weights(const Matrix& w, int64_t j0, int64_t n, int64_t k0, int kc, float* wp) {
-  if constexpr (W::kFromPanels) pack_panel_weights(w, j0, n, k0, kc, wp);
+  if constexpr (W::kFromPanels) pack_panel_weights<W>(w, j0, n, k0, kc, wp);
   else pack_row_weights<W>(w, j0, n, k0, kc, wp);
 }
 
@@ -251,13 +286,19 @@ void pack_tokens(const Activations& x, int t0, int m, int64_t k0, int kc, float*
     }
 }
 
-// y[i][0..32) (+)= sum over k of xp[k][i] * wp[k][0..32), for tokens i < m and
-// outputs under masks m0 (first 16) and m1 (next 16).
+// y[i][0..32) = (y[i][0..32) if accumulate, else 0) + sum over k of xp[k][i]
+// * wp[k][0..32), for tokens i < m and outputs under masks m0 (first 16) and
+// m1 (next 16). The accumulators start from y: each output stays one chain of
+// FMAs in column order across depth blocks, as in decode.
 void tile(const float* xp, const float* wp, int kc, float* y, int64_t ldy, int m, __mmask16 m0,
           __mmask16 m1, bool accumulate) {
   __m512 c[kMR][2];
 #pragma GCC unroll 12
-  for (int i = 0; i < kMR; ++i) c[i][0] = c[i][1] = _mm512_setzero_ps();
+  for (int i = 0; i < kMR; ++i) {
+    const bool load = accumulate && i < m;
+    c[i][0] = load ? _mm512_maskz_loadu_ps(m0, y + i * ldy) : _mm512_setzero_ps();
+    c[i][1] = load ? _mm512_maskz_loadu_ps(m1, y + i * ldy + 16) : _mm512_setzero_ps();
+  }
   for (int k = 0; k < kc; ++k, xp += kMR, wp += kNR) {
     const __m512 w0 = _mm512_loadu_ps(wp), w1 = _mm512_loadu_ps(wp + 16);
 #pragma GCC unroll 12
@@ -271,10 +312,6 @@ void tile(const float* xp, const float* wp, int kc, float* y, int64_t ldy, int m
 #pragma GCC unroll 12
   for (int i = 0; i < kMR; ++i, y += ldy) {
     if (i >= m) break;
-    if (accumulate) {
-      c[i][0] = _mm512_add_ps(c[i][0], _mm512_maskz_loadu_ps(m0, y));
-      c[i][1] = _mm512_add_ps(c[i][1], _mm512_maskz_loadu_ps(m1, y + 16));
-    }
     _mm512_mask_storeu_ps(y, m0, c[i][0]);
     _mm512_mask_storeu_ps(y + 16, m1, c[i][1]);
   }
@@ -319,7 +356,12 @@ void gemm(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t 
 KernelEntry float_kernel_avx512(DType type) { return float_kernel_for(type); }
 
 KernelEntry float_panel_kernel_avx512(DType type) {
-  return type == DType::F16 ? KernelEntry{float_matmul<F16Panels>, ActivationFormat::kF32, kNR} : KernelEntry{};
+  switch (type) {
+    case DType::F32: return {float_matmul<Panels<F32W>>, ActivationFormat::kF32, kNR};
+    case DType::F16: return {float_matmul<Panels<F16W>>, ActivationFormat::kF32, kNR};
+    case DType::BF16: return {float_matmul<Panels<BF16W>>, ActivationFormat::kF32, kNR};
+    default: return {};
+  }
 }
 
 }  // namespace skiff

@@ -31,10 +31,13 @@ Block32Parts block32_parts(DType type) {
 // goes in its unit.
 int64_t panel_offset(int j, int i) { return (j / 4) * 64 + 4 * i + j % 4; }
 
-// An F16 panel from its 16 rows: column k of every row together.
-void repack_f16_panel(const uint8_t* rows, int64_t cols, uint8_t* panel) {
+bool is_float(DType type) { return type == DType::F32 || type == DType::F16 || type == DType::BF16; }
+
+// A float panel (F32, F16, BF16; e bytes an element) from its 16 rows: column
+// k of every row together.
+void repack_float_panel(const uint8_t* rows, int64_t cols, size_t e, uint8_t* panel) {
   for (int i = 0; i < kPanelRowCount; ++i)
-    for (int64_t k = 0; k < cols; ++k) std::memcpy(panel + 2 * (k * kPanelRowCount + i), rows + 2 * (i * cols + k), 2);
+    for (int64_t k = 0; k < cols; ++k) std::memcpy(panel + e * (k * kPanelRowCount + i), rows + e * (i * cols + k), e);
 }
 
 // Where row i's parts of one unit lie in the panel (repack.h), against its block.
@@ -180,7 +183,7 @@ void q6_k_block_from_panel(const uint8_t* panel, int64_t s, int i, uint8_t* bloc
 bool can_repack(const Matrix& m) {
   switch (m.type) {
     case DType::Q8_0: case DType::Q4_0: case DType::Q4_1: case DType::Q5_0: case DType::Q5_1: case DType::IQ4_NL:
-    case DType::Q4_K: case DType::Q6_K: case DType::F16:
+    case DType::Q4_K: case DType::Q6_K: case DType::F32: case DType::F16: case DType::BF16:
       break;
     default:
       return false;
@@ -203,7 +206,7 @@ void repack(Matrix& m, uint8_t* data) {
     for (int64_t p = 0; p < n_panels; ++p) {
       uint8_t* panel = data + p * panel_bytes;
       std::memcpy(rows, panel, panel_bytes);
-      if (m.type == DType::F16) repack_f16_panel(rows, m.cols, panel);
+      if (is_float(m.type)) repack_float_panel(rows, m.cols, dtype_info(m.type).type_size, panel);
       else if (m.type == DType::Q4_K) repack_q4_k_panel(rows, m.cols, panel);
       else if (m.type == DType::Q6_K) repack_q6_k_panel(rows, m.cols, panel);
       else repack_blocks_panel(m.type, rows, m.cols, panel);
@@ -218,13 +221,10 @@ const uint8_t* panel_start(const Matrix& m, int64_t p) {
 
 void panel_row(const Matrix& m, int64_t r, float* out) {
   const int64_t i = r % kPanelRowCount, units = m.cols / 32;
-  if (m.type == DType::F16) {
+  if (is_float(m.type)) {  // element by element through dequantize_row
     const uint8_t* panel = panel_start(m, r / kPanelRowCount);
-    for (int64_t k = 0; k < m.cols; ++k) {
-      uint16_t h;
-      std::memcpy(&h, panel + 2 * (k * kPanelRowCount + i), 2);
-      out[k] = fp16_to_f32(h);
-    }
+    const size_t e = dtype_info(m.type).type_size;
+    for (int64_t k = 0; k < m.cols; ++k) dequantize_row(m.type, panel + e * (k * kPanelRowCount + i), out + k, 1);
     return;
   }
   if (m.type == DType::Q4_K || m.type == DType::Q6_K) {  // through the GGUF block, so bit-identical to dequantize_row

@@ -1,12 +1,12 @@
-// Q8_0, the other blocks of 32, Q4_K, Q6_K and F16 weights repacked, once at load, into the layouts the
+// Q8_0, the other blocks of 32, Q4_K, Q6_K and float weights repacked, once at load, into the layouts the
 // AVX-512 kernels read (as llama.cpp's CPU backend repacks Q4_0 into
 // interleaved rows): no per-call packing in prefill, and decode streams 16
 // rows at once with no per-row reductions. Same bytes as the GGUF rows,
 // rewritten in place: panel p (rows 16p .. 16p+15) takes the place of its
 // 16 rows, at byte p · 16 · row_bytes(type, cols).
 //
-// F16: [cols][16] halves: column k of the 16 rows together (one vector after
-// conversion, times the broadcast activation k).
+// F32, F16, BF16: [cols][16] elements: column k of the 16 rows together (one
+// vector after conversion, times the broadcast activation k).
 // Q8_0 and the other blocks of 32 (Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL): U = cols/32
 // units, unit u at byte u · unit_bytes within the panel, unit_bytes = 16 rows ×
 // the block's bytes:
@@ -71,7 +71,7 @@ constexpr int64_t kQ6KPanelWeights = kQ6KPanelD + 2 * kPanelRowCount;
 constexpr int64_t kQ6KPanelUnitBytes = 6 * 64;
 static_assert(kQ6KPanelWeights + 8 * kQ6KPanelUnitBytes == kQ6KPanelGroupBytes, "a Q6_K panel is its rows' bytes");
 
-// Whether m can be repacked: Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q4_K, Q6_K or F16 rows,
+// Whether m can be repacked: Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q4_K, Q6_K, F32, F16 or BF16 rows,
 // rows a multiple of 16, cols of 64.
 bool can_repack(const Matrix& m);
 

@@ -1,11 +1,12 @@
 // Batch invariance: a request's tokens and logprobs are bit-identical alone,
-// in a batch, with prefill chunks of 16 or 64 tokens and from a warm prefix
-// cache, on random-weight models of the integer types
-// the loader repacks into panels on AVX-512 (their kernels give a token the
-// same sums in any batch; attention cuts every context at the same ranges).
-// Contexts pass 512 positions, so decoding alone splits them over threads.
-// Float weights and the AVX2 row kernels still sum in another order for 32+
-// tokens (their GEMM), so they are not covered.
+// in a batch, with prefill chunks of 16, 64 or 512 tokens, from a warm prefix
+// cache and when a small KV pool preempts and recomputes it, on random-weight
+// models of the float and integer types the loader repacks into panels on
+// AVX-512 (their kernels give a token the same sums in any batch; attention
+// cuts every context at the same ranges). Contexts pass 512 positions, so
+// decoding alone splits them over threads. The row kernels (AVX2, and weights
+// as stored with --mmap) still sum in another order for 32+ tokens, so they
+// are not covered.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -59,7 +60,8 @@ std::vector<SamplingParams> params() {
 }
 
 // Runs the requests in order; alone: one at a time.
-Outputs run(Model& model, const Tokenizer& tok, EngineOptions o, bool alone, int repeats = 1) {
+Outputs run(Model& model, const Tokenizer& tok, EngineOptions o, bool alone, int repeats = 1,
+            int64_t* preemptions = nullptr) {
   Engine engine(model, tok, o);
   const auto ps = prompts(model.config().vocab_size);
   const auto sp = params();
@@ -83,6 +85,7 @@ Outputs run(Model& model, const Tokenizer& tok, EngineOptions o, bool alone, int
           r.logprobs.push_back(lp);
         }
   }
+  if (preemptions) *preemptions = engine.metrics().preemptions;
   return r;
 }
 
@@ -111,7 +114,7 @@ TEST_P(BatchInvariance, OutputsAreBitIdenticalInEveryBatchChunkingAndFromTheCach
   const Outputs alone = run(*model, *tok, base, true);
   ASSERT_EQ(alone.tokens.size(), 6u);
   EXPECT_EQ(run(*model, *tok, base, false), alone) << "in one batch";
-  for (int chunk : {16, 64}) {
+  for (int chunk : {16, 64, 512}) {
     EngineOptions o = base;
     o.scheduler.max_batch_tokens = chunk;
     EXPECT_EQ(run(*model, *tok, o, false), alone) << "prefill chunks of " << chunk;
@@ -119,10 +122,21 @@ TEST_P(BatchInvariance, OutputsAreBitIdenticalInEveryBatchChunkingAndFromTheCach
   EngineOptions cached = base;
   cached.scheduler.prefix_caching = true;
   EXPECT_EQ(run(*model, *tok, cached, false, 2), alone) << "from a warm prefix cache";
+  // Room for the longest request and a little more: the others are preempted
+  // and recomputed, their K/V then from prefill chunks where it came from decode steps.
+  EngineOptions small = base;
+  const ModelConfig& c = model->config();
+  small.max_model_len = 640;
+  small.scheduler.max_batch_tokens = 64;  // prompts admitted a chunk at a time outgrow the pool
+  small.kv_mem_bytes = size_t{800} * c.n_layers * c.kv_dim() * 2 * sizeof(float);
+  int64_t preemptions = 0;
+  EXPECT_EQ(run(*model, *tok, small, false, 1, &preemptions), alone) << "preempted";
+  EXPECT_GT(preemptions, 0) << "the small pool must force preemptions";
 }
 
 INSTANTIATE_TEST_SUITE_P(PanelTypes, BatchInvariance,
-                         ::testing::Values(DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K),
+                         ::testing::Values(DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0,
+                                           DType::Q4_K, DType::Q6_K),
                          [](const ::testing::TestParamInfo<DType>& info) { return std::string(dtype_info(info.param).name); });
 
 }  // namespace

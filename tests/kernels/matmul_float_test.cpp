@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
@@ -92,31 +93,34 @@ void check_all_isas(const Problem& p, bool repacked = false) {
   testing::for_each_isa([&](Isa) { check(p, repacked); });
 }
 
-// F16 repacked into 16-row panels at load: one panel, an odd number of panels
-// (a 32-row GEMM tile with its second half empty), every decode pass width
-// (1-8 tokens) and several passes, the GEMM from 32 tokens; rows read back exactly.
-TEST(MatmulFloat, RepackedF16EveryIsa) {
+// Float weights repacked into 16-row panels at load: one panel, an odd number
+// of panels (a 32-row GEMM tile with its second half empty), every decode pass
+// width (1-8 tokens) and several passes, the GEMM from 32 tokens; rows read back exactly.
+TEST(MatmulFloat, RepackedEveryIsaAndType) {
   uint32_t seed = 300;
-  for (int64_t rows : {16, 48, 160})
-    for (int64_t cols : {64, 192, 768})
-      for (int n_tokens : {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 32, 64}) {
-        if (rows * cols * n_tokens > 3'000'000) continue;
-        check_all_isas(make_problem(DType::F16, rows, cols, n_tokens, seed++), true);
-        if (HasFatalFailure()) return;
-      }
-  const Problem p = make_problem(DType::F16, 48, 192, 1, 7);
-  std::vector<uint8_t> bytes = p.weights;
-  Matrix w{DType::F16, 48, 192, bytes.data()};
-  ASSERT_TRUE(can_repack(w));
-  repack(w, bytes.data());
-  EXPECT_EQ(w.layout, MatrixLayout::kPanels);
-  std::vector<float> got(192), want(192);
-  for (int64_t r = 0; r < 48; ++r) {
-    matrix_row(w, r, got.data());
-    dequantize_row(DType::F16, p.weights.data() + r * row_bytes(DType::F16, 192), want.data(), 192);
-    ASSERT_EQ(got, want) << "row " << r;
+  for (DType type : kTypes)
+    for (int64_t rows : {16, 48, 160})
+      for (int64_t cols : {64, 192, 768})
+        for (int n_tokens : {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 32, 64}) {
+          if (rows * cols * n_tokens > 3'000'000) continue;
+          check_all_isas(make_problem(type, rows, cols, n_tokens, seed++), true);
+          if (HasFatalFailure()) return;
+        }
+  for (DType type : kTypes) {
+    const Problem p = make_problem(type, 48, 192, 1, 7);
+    std::vector<uint8_t> bytes = p.weights;
+    Matrix w{type, 48, 192, bytes.data()};
+    ASSERT_TRUE(can_repack(w));
+    repack(w, bytes.data());
+    EXPECT_EQ(w.layout, MatrixLayout::kPanels);
+    std::vector<float> got(192), want(192);
+    for (int64_t r = 0; r < 48; ++r) {
+      matrix_row(w, r, got.data());
+      dequantize_row(type, p.weights.data() + r * row_bytes(type, 192), want.data(), 192);
+      ASSERT_EQ(got, want) << dtype_info(type).name << " row " << r;
+    }
   }
-  EXPECT_FALSE(can_repack(Matrix{DType::BF16, 48, 192, bytes.data()}));
+  EXPECT_FALSE(can_repack(Matrix{DType::F16, 40, 192, nullptr})) << "rows not whole panels";
 }
 
 TEST(MatmulFloat, OddShapesEveryIsaAndType) {
@@ -141,6 +145,34 @@ TEST(MatmulFloat, ManyRowBlocksAndTokenPasses) {
     }
   for (DType type : kTypes) {
     check_all_isas(make_problem(type, 45, 70, 600, 7));
+    if (HasFatalFailure()) return;
+  }
+}
+
+// Batch invariance: a token's outputs are bit-identical whether it runs alone
+// or among n tokens, on the decode passes and the GEMM (depth blocks, token
+// passes and row tails included) on panels. Rows as stored sum in another
+// order for 32+ tokens (their decode reduces across lanes).
+TEST(MatmulFloat, TokenOutputsDoNotDependOnTheBatchOnPanels) {
+  constexpr int64_t kRows = 112, kCols = 1088;  // 7 panels (a half-empty tile); two depth blocks and a tail
+  constexpr int kMaxTokens = 530;               // two token passes of the GEMM
+  for (DType type : kTypes) {
+    const Problem p = make_problem(type, kRows, kCols, kMaxTokens, 40);
+    std::vector<uint8_t> bytes = p.weights;
+    Matrix w{type, kRows, kCols, bytes.data()};
+    repack(w, bytes.data());
+    testing::for_each_isa([&](Isa isa) {
+      std::vector<float> alone(kMaxTokens * kRows);
+      for (int t = 0; t < kMaxTokens; ++t) matmul(w, p.x.data() + t * kCols, 1, alone.data() + t * kRows);
+      for (int n : {2, 3, 4, 5, 8, 9, 13, 31, 32, 33, 64, kMaxTokens}) {
+        std::vector<float> y(n * kRows);
+        matmul(w, p.x.data(), n, y.data());
+        for (int t = 0; t < n; ++t)
+          ASSERT_EQ(0, std::memcmp(&y[t * kRows], &alone[t * kRows], kRows * sizeof(float)))
+              << isa_name(isa) << " " << dtype_info(type).name << ": token " << t << " of " << n
+              << " differs from the token alone";
+      }
+    });
     if (HasFatalFailure()) return;
   }
 }

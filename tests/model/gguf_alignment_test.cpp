@@ -4,6 +4,7 @@
 // exactly the logits of the same file written with the default alignment.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -45,7 +46,8 @@ std::vector<float> logits_of(const std::string& path, FileLoad load) {
 }
 
 TEST(GgufAlignment, SmallAlignmentGivesTheSameLogits) {
-  const std::vector<float> expected = logits_of(kModel, FileLoad::kMmap);
+  // Read into memory, as the copied tensors are (and repacked likewise).
+  const std::vector<float> expected = logits_of(kModel, FileLoad::kCopy);
   for (uint64_t alignment : {1u, 2u}) {
     const std::string path = ::testing::TempDir() + "/skiff_align_" + std::to_string(alignment) + ".gguf";
     const uint64_t data_start = write_with_alignment(kModel, path, alignment, alignment);
@@ -53,8 +55,13 @@ TEST(GgufAlignment, SmallAlignmentGivesTheSameLogits) {
     const gguf::GgufFile f(path);
     for (const gguf::TensorInfo& t : f.tensors())
       EXPECT_EQ(reinterpret_cast<uintptr_t>(t.data) % 32, 0u) << t.name;
-    for (FileLoad load : {FileLoad::kMmap, FileLoad::kCopy})
-      EXPECT_EQ(logits_of(path, load), expected) << "alignment " << alignment;
+    EXPECT_EQ(logits_of(path, FileLoad::kCopy), expected) << "alignment " << alignment;
+    // Mapped, only the misaligned tensors are copies (and repacked into
+    // panels, which sum in another order than rows as stored).
+    const std::vector<float> mapped = logits_of(path, FileLoad::kMmap);
+    ASSERT_EQ(mapped.size(), expected.size());
+    for (size_t i = 0; i < mapped.size(); ++i)
+      EXPECT_NEAR(mapped[i], expected[i], 1e-4f * (1 + std::fabs(expected[i]))) << "alignment " << alignment << " logit " << i;
     std::remove(path.c_str());
   }
 }

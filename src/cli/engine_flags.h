@@ -69,6 +69,7 @@ struct EngineFlags {
   int threads = 0;        // 0: every core
   bool no_prefix_caching = false;
   bool mmap = false;
+  bool batch_invariant = false;
   SpecFlags spec;
 };
 
@@ -92,7 +93,10 @@ inline void add_engine_flags(CLI::App* cmd, EngineFlags& f, bool with_max_model_
   cmd->add_flag("--no-prefix-caching", f.no_prefix_caching,
                 "do not reuse the KV blocks of prompt prefixes seen before");
   cmd->add_flag("--mmap", f.mmap,
-                "use weights from a file mapping (faster start) instead of reading them into huge-page memory (where, on AVX-512, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q4_K, Q6_K and F16 are also repacked for the kernels)");
+                "use weights from a file mapping (faster start) instead of reading them into huge-page memory (where, on AVX-512, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q4_K, Q6_K, F32, F16 and BF16 are also repacked for the kernels)");
+  cmd->add_flag("--batch-invariant", f.batch_invariant,
+                "bit-identical logits for a sequence in any batch also on weights as stored (AVX2, --mmap), "
+                "whose prefill then runs 3 tokens a pass (repacked weights on AVX-512 are invariant anyway)");
   add_spec_flags(cmd, f.spec, with_spec_k);
 }
 
@@ -112,6 +116,7 @@ inline EngineOptions engine_options(const EngineFlags& f) {
     if (o.kv_mem_bytes == 0) fail("--kv-mem {}: the KV pool needs more than 0 bytes", f.kv_mem);
   }
   o.max_model_len = f.max_model_len;
+  o.batch_invariant = f.batch_invariant;
   o.speculation = speculation_options(f.spec, nullptr);
   return o;
 }

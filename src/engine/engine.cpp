@@ -6,6 +6,7 @@
 #include "base/error.h"
 #include "engine/draft_length.h"
 #include "engine/logprobs.h"
+#include "kernels/matmul.h"
 #include "model/parallel_tokens.h"
 
 namespace skiff {
@@ -92,6 +93,7 @@ Engine::Engine(Model& model, const Tokenizer& tokenizer, EngineOptions options)
       spec_k_(options.speculation.k),
       spec_step_tokens_(options.speculation.step_tokens) {
   model_.set_context_length(max_model_len_);
+  if (options.batch_invariant) set_batch_invariant(true);
 }
 
 RequestId Engine::add_request(std::vector<int32_t> prompt, const SamplingParams& params,

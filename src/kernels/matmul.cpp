@@ -153,6 +153,11 @@ ActivationPrecision precision_from_env() {
   fail("SKIFF_ACTIVATIONS={} is not one of plain, int8, refined", name);
 }
 
+std::atomic<bool>& batch_invariant_setting() {
+  static std::atomic<bool> on{false};
+  return on;
+}
+
 std::atomic<ActivationPrecision>& precision_setting() {
   static std::atomic<ActivationPrecision> precision{precision_from_env()};
   return precision;
@@ -168,6 +173,8 @@ void run_with_extra_rows(std::span<const MatmulProduct> products, const float* r
 }  // namespace
 
 ActivationPrecision activation_precision() { return precision_setting().load(); }
+bool batch_invariant() { return batch_invariant_setting().load(); }
+void set_batch_invariant(bool on) { batch_invariant_setting().store(on); }
 void set_activation_precision(ActivationPrecision precision) { precision_setting().store(precision); }
 
 void matmul_many(std::span<const MatmulProduct> products, const float* x, int n_tokens) {
@@ -228,7 +235,26 @@ void run_refined(std::span<const MatmulProduct> products, const float* x, int n_
   }
 }
 
+// Whether batch-invariant mode must cut these products' tokens into passes.
+bool needs_invariant_passes(std::span<const MatmulProduct> products, int n_tokens) {
+  if (!batch_invariant() || n_tokens <= kInvariantTokens || active_isa() == Isa::kScalar) return false;
+  return std::any_of(products.begin(), products.end(),
+                     [](const MatmulProduct& p) { return p.w->layout == MatrixLayout::kRows; });
+}
+
+void run_products_at_once(std::span<const MatmulProduct> products, const float* x, int n_tokens);
+
 void run_products(std::span<const MatmulProduct> products, const float* x, int n_tokens) {
+  if (!needs_invariant_passes(products, n_tokens)) return run_products_at_once(products, x, n_tokens);
+  const int64_t cols = products[0].w->cols;
+  std::vector<MatmulProduct> pass(products.begin(), products.end());
+  for (int t0 = 0; t0 < n_tokens; t0 += kInvariantTokens) {
+    for (size_t p = 0; p < products.size(); ++p) pass[p].y = products[p].y + t0 * products[p].w->rows;
+    run_products_at_once(pass, x + t0 * cols, std::min(kInvariantTokens, n_tokens - t0));
+  }
+}
+
+void run_products_at_once(std::span<const MatmulProduct> products, const float* x, int n_tokens) {
   const int64_t cols = products[0].w->cols;
   std::vector<Job> jobs;
   int64_t n_units = 0, work = 0;

@@ -57,6 +57,15 @@ enum class ActivationPrecision { kPlainInt8, kInt8, kRefined };
 ActivationPrecision activation_precision();
 void set_activation_precision(ActivationPrecision precision);
 
+// Batch-invariant mode (--batch-invariant; off by default): products on
+// weights as stored (rows) run kInvariantTokens tokens at a time, through the
+// decode kernels, whose sums for a token do not depend on how many share the
+// pass (the prefill kernels on rows sum in another order). Panels and the
+// scalar kernels are invariant in any mode. Process-wide, like the ISA.
+constexpr int kInvariantTokens = 3;
+bool batch_invariant();
+void set_batch_invariant(bool on);
+
 // Dequantizes row r of w into out[cols].
 void matrix_row(const Matrix& w, int64_t r, float* out);
 

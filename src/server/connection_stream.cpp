@@ -6,7 +6,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
+#include <cstdlib>
+#include <string_view>
 #include <cstring>
 
 #include "server/client_socket.h"
@@ -28,6 +31,15 @@ const char* reason_phrase(int status) {
     case 503: return "Service Unavailable";
     default: return "Error";
   }
+}
+
+// The value of a "Content-Length:" header line (any case), else 0.
+size_t content_length(const std::string& line) {
+  constexpr std::string_view kName = "content-length:";
+  if (line.size() < kName.size()) return 0;
+  for (size_t i = 0; i < kName.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(line[i])) != kName[i]) return 0;
+  return static_cast<size_t>(std::strtoull(line.c_str() + kName.size(), nullptr, 10));
 }
 
 }  // namespace
@@ -56,8 +68,8 @@ bool ConnectionStream::await_request() {
   phase_ = Phase::kHeaders;
   phase_bytes_ = 0;
   lines_ = 0;
-  line_length_ = 0;
-  last_byte_ = 0;
+  line_.clear();
+  declared_body_ = 0;
   // A pipelined request may be buffered already.
   if (begin_ == end_ && wait_for(POLLIN, deadline_after(limits_.idle_timeout_s), true) != Wait::kReady) return false;
   deadline_ = deadline_after(limits_.header_timeout_s);
@@ -93,24 +105,31 @@ ssize_t ConnectionStream::take_header_bytes(size_t n) {
       return -1;
     }
     const char byte = buffer_[begin_ + i];
-    const bool blank_line = byte == '\n' && line_length_ == 1 && last_byte_ == '\r';
-    last_byte_ = byte;
     if (byte != '\n') {
-      ++line_length_;
+      line_ += byte;
       continue;
     }
     // httplib ends the headers at the first "\r\n" line after the request
     // line (and skips lines that end in a bare '\n'), so this does too.
-    if (blank_line && lines_ > 0) {
-      phase_ = Phase::kBody;
-      phase_bytes_ = 0;
-      deadline_ = deadline_after(limits_.body_timeout_s);
-      return static_cast<ssize_t>(i + 1);
-    }
+    if (line_ == "\r" && lines_ > 0) return end_headers() ? static_cast<ssize_t>(i + 1) : -1;
+    if (lines_ > 0) declared_body_ = std::max(declared_body_, content_length(line_));
     ++lines_;
-    line_length_ = 0;
+    line_.clear();
   }
   return static_cast<ssize_t>(n);
+}
+
+bool ConnectionStream::end_headers() {
+  // A body declared too large is refused now, not read (httplib would read
+  // and drop it all first, or wait for it until the body timeout).
+  if (declared_body_ > limits_.max_body_bytes) {
+    refuse(413, fmt::format("the request body is too large (over {} bytes)", limits_.max_body_bytes));
+    return false;
+  }
+  phase_ = Phase::kBody;
+  phase_bytes_ = 0;
+  deadline_ = deadline_after(limits_.body_timeout_s);
+  return true;
 }
 
 ssize_t ConnectionStream::read(char* ptr, size_t size) {

@@ -9,7 +9,8 @@
 //   headers  the request line and headers, from their first byte: 408 when
 //            late, 431 when over their size;
 //   body     from the end of the headers: 408 when late, 413 when over the
-//            body limit (raw bytes, chunked framing counted);
+//            body limit (at the headers when their Content-Length says so,
+//            else as the raw bytes come, chunked framing counted);
 //   writes   a write that moves no byte for the write timeout fails, and the
 //            handler's request is cancelled (a client that stopped reading).
 // A limit answers with an OpenAI-shaped error and "Connection: close"; the
@@ -73,6 +74,7 @@ class ConnectionStream final : public httplib::Stream {
   // How many of the n buffered bytes the header phase takes (it ends at the
   // blank line); -1 once the headers are over their size.
   ssize_t take_header_bytes(size_t n);
+  bool end_headers();  // starts the body phase; false: refused (413)
   bool send_all(const std::string& bytes);
   void log_limit(int status, const std::string& message) const;
 
@@ -86,8 +88,8 @@ class ConnectionStream final : public httplib::Stream {
   Clock::time_point deadline_;  // of the current phase
   size_t phase_bytes_ = 0;      // read in the current phase
   int lines_ = 0;               // header lines ended so far (the request line first)
-  size_t line_length_ = 0;      // bytes of the current line before its '\n'
-  char last_byte_ = 0;
+  std::string line_;            // the current header line, before its '\n'
+  size_t declared_body_ = 0;    // the request's Content-Length, if any
   bool refused_ = false;
   bool failed_ = false;
 };

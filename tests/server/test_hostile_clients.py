@@ -134,6 +134,14 @@ def test_headers_over_the_limit_get_431(server):
     assert completion_works(server)
 
 
+def test_a_body_declared_too_large_gets_413_before_it_is_sent(server):
+    with connect(server) as s:
+        s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\ncontent-length: 1000000000\r\n\r\n")
+        start = time.time()
+        status, message = status_and_error(read_until_closed(s))
+        assert status == 413 and "too large" in message and time.time() - start < 0.5
+
+
 def test_a_body_without_a_length_is_held_to_the_body_limit(server):
     with connect(server) as s:
         # No Content-Length: httplib reads until the client closes, so the

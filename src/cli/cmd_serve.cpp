@@ -98,6 +98,30 @@ void serve(ServeArgs& a) {
              m.requests_finished, m.requests_cancelled, m.prompt_tokens, m.generation_tokens);
 }
 
+// What one client may hold and send: connections, time per phase of a
+// request, sizes (ConnectionStream).
+void add_connection_flags(CLI::App* cmd, ServerOptions& server) {
+  ConnectionLimits& limits = server.limits;
+  cmd->add_option("--max-connections,--http-threads", server.max_connections,
+                  "connections open at once (a thread each); past it a new one gets 503")
+      ->capture_default_str()->check(CLI::Range(1, 1 << 16));
+  cmd->add_option("--idle-timeout", limits.idle_timeout_s, "seconds a connection may wait idle for its next request")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--header-timeout", limits.header_timeout_s,
+                  "seconds for a request's line and headers, from their first byte; past it 408")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--body-timeout", limits.body_timeout_s, "seconds for a request's body, after its headers; past it 408")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--write-timeout", limits.write_timeout_s,
+                  "seconds a client may take no bytes of its response; past it the connection closes and the "
+                  "request is cancelled")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--max-header-bytes", limits.max_header_bytes, "request line and headers larger than this get 431")
+      ->capture_default_str()->check(CLI::Range(size_t{1024}, size_t{1} << 30));
+  cmd->add_option("--max-body", limits.max_body_bytes, "request bodies larger than this many bytes get 413")
+      ->capture_default_str();
+}
+
 }  // namespace
 
 void add_serve_command(CLI::App& app) {
@@ -111,10 +135,7 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--chat-template", args->chat_template, "a Jinja chat template file instead of the model's");
   cmd->add_option("--max-queue", args->max_queue, "requests waiting at most; past it new ones get 503 (0: unbounded)")
       ->capture_default_str()->check(CLI::Range(0, 1 << 20));
-  cmd->add_option("--http-threads", args->server.http_threads, "connections served at once")
-      ->capture_default_str()->check(CLI::Range(1, 4096));
-  cmd->add_option("--max-body", args->server.max_body_bytes, "request bodies larger than this many bytes get 413")
-      ->capture_default_str();
+  add_connection_flags(cmd, args->server);
   cmd->add_flag("!--no-log-requests", args->server.log_requests, "do not log each request on stderr");
   add_engine_flags(cmd, args->engine);
   cmd->callback([args] { serve(*args); });

@@ -2,13 +2,18 @@
 
 #include <fmt/core.h>
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <exception>
 
 #include "base/json.h"
+#include "server/connection_threads.h"
 #include "server/openai_shapes.h"
 #include "server/request_fields.h"
 
@@ -21,19 +26,100 @@ void send_error(httplib::Response& res, int status, const std::string& message, 
   res.set_content(dump_json(error_body(status, message, param)), "application/json");
 }
 
+namespace {
+
+// Threads past max_connections, for answering the connections refused then
+// (a short write each) while every connection slot is taken.
+constexpr size_t kRefusalThreads = 32;
+// Files the server needs besides its connections (model, listener, stdio).
+constexpr rlim_t kOtherFiles = 64;
+
+// The kernel's send buffer of a connection, fixed (Linux doubles it) rather
+// than grown up to 4 MiB: how much of a response may wait for a client that
+// does not read (kernel memory per connection), and how soon its writes stop
+// moving and the write timeout drops it.
+constexpr int kSendBufferBytes = 256 << 10;
+
+// TCP keep-alive probes notice a client that vanished without closing (its
+// machine or network gone) within about a minute while its handler waits for
+// the engine: the socket then reports an error and the request is cancelled.
+void set_connection_options(int fd) {
+  const int on = 1, idle_s = 30, interval_s = 10, probes = 3;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+  setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &kSendBufferBytes, sizeof kSendBufferBytes);
+  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle_s, sizeof idle_s);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval_s, sizeof interval_s);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof probes);
+}
+
+// Raises the soft limit on open files to what max_connections needs (up to
+// the hard limit), else fails with both figures: past it, accept() would
+// fail and new clients would wait unanswered.
+void ensure_file_limit(int max_connections) {
+  const rlim_t needed = static_cast<rlim_t>(max_connections) + kRefusalThreads + kOtherFiles;
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= needed) return;
+  if (limit.rlim_max == RLIM_INFINITY || limit.rlim_max >= needed) {
+    limit.rlim_cur = needed;
+    if (setrlimit(RLIMIT_NOFILE, &limit) == 0) return;
+  }
+  fail("serve: --max-connections {} needs {} open files, and this process may open {} (ulimit -n); "
+       "lower --max-connections or raise the limit",
+       max_connections, needed, limit.rlim_max);
+}
+
+}  // namespace
+
+HttpServer::HttpServer(const ConnectionLimits& limits, int max_connections)
+    : limits_(limits), max_connections_(std::max(1, max_connections)) {
+  const size_t threads = static_cast<size_t>(max_connections_) + kRefusalThreads;
+  new_task_queue = [threads] { return new ConnectionThreads(threads); };
+}
+
 void HttpServer::set_listen_backlog(int n) {
   if (::listen(svr_sock_, n) != 0) fail("serve: cannot set the listen backlog: {}", std::strerror(errno));
 }
 
-ApiServer::ApiServer(ServerOptions options) : options_(std::move(options)) {
-  const size_t threads = static_cast<size_t>(std::max(1, options_.http_threads));
-  http_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  http_.set_payload_max_length(options_.max_body_bytes);
-  // Idle connections close after 10 s, later than clients' own pools give up
-  // on them (httpx: 5 s), so that a client never reuses one the server is closing.
-  http_.set_keep_alive_timeout(10);
-  http_.set_keep_alive_max_count(100000);
-  http_.set_tcp_nodelay(true);
+bool HttpServer::process_and_close_socket(socket_t sock) {
+  ConnectionStream stream(sock, limits_, [this] { return stopping(); });
+  if (open_connections_.fetch_add(1) >= max_connections_) {
+    --open_connections_;
+    stream.refuse(503, fmt::format("the server has {} connections open, its limit (--max-connections); retry later",
+                                   max_connections_));
+    close_after_refusal(sock);
+    return false;
+  }
+  set_connection_options(sock);
+  bool keep_open = true;
+  while (keep_open && !stopping() && stream.await_request()) {
+    bool client_closes = false;
+    keep_open = process_request(stream, /*close_connection=*/stopping(), client_closes, nullptr) &&
+                !client_closes && !stream.failed();
+  }
+  if (stream.refused()) {
+    close_after_refusal(sock);
+  } else {
+    shutdown(sock, SHUT_RDWR);
+    close(sock);
+  }
+  --open_connections_;
+  return keep_open;
+}
+
+namespace {
+
+ConnectionLimits connection_limits(const ServerOptions& options) {
+  ConnectionLimits limits = options.limits;
+  limits.log = options.log_requests;
+  return limits;
+}
+
+}  // namespace
+
+ApiServer::ApiServer(ServerOptions options)
+    : options_(std::move(options)), http_(connection_limits(options_), options_.max_connections) {
+  http_.set_payload_max_length(options_.limits.max_body_bytes);
   // Statuses httplib sets itself (no route, body too large, bad HTTP) get a JSON body too.
   http_.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;
@@ -64,6 +150,7 @@ ApiServer::ApiServer(ServerOptions options) : options_(std::move(options)) {
 ApiServer::~ApiServer() { stop(); }
 
 int ApiServer::start() {
+  ensure_file_limit(options_.max_connections);
   int port = options_.port;
   if (port == 0) {
     port = http_.bind_to_any_port(options_.host);

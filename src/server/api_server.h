@@ -1,7 +1,8 @@
-// The HTTP front door: cpp-httplib with a bounded pool of connection threads,
-// OpenAI's routes over the handlers, the API key, body limits, and errors in
-// OpenAI's shape for every status. Listening starts before the model has
-// loaded, so that /health says 503 until it is ready.
+// The HTTP front door: cpp-httplib with a thread per open connection up to a
+// limit, each connection read and written under deadlines and sizes
+// (ConnectionStream), OpenAI's routes over the handlers, the API key, and
+// errors in OpenAI's shape for every status. Listening starts before the
+// model has loaded, so that /health says 503 until it is ready.
 #pragma once
 #include <httplib.h>
 
@@ -10,6 +11,7 @@
 #include <string>
 #include <thread>
 
+#include "server/connection_stream.h"
 #include "server/handlers.h"
 
 namespace skiff {
@@ -18,16 +20,29 @@ struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 8080;                        // 0: any free port
   std::string api_key;                    // empty: none asked
-  size_t max_body_bytes = size_t{16} << 20;
-  int http_threads = 128;                 // connections served at once
+  int max_connections = 512;              // open at once; past it a new one gets 503
+  ConnectionLimits limits;                // timeouts, header and body sizes
   bool log_requests = true;               // one line per request on stderr
 };
 
-// httplib's Server, with the listen backlog its library was compiled with (5)
-// raised: a burst of clients would otherwise find the accept queue full.
+// httplib's Server, each connection served by process_and_close_socket here
+// (a private virtual of httplib's, overridden): a count of open connections
+// with a clear refusal past the limit, and the keep-alive loop over a
+// ConnectionStream instead of httplib's SocketStream.
 class HttpServer : public httplib::Server {
  public:
+  HttpServer(const ConnectionLimits& limits, int max_connections);
+  // The listen backlog its library was compiled with (5) raised: a burst of
+  // clients would otherwise find the accept queue full.
   void set_listen_backlog(int n);
+
+ private:
+  bool process_and_close_socket(socket_t sock) override;
+  bool stopping() const { return svr_sock_ == INVALID_SOCKET; }
+
+  const ConnectionLimits limits_;
+  const int max_connections_;
+  std::atomic<int> open_connections_ = 0;
 };
 
 class ApiServer {
@@ -38,7 +53,8 @@ class ApiServer {
   ApiServer& operator=(const ApiServer&) = delete;
 
   // Binds and starts listening on a thread of its own; returns the port.
-  // Throws Error when the address cannot be bound.
+  // Throws Error when the address cannot be bound, or when the process may
+  // not open a file for each of max_connections.
   int start();
   // From now on the routes serve this model (which must outlive the server).
   void serve(const ServedModel& model) { model_.store(&model); }

@@ -10,33 +10,36 @@
 #include <cstring>
 
 namespace skiff {
-namespace {
 
-// addr:port of a socket name, as httplib writes remote_addr/local_addr.
-bool same_endpoint(const sockaddr_storage& a, const std::string& addr, int port) {
+bool socket_endpoint(int fd, bool peer, std::string& addr, int& port) {
+  sockaddr_storage a{};
+  socklen_t length = sizeof a;
+  auto* name = reinterpret_cast<sockaddr*>(&a);
+  if ((peer ? getpeername(fd, name, &length) : getsockname(fd, name, &length)) != 0) return false;
   char text[INET6_ADDRSTRLEN] = {};
-  int p = -1;
   if (a.ss_family == AF_INET) {
     const auto& in = reinterpret_cast<const sockaddr_in&>(a);
     inet_ntop(AF_INET, &in.sin_addr, text, sizeof text);
-    p = ntohs(in.sin_port);
+    port = ntohs(in.sin_port);
   } else if (a.ss_family == AF_INET6) {
     const auto& in6 = reinterpret_cast<const sockaddr_in6&>(a);
     inet_ntop(AF_INET6, &in6.sin6_addr, text, sizeof text);
-    p = ntohs(in6.sin6_port);
+    port = ntohs(in6.sin6_port);
   } else {
     return false;
   }
-  return p == port && addr == text;
+  addr = text;
+  return true;
 }
+
+namespace {
 
 bool connects(int fd, const std::string& remote_addr, int remote_port, const std::string& local_addr,
               int local_port) {
-  sockaddr_storage peer{}, self{};
-  socklen_t peer_len = sizeof peer, self_len = sizeof self;
-  if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_len) != 0) return false;
-  if (getsockname(fd, reinterpret_cast<sockaddr*>(&self), &self_len) != 0) return false;
-  return same_endpoint(peer, remote_addr, remote_port) && same_endpoint(self, local_addr, local_port);
+  std::string addr;
+  int port = -1;
+  if (!socket_endpoint(fd, /*peer=*/true, addr, port) || port != remote_port || addr != remote_addr) return false;
+  return socket_endpoint(fd, /*peer=*/false, addr, port) && port == local_port && addr == local_addr;
 }
 
 }  // namespace

@@ -7,6 +7,10 @@
 
 namespace skiff {
 
+// The address and port of a socket's peer (peer) or its own end, written as
+// inet_ntop does; false when fd is no IPv4/IPv6 socket.
+bool socket_endpoint(int fd, bool peer, std::string& addr, int& port);
+
 class ClientSocket {
  public:
   // The socket of this process connected from remote to local; -1 when none

@@ -35,7 +35,9 @@ class Stream:
         return self._ready.pop(0)
 
     def close(self) -> None:
-        """Cancels every request still running; their KV blocks are freed."""
+        """Cancels every request still running; their KV blocks are freed, and
+        deltas not yet taken are dropped."""
+        self._ready = []
         self._native.close()
 
     def __enter__(self):

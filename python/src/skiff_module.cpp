@@ -163,8 +163,12 @@ class PyEngine {
     size_t n_done = 0;
     while (n_done < ids.size()) {
       const std::vector<RequestOutput> finished = step_interruptible(ids);
-      for (const RequestOutput& out : finished)
-        if (auto it = order.find(out.request_id); it != order.end()) outputs[it->second] = out, ++n_done;
+      for (const RequestOutput& out : finished) {
+        const auto it = order.find(out.request_id);
+        if (it == order.end()) continue;  // a stream's request, stepped along with ours
+        outputs[it->second] = out;
+        ++n_done;
+      }
       if (!finished.empty() && !on_finished.is_none()) on_finished(finished.size());
     }
     nb::list result;

@@ -42,7 +42,9 @@ def test_one_sampling_params_per_prompt(llm):
 
 
 def test_outputs_equal_skiff_batch(llm, stories_path, tmp_path):
-    requests = [dict(prompt=p, temperature=0.8, top_k=40, top_p=0.9, seed=7 + i, max_tokens=24)
+    # Every field given: a line's missing fields take skiff run's defaults, not vLLM's.
+    requests = [dict(prompt=p, temperature=0.8, top_k=40, top_p=0.9, min_p=0.0, repetition_penalty=1.0,
+                     presence_penalty=0.0, frequency_penalty=0.0, seed=7 + i, max_tokens=24)
                 for i, p in enumerate(PROMPTS)]
     lines = tmp_path / "in.jsonl"
     lines.write_text("".join(json.dumps(r) + "\n" for r in requests))

@@ -43,14 +43,18 @@ ojson conversation(const ojson& body) {
 }  // namespace
 
 std::string render_chat(const ServedModel& served, const ojson& body, bool default_generation_prompt) {
-  if (!served.chat_template)
+  return render_chat(served.chat_template, served.tokenizer, body, default_generation_prompt);
+}
+
+std::string render_chat(const ChatTemplate* chat_template, const Tokenizer& t, const ojson& body,
+                        bool default_generation_prompt) {
+  if (!chat_template)
     throw RequestError(400, "this model has no chat template: start the server with --chat-template FILE");
   ChatTemplateInputs in;
   in.messages = conversation(body);
   in.add_generation_prompt = default_generation_prompt;
   if (body.contains("add_generation_prompt") && !body["add_generation_prompt"].is_null())
     in.add_generation_prompt = boolean_field(body["add_generation_prompt"], "add_generation_prompt");
-  const Tokenizer& t = served.tokenizer;
   if (t.bos_id() >= 0) in.bos_token = t.token_text(t.bos_id());
   if (t.eos_id() >= 0) in.eos_token = t.token_text(t.eos_id());
   if (body.contains("tools") && !body["tools"].is_null()) in.extra["tools"] = body["tools"];
@@ -59,7 +63,7 @@ std::string render_chat(const ServedModel& served, const ojson& body, bool defau
     for (const auto& [k, v] : body["chat_template_kwargs"].items()) in.extra[k] = v;
   }
   try {
-    return served.chat_template->render(in);
+    return chat_template->render(in);
   } catch (const Error& e) {
     throw RequestError(400, fmt::format("the chat template failed: {}", e.what()), "messages");
   }

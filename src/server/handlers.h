@@ -65,6 +65,9 @@ ChatRequest parse_chat_request(const ServedModel& served, const nlohmann::ordere
 // tools, chat_template_kwargs) rendered by the model's chat template. Throws
 // RequestError 400 when the model has none or the template fails.
 std::string render_chat(const ServedModel& served, const nlohmann::ordered_json& body, bool add_generation_prompt);
+// The same for any front end (the Python package): chat_template null refuses.
+std::string render_chat(const ChatTemplate* chat_template, const Tokenizer& tokenizer,
+                        const nlohmann::ordered_json& body, bool add_generation_prompt);
 
 // Prometheus text exposition of the engine's metrics, with vLLM's names.
 std::string prometheus_metrics(const EngineMetrics& m, const std::string& model_name, int64_t rejected);

@@ -1,0 +1,6 @@
+"""skiff: vLLM's offline API (LLM, SamplingParams) over the skiff C++ engine."""
+from .llm import LLM
+from .outputs import CompletionOutput, RequestMetrics, RequestOutput
+from .sampling_params import SamplingParams
+
+__all__ = ["LLM", "SamplingParams", "RequestOutput", "CompletionOutput", "RequestMetrics"]

@@ -1,0 +1,53 @@
+"""vLLM's SamplingParams: the same field names and defaults.
+
+Values are checked by the C++ engine (the server's checks, the server's
+messages) when a request is queued, and invalid ones raise ValueError; a
+SamplingParams is checked at construction too, by `LLM` when it is used.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import List, Optional, Union
+
+
+@dataclass
+class SamplingParams:
+    n: int = 1
+    temperature: float = 1.0
+    top_p: float = 1.0
+    top_k: int = 0
+    min_p: float = 0.0
+    seed: Optional[int] = None
+    stop: Optional[Union[str, List[str]]] = None
+    stop_token_ids: Optional[List[int]] = None
+    max_tokens: Optional[int] = 16
+    min_tokens: int = 0
+    logprobs: Optional[int] = None
+    presence_penalty: float = 0.0
+    frequency_penalty: float = 0.0
+    repetition_penalty: float = 1.0
+    ignore_eos: bool = False
+    skip_special_tokens: bool = True
+
+    def engine_fields(self) -> str:
+        """The fields as the JSON object the engine reads (read_sampling_field)."""
+        if self.min_tokens != 0:
+            # Not in the engine yet: refusing beats silently ignoring it.
+            raise ValueError("min_tokens is not supported by skiff yet; leave it 0")
+        if not self.skip_special_tokens:
+            raise ValueError("skip_special_tokens=False is not supported by skiff yet")
+        stop = [self.stop] if isinstance(self.stop, str) else self.stop
+        fields = {
+            "n": self.n, "temperature": self.temperature, "top_p": self.top_p,
+            "top_k": self.top_k, "min_p": self.min_p, "seed": self.seed,
+            "stop": stop or [], "stop_token_ids": self.stop_token_ids or [],
+            "max_tokens": self.max_tokens, "logprobs": self.logprobs,
+            "presence_penalty": self.presence_penalty,
+            "frequency_penalty": self.frequency_penalty,
+            "repetition_penalty": self.repetition_penalty, "ignore_eos": self.ignore_eos,
+        }
+        try:
+            return json.dumps(fields, allow_nan=False)
+        except ValueError as e:  # NaN or infinity: the server's JSON cannot carry them either
+            raise ValueError(f"sampling: values must be finite numbers ({e})") from None

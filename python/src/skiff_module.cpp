@@ -1,0 +1,286 @@
+// skiff._skiff: the thin nanobind layer under the Python package (python/skiff).
+// It converts nothing but values: sampling fields arrive as JSON and go through
+// the server's read_sampling_field (the same checks and messages), outputs leave
+// as dicts the Python side wraps in vLLM's classes. The engine always steps
+// with the GIL released; between steps the GIL is taken back to notice Ctrl-C.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/function.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <algorithm>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <unordered_map>
+
+#include "chat/chat_template.h"
+#include "engine/llm.h"
+#include "server/handlers.h"
+#include "server/request_fields.h"
+
+namespace nb = nanobind;
+using nlohmann::ordered_json;
+
+namespace skiff::python {
+namespace {
+
+// SamplingParams from the Python dataclass's fields as a JSON object. Fields
+// the server also reads go through read_sampling_field; logprobs as skiff batch.
+SamplingParams sampling_params_from_json(const std::string& text, int32_t vocab_size, int32_t context_left) {
+  const ordered_json fields = parse_request_body(text);
+  SamplingParams p;
+  const SamplingFieldLimits limits{vocab_size, context_left};
+  for (const auto& [key, v] : fields.items()) {
+    if (key == "logprobs") {
+      if (!v.is_null()) p.logprobs = static_cast<int32_t>(integer_field(v, key, 0, 20));
+    } else if (!read_sampling_field(key, v, p, limits)) {
+      bad_field(key, "unknown sampling field " + key);
+    }
+  }
+  validate_sampling(p);
+  return p;
+}
+
+nb::list logprobs_to_python(const std::vector<TokenLogprob>& logprobs) {
+  nb::list out;
+  for (const TokenLogprob& lp : logprobs) {
+    nb::list top;
+    for (const auto& [token, value] : lp.top) top.append(nb::make_tuple(token, value));
+    out.append(nb::make_tuple(lp.token, lp.logprob, top));
+  }
+  return out;
+}
+
+nb::object finish_reason_to_python(const std::optional<FinishReason>& reason) {
+  if (!reason) return nb::none();
+  return nb::str(finish_reason_name(*reason));
+}
+
+nb::dict completion_to_python(const CompletionOutput& c) {
+  nb::dict d;
+  d["index"] = c.index;
+  d["text"] = c.text;
+  d["token_ids"] = c.token_ids;
+  d["logprobs"] = logprobs_to_python(c.logprobs);
+  d["finish_reason"] = finish_reason_to_python(c.finish_reason);
+  if (c.stop_token) d["stop_reason"] = *c.stop_token;
+  else if (!c.stop_reason.empty()) d["stop_reason"] = c.stop_reason;
+  else d["stop_reason"] = nb::none();
+  d["error"] = c.error;
+  return d;
+}
+
+nb::dict request_to_python(const RequestOutput& r) {
+  nb::dict d;
+  d["request_id"] = r.request_id;
+  d["prompt_token_ids"] = r.prompt_token_ids;
+  nb::list outputs;
+  for (const CompletionOutput& c : r.outputs) outputs.append(completion_to_python(c));
+  d["outputs"] = outputs;
+  return d;
+}
+
+nb::dict delta_to_python(const StreamDelta& delta) {
+  nb::dict d;
+  d["request_id"] = delta.request_id;
+  d["index"] = delta.index;
+  d["text"] = delta.text;
+  d["token_ids"] = delta.token_ids;
+  d["logprobs"] = logprobs_to_python(delta.logprobs);
+  d["finish_reason"] = finish_reason_to_python(delta.finish_reason);
+  return d;
+}
+
+// The model, its engine and chat template; every call runs on the caller's thread.
+class PyEngine {
+ public:
+  PyEngine(const std::string& model, const std::string& options_json) {
+    const nlohmann::json o = nlohmann::json::parse(options_json);
+    LlmOptions options;
+    options.engine.scheduler.max_seqs = o.value("max_num_seqs", 64);
+    options.engine.scheduler.max_batch_tokens = o.value("max_num_batched_tokens", 2048);
+    options.engine.scheduler.prefix_caching = o.value("enable_prefix_caching", true);
+    options.engine.max_model_len = o.value("max_model_len", 0);
+    options.engine.kv_mem_bytes = o.value("kv_cache_memory_bytes", size_t{0});
+    const std::string kv_dtype = o.value("kv_cache_dtype", std::string("f16"));
+    const auto kv_type = kv_type_from_name(kv_dtype);
+    if (!kv_type) bad_field("kv_cache_dtype", "kv_cache_dtype must be f32, f16 or q8_0, not " + kv_dtype);
+    options.engine.kv_type = *kv_type;
+    nb::gil_scoped_release release;
+    llm_ = std::make_unique<LLM>(model, options);
+    if (auto source = find_chat_template(model)) chat_template_.emplace(std::move(*source));
+  }
+
+  // Queues every prompt, all or nothing; returns their ids in prompt order.
+  std::vector<RequestId> add(const std::vector<std::vector<int32_t>>& prompts,
+                             const std::vector<std::string>& params, const StreamCallback& on_delta) {
+    if (params.size() != prompts.size())
+      bad_field("sampling_params", fmt::format("{} prompts but {} SamplingParams", prompts.size(), params.size()));
+    std::vector<SamplingParams> parsed;
+    for (size_t i = 0; i < prompts.size(); ++i) {
+      const int32_t left = engine().max_model_len() - static_cast<int32_t>(prompts[i].size());
+      parsed.push_back(sampling_params_from_json(params[i], llm_->tokenizer().n_vocab(), left));
+    }
+    std::vector<RequestId> ids;
+    try {
+      for (size_t i = 0; i < prompts.size(); ++i) ids.push_back(engine().add_request(prompts[i], parsed[i], on_delta));
+    } catch (const Error&) {
+      cancel_all(ids);
+      throw;
+    }
+    return ids;
+  }
+
+  // One engine step without the GIL; then Ctrl-C, if pressed, cancels `ids`.
+  std::vector<RequestOutput> step_interruptible(const std::vector<RequestId>& ids) {
+    std::vector<RequestOutput> finished;
+    {
+      nb::gil_scoped_release release;
+      finished = engine().step();
+    }
+    if (PyErr_CheckSignals() != 0) {
+      cancel_all(ids);
+      throw nb::python_error();
+    }
+    return finished;
+  }
+
+  // Withdraws requests and steps until they are gone (their blocks freed).
+  void cancel_all(const std::vector<RequestId>& ids) {
+    nb::gil_scoped_release release;
+    for (RequestId id : ids) engine().cancel(id);
+    engine().run_to_completion();
+  }
+
+  // Runs the prompts to the end; on_finished(count) after each step that finished some.
+  nb::list generate(const std::vector<std::vector<int32_t>>& prompts, const std::vector<std::string>& params,
+                    nb::object on_finished) {
+    const std::vector<RequestId> ids = add(prompts, params, {});
+    std::unordered_map<RequestId, size_t> order;
+    for (size_t i = 0; i < ids.size(); ++i) order[ids[i]] = i;
+    std::vector<RequestOutput> outputs(ids.size());
+    size_t n_done = 0;
+    while (n_done < ids.size()) {
+      const std::vector<RequestOutput> finished = step_interruptible(ids);
+      for (const RequestOutput& out : finished) {
+        const auto it = order.find(out.request_id);
+        if (it == order.end()) continue;  // a stream's request, stepped along with ours
+        outputs[it->second] = out;
+        ++n_done;
+      }
+      if (!finished.empty() && !on_finished.is_none()) on_finished(finished.size());
+    }
+    nb::list result;
+    for (const RequestOutput& out : outputs) result.append(request_to_python(out));
+    return result;
+  }
+
+  std::vector<int32_t> encode(const std::string& text, bool add_special) const {
+    return llm_->tokenizer().encode(text, add_special, /*parse_special=*/true);
+  }
+  std::string decode(const std::vector<int32_t>& ids, bool skip_special) const {
+    return llm_->tokenizer().decode(ids, /*render_control=*/!skip_special);
+  }
+  // A chat request's body (messages, add_generation_prompt, tools,
+  // chat_template_kwargs) rendered as the server renders it.
+  std::string render_chat(const std::string& body_json) const {
+    return skiff::render_chat(chat_template_ ? &*chat_template_ : nullptr, llm_->tokenizer(),
+                              parse_request_body(body_json), true);
+  }
+  int kv_blocks_used() { return engine().metrics().kv_blocks_used; }
+  int max_model_len() { return engine().max_model_len(); }
+  int32_t eos_id() const { return llm_->tokenizer().eos_id(); }
+  int32_t vocab_size() const { return llm_->tokenizer().n_vocab(); }
+
+  Engine& engine() { return llm_->engine(); }
+
+ private:
+  std::unique_ptr<LLM> llm_;
+  std::optional<ChatTemplate> chat_template_;
+};
+
+// Requests whose deltas the consumer pulls: each next() steps the engine until
+// some arrive. close() cancels what is still running.
+class PyStream {
+ public:
+  PyStream(PyEngine& engine, const std::vector<std::vector<int32_t>>& prompts,
+           const std::vector<std::string>& params)
+      : engine_(engine) {
+    ids_ = engine_.add(prompts, params, [this](const StreamDelta& d) {
+      std::lock_guard lock(mutex_);
+      deltas_.push_back(d);
+    });
+  }
+  ~PyStream() {
+    if (!closed_) {
+      for (RequestId id : ids_) engine_.engine().cancel(id);
+    }
+  }
+
+  const std::vector<RequestId>& ids() const { return ids_; }
+
+  // The next deltas, or None once every request has finished.
+  nb::object next() {
+    while (!closed_) {
+      {
+        std::lock_guard lock(mutex_);
+        if (!deltas_.empty()) {
+          nb::list out;
+          for (const StreamDelta& d : deltas_) out.append(delta_to_python(d));
+          deltas_.clear();
+          return out;
+        }
+      }
+      if (n_finished_ == ids_.size()) break;
+      for (const RequestOutput& r : engine_.step_interruptible(ids_))
+        if (std::find(ids_.begin(), ids_.end(), r.request_id) != ids_.end()) ++n_finished_;
+    }
+    return nb::none();
+  }
+
+  void close() {
+    if (closed_) return;
+    closed_ = true;
+    engine_.cancel_all(ids_);
+  }
+
+ private:
+  PyEngine& engine_;
+  std::vector<RequestId> ids_;
+  std::mutex mutex_;  // the callback runs on the stepping thread; held briefly
+  std::vector<StreamDelta> deltas_;
+  size_t n_finished_ = 0;
+  bool closed_ = false;
+};
+
+}  // namespace
+}  // namespace skiff::python
+
+NB_MODULE(_skiff, m) {
+  using namespace skiff::python;
+  // skiff::Error (a RequestError among them) is the caller's mistake: ValueError.
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const skiff::Error& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    }
+  });
+  nb::class_<PyEngine>(m, "Engine")
+      .def(nb::init<const std::string&, const std::string&>(), nb::arg("model"), nb::arg("options_json"))
+      .def("generate", &PyEngine::generate, nb::arg("prompts"), nb::arg("params_json"), nb::arg("on_finished").none())
+      .def("encode", &PyEngine::encode, nb::arg("text"), nb::arg("add_special_tokens") = true)
+      .def("decode", &PyEngine::decode, nb::arg("token_ids"), nb::arg("skip_special_tokens") = true)
+      .def("render_chat", &PyEngine::render_chat, nb::arg("body_json"))
+      .def("kv_blocks_used", &PyEngine::kv_blocks_used)
+      .def("max_model_len", &PyEngine::max_model_len)
+      .def("eos_id", &PyEngine::eos_id)
+      .def("vocab_size", &PyEngine::vocab_size);
+  nb::class_<PyStream>(m, "Stream")
+      .def(nb::init<PyEngine&, const std::vector<std::vector<int32_t>>&, const std::vector<std::string>&>(),
+           nb::keep_alive<1, 2>())
+      .def("next", &PyStream::next)
+      .def("close", &PyStream::close)
+      .def_prop_ro("request_ids", &PyStream::ids);
+}

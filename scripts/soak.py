@@ -239,10 +239,40 @@ def references(server):
     return expected
 
 
+def fill_kv_pool(server, block_tokens=16):
+    """Touches every block of the KV pool before RSS is measured: the pool is
+    committed as blocks are first written, and the prefix cache spreads over
+    blocks never used before ahead of evicting cached ones, so without this
+    RSS creeps up for minutes towards the pool's size (not a leak)."""
+    blocks = server.metrics()["skiff:kv_cache_blocks_total"]
+    max_len = httpx.get(server.url + "/v1/models").json()["data"][0]["max_model_len"]
+    n = int(blocks * block_tokens // max_len) + 2
+
+    def long_request(i):
+        body = {"prompt": f"{PROMPTS[i % len(PROMPTS)]} {i}", "max_tokens": max_len - 16, "temperature": 0,
+                "ignore_eos": True}
+        httpx.post(server.url + "/v1/completions", json=body, timeout=300).raise_for_status()
+
+    for _ in range(2):  # the second round reaches the blocks the first left free
+        threads = [threading.Thread(target=long_request, args=(i,)) for i in range(n)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+
+
+def threads_of(pid):
+    for line in open(f"/proc/{pid}/status"):
+        if line.startswith("Threads:"):
+            return int(line.split()[1])
+    return 0
+
+
 def monitor(server, samples, stop, start, interval):
     while not stop.wait(interval):
         m = server.metrics()
         samples.append({"t": round(time.time() - start, 1), "rss_kib": rss_kib(server.proc.pid),
+                        "threads": threads_of(server.proc.pid),
                         "running": m.get("vllm:num_requests_running"), "waiting": m.get("vllm:num_requests_waiting"),
                         "kv_blocks_used": m.get("skiff:kv_cache_blocks_used")})
 
@@ -350,7 +380,8 @@ def parse_args():
     p.add_argument("--binary", default=BINARY)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--sample-seconds", type=float, default=5, help="how often RSS and the engine are sampled")
-    p.add_argument("--warm-up-fraction", type=float, default=0.1, help="of the run, before RSS is compared")
+    p.add_argument("--warm-up-fraction", type=float, default=0.3,
+                   help="of the run, before RSS is compared (malloc's arenas settle over minutes)")
     p.add_argument("--out", help="the figures as JSON (with the RSS samples)")
     p.add_argument("serve_args", nargs="*", help="more `skiff serve` flags (after --)")
     return p.parse_args()
@@ -368,6 +399,7 @@ def main():
     results, samples = Results(), []
     try:
         expected = references(server)
+        fill_kv_pool(server)
         seconds = load(server, expected, args, results, samples)
         crashed = server.proc.poll() is not None
         idle = {} if crashed else wait_until_idle(server)

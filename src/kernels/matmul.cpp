@@ -32,11 +32,10 @@ void matrix_row(const Matrix& w, int64_t r, float* out) {
 }
 
 KernelEntry find_kernel(Isa isa, const Matrix& w) {
-  if (w.layout == MatrixLayout::kPanels)  // the scalar kernel reads any layout through matrix_row
-    return isa != Isa::kAvx512      ? scalar_kernel(w.type)
-           : float_panel_kernel_avx512(w.type).fn ? float_panel_kernel_avx512(w.type)
-                                                  : quant_panel_kernel_avx512(w.type);
-  return find_kernel(isa, w.type);
+  if (w.layout != MatrixLayout::kPanels) return find_kernel(isa, w.type);
+  if (isa != Isa::kAvx512) return scalar_kernel(w.type);  // it reads any layout through matrix_row
+  const KernelEntry k = float_panel_kernel_avx512(w.type);
+  return k.fn ? k : quant_panel_kernel_avx512(w.type);
 }
 
 KernelEntry find_kernel(Isa isa, DType type) {

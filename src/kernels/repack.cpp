@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "base/error.h"
-#include "kernels/fp16.h"
 #include "kernels/quant.h"
 
 namespace skiff {
@@ -221,10 +220,12 @@ const uint8_t* panel_start(const Matrix& m, int64_t p) {
 
 void panel_row(const Matrix& m, int64_t r, float* out) {
   const int64_t i = r % kPanelRowCount, units = m.cols / 32;
-  if (is_float(m.type)) {  // element by element through dequantize_row
+  if (is_float(m.type)) {  // the row's elements gathered, then converted as a row
     const uint8_t* panel = panel_start(m, r / kPanelRowCount);
     const size_t e = dtype_info(m.type).type_size;
-    for (int64_t k = 0; k < m.cols; ++k) dequantize_row(m.type, panel + e * (k * kPanelRowCount + i), out + k, 1);
+    std::vector<uint8_t> row(e * m.cols);
+    for (int64_t k = 0; k < m.cols; ++k) std::memcpy(&row[e * k], panel + e * (k * kPanelRowCount + i), e);
+    dequantize_row(m.type, row.data(), out, m.cols);
     return;
   }
   if (m.type == DType::Q4_K || m.type == DType::Q6_K) {  // through the GGUF block, so bit-identical to dequantize_row

@@ -17,7 +17,6 @@
 namespace flash {
 
 constexpr int kTile = 32;  // keys per tile: K and V tiles of 128-dim heads fit L1
-constexpr int kFewRows = 8;  // up to this many query rows, keys are not transposed
 constexpr float kNegInf = -__builtin_inff();
 
 inline float half_to_float(unsigned short h) {
@@ -84,40 +83,26 @@ inline unsigned long row_bytes(skiff::KvElement element, int head_dim) {
   return 0;
 }
 
-// Where a tile's keys and values are read from: [n][head_dim] float rows, or
-// keys transposed ([head_dim][kTile]).
+// Keys and values of positions [start, start+n) (within one block) as float
+// rows ([n][head_dim]): in place when the cache holds floats, else converted
+// into k and v.
 struct Tile {
   const float* k;
   const float* v;
 };
 
-// Keys of positions [start, start+n) (within one block) into k and values
-// into vt ([kTile][head_dim]). Keys are transposed ([head_dim][kTile], zero
-// past n) when many query rows will use them, so scores come out without
-// horizontal sums; few rows (decode) read them as rows — in place when the
-// cache holds floats.
-inline Tile load_tile(const skiff::KvBlocks& kv, int start, int n, int head_dim, bool transpose_k,
-                      float* k, float* vt, float* row) {
+inline Tile load_tile(const skiff::KvBlocks& kv, int start, int n, int head_dim, float* k, float* v) {
   const unsigned long rb = row_bytes(kv.element, head_dim);
   const unsigned long block_offset = static_cast<unsigned long>(kv.blocks[start / kv.block_size]) * kv.block_stride;
   const int first_row = start % kv.block_size;
-  if (kv.element == skiff::KvElement::kF32 && !transpose_k)
+  if (kv.element == skiff::KvElement::kF32)
     return {reinterpret_cast<const float*>(kv.k_base + block_offset + first_row * rb),
             reinterpret_cast<const float*>(kv.v_base + block_offset + first_row * rb)};
   for (int j = 0; j < n; ++j) {
-    const unsigned char* key = kv.k_base + block_offset + (first_row + j) * rb;
-    if (transpose_k) {
-      load_row(key, kv.element, head_dim, row);
-      for (int d = 0; d < head_dim; ++d) k[d * kTile + j] = row[d];
-    } else {
-      load_row(key, kv.element, head_dim, k + j * head_dim);
-    }
-    load_row(kv.v_base + block_offset + (first_row + j) * rb, kv.element, head_dim, vt + j * head_dim);
+    load_row(kv.k_base + block_offset + (first_row + j) * rb, kv.element, head_dim, k + j * head_dim);
+    load_row(kv.v_base + block_offset + (first_row + j) * rb, kv.element, head_dim, v + j * head_dim);
   }
-  if (transpose_k)
-    for (int j = n; j < kTile; ++j)
-      for (int d = 0; d < head_dim; ++d) k[d * kTile + j] = 0.0f;
-  return {k, vt};
+  return {k, v};
 }
 
 // Asks for the K and V rows of a tile a few tiles ahead: blocks are
@@ -150,11 +135,15 @@ inline int hidden_keys(const skiff::AttentionQueries& qs, int r, int n, int tile
   const int hidden = qs.first_pos + r / qs.group - qs.window + 1 - tile_start;
   return hidden < 0 ? 0 : (hidden > n ? n : hidden);
 }
-// The first position any of query rows [r0, r0 + rows) sees.
-inline int first_visible(const skiff::AttentionQueries& qs, int r0, int begin) {
+// Where the tiles of query rows [r0, ...) start: at begin, or with a window
+// at the block holding the first position any of them sees. Tiles follow
+// block boundaries from there, so a key falls in the same tile, at the same
+// index, whichever rows share the call (batch invariance).
+inline int first_tile(const skiff::AttentionQueries& qs, int r0, int begin, int block_size) {
   if (qs.window <= 0) return begin;
   const int first = qs.first_pos + r0 / qs.group - qs.window + 1;
-  return first > begin ? first : begin;
+  const int start = first > 0 ? first / block_size * block_size : 0;
+  return start > begin ? start : begin;
 }
 
 // Soft-caps a row's tile of scores (Gemma 2), then masks the keys the row
@@ -192,27 +181,11 @@ inline const float* query_row(const skiff::AttentionQueries& qs, int r, int head
   return qs.q + (r / qs.group) * qs.q_stride + (r % qs.group) * head_dim;
 }
 
-// Scores of the query rows against one tile of n keys at positions
-// [tile_start, tile_start + n), from transposed keys kt ([head_dim][kTile]).
-inline void tile_scores(const skiff::AttentionQueries& qs, int rows, const float* kt, int n,
-                        int tile_start, int head_dim, float scale, float* s) {
-  for (int r = 0; r < rows; ++r) {
-    const float* q = query_row(qs, r, head_dim);
-    float* sr = s + r * kTile;
-#pragma omp simd
-    for (int j = 0; j < kTile; ++j) sr[j] = 0.0f;
-    for (int d = 0; d < head_dim; ++d) {
-      const float qd = q[d] * scale;
-      const float* ktd = kt + d * kTile;
-#pragma omp simd
-      for (int j = 0; j < kTile; ++j) sr[j] += qd * ktd[j];
-    }
-    mask_scores(qs, r, n, tile_start, sr);
-  }
-}
-
-// The same from keys as rows ([kTile][head_dim]): one dot product per key.
-inline void tile_scores_by_row(const skiff::AttentionQueries& qs, int rows, const float* k, int n,
+// Scores of the query rows against one tile of n keys ([n][head_dim]) at
+// positions [tile_start, tile_start + n): one dot product per key, computed
+// the same way for any number of rows, so a token's scores do not depend on
+// the chunk it came in.
+inline void tile_scores(const skiff::AttentionQueries& qs, int rows, const float* k, int n,
                                int tile_start, int head_dim, float scale, float* s) {
   for (int r = 0; r < rows; ++r) {
     const float* q = query_row(qs, r, head_dim);
@@ -224,7 +197,7 @@ inline void tile_scores_by_row(const skiff::AttentionQueries& qs, int rows, cons
 
 // Online-softmax update of one row with its tile of scores (turned into
 // probabilities in place), then acc = acc·correction + p·V.
-inline void tile_update(float* sr, const float* vt, int n, int head_dim, float& max, float& sum,
+inline void tile_update(float* sr, const float* v, int n, int head_dim, float& max, float& sum,
                         float* acc) {
   float tile_max = kNegInf;
   for (int j = 0; j < n; ++j) tile_max = sr[j] > tile_max ? sr[j] : tile_max;
@@ -249,7 +222,7 @@ inline void tile_update(float* sr, const float* vt, int n, int head_dim, float& 
     for (int i = 0; i < kChunk; ++i) a[i] = acc[d0 + i] * correction;
     for (int j = 0; j < n; ++j) {
       const float p = sr[j];
-      const float* vj = vt + j * head_dim + d0;
+      const float* vj = v + j * head_dim + d0;
 #pragma omp simd
       for (int i = 0; i < kChunk; ++i) a[i] += p * vj[i];
     }
@@ -258,7 +231,7 @@ inline void tile_update(float* sr, const float* vt, int n, int head_dim, float& 
   }
   for (int d = d0; d < head_dim; ++d) {
     float a = acc[d] * correction;
-    for (int j = 0; j < n; ++j) a += sr[j] * vt[j * head_dim + d];
+    for (int j = 0; j < n; ++j) a += sr[j] * v[j * head_dim + d];
     acc[d] = a;
   }
 }
@@ -377,13 +350,20 @@ __attribute__((always_inline)) inline __m512 max16(__m512 x) {
 }
 
 // P·V register plan. An FMA waits ~4 cycles for the previous one into the
-// same register, so with few rows × chunks the keys are dealt round-robin to
-// `sets` accumulator sets (summed at the end) until about 8 chains run at
-// once; chunks go in blocks of `block` so rows × block × sets registers fit.
-constexpr int pv_sets(int rows, int chunks) { return rows * chunks >= 8 ? 1 : rows * chunks >= 4 ? 2 : 4; }
-constexpr int pv_block(int rows, int chunks) {
+// same register, so with few group heads × chunks the keys are dealt
+// round-robin to `sets` accumulator sets (summed at the end) until a decoded
+// token runs about 8 chains at once. Sets depend on the group and head size,
+// never on the rows of a call, so a token's sum is the same decoded alone or
+// in a prefill chunk (batch invariance). Rows go in blocks of at most
+// max_rows and chunks in blocks of `block`, so that rows × block × sets
+// accumulators fit in 16 registers.
+constexpr int pv_sets(int group, int chunks) {
+  return group * chunks >= 8 ? 1 : group * chunks >= 4 ? 2 : 4;
+}
+constexpr int max_rows(int sets) { return sets == 4 ? 4 : kMaxRows; }
+constexpr int pv_block(int rows, int chunks, int sets) {
   for (int b = chunks; b > 1; --b)
-    if (chunks % b == 0 && rows * b * pv_sets(rows, chunks) <= 16) return b;
+    if (chunks % b == 0 && rows * b * sets <= 16) return b;
   return 1;
 }
 
@@ -464,11 +444,11 @@ __attribute__((always_inline)) inline void tile_softmax(const skiff::AttentionQu
 
 // acc = acc·correction + P·V, keys dealt to accumulator sets. n is padded to
 // a multiple of sets with the last key's values (finite) at probability 0.
-template <int rows, int chunks>
+template <int rows, int chunks, int sets>
 __attribute__((always_inline)) inline void tile_pv(const TileAt& t, skiff::KvElement element, unsigned long rb,
                                                   const float (*probs)[16], const __m512* correction,
                                                   float* acc) {
-  constexpr int head_dim = 16 * chunks, sets = pv_sets(rows, chunks), block = pv_block(rows, chunks);
+  constexpr int head_dim = 16 * chunks, block = pv_block(rows, chunks, sets);
   const int padded = (t.n + sets - 1) / sets * sets;
   for (int c0 = 0; c0 < chunks; c0 += block) {
     __m512 a[sets][rows][block];
@@ -504,12 +484,12 @@ __attribute__((always_inline)) inline void tile_pv(const TileAt& t, skiff::KvEle
 }
 
 // Positions [begin, end) for query rows [row0, row0 + rows) of head_dim =
-// 16 × chunks (template arguments, so per-row and per-chunk values live in
-// registers); q_scaled, max, sum and acc point at row row0.
+// 16 × chunks with `sets` P·V accumulator sets (template arguments, so
+// per-row and per-chunk values live in registers); q_scaled, max, sum and acc point at row row0.
 // Software-pipelined: the next tile's scores are computed between this
 // tile's softmax (a long dependency chain) and its P·V, so they fill the
 // wait rather than queue behind it.
-template <int rows, int chunks>
+template <int rows, int chunks, int sets>
 void attend(const skiff::AttentionQueries& qs, int row0, const skiff::KvBlocks& kv, int begin, int end,
             const float* q_scaled, float* max, float* sum, float* acc) {
   constexpr int head_dim = 16 * chunks;
@@ -531,7 +511,7 @@ void attend(const skiff::AttentionQueries& qs, int row0, const skiff::KvBlocks& 
       u = tile_at(kv, next, end, rb);
       tile_scores<rows, chunks>(u, kv.element, rb, q_scaled, part);
     }
-    tile_pv<rows, chunks>(t, kv.element, rb, probs, correction, acc);
+    tile_pv<rows, chunks, sets>(t, kv.element, rb, probs, correction, acc);
     if (next >= end) break;
     t = u;
   }
@@ -542,12 +522,15 @@ void attend(const skiff::AttentionQueries& qs, int row0, const skiff::KvBlocks& 
 using AttendFn = void (*)(const skiff::AttentionQueries&, int, const skiff::KvBlocks&, int, int, const float*,
                           float*, float*, float*);
 
-// attend for rows in [1, kMaxRows] and chunks in [1, kMaxChunks].
-template <int rows = 1, int chunks = 1>
-AttendFn pick_attend(int r, int c) {
-  if (r == rows && c == chunks) return &attend<rows, chunks>;
-  if constexpr (chunks < kMaxChunks) return pick_attend<rows, chunks + 1>(r, c);
-  else if constexpr (rows < kMaxRows) return pick_attend<rows + 1, 1>(r, c);
+// attend for rows in [1, max_rows(sets)], chunks in [1, kMaxChunks] and the
+// sets some group gives them.
+template <int rows = 1, int chunks = 1, int sets = 1>
+AttendFn pick_attend(int r, int c, int s) {
+  if constexpr (rows <= max_rows(sets) && sets <= pv_sets(1, chunks))
+    if (r == rows && c == chunks && s == sets) return &attend<rows, chunks, sets>;
+  if constexpr (sets < 4) return pick_attend<rows, chunks, sets * 2>(r, c, s);
+  else if constexpr (chunks < kMaxChunks) return pick_attend<rows, chunks + 1, 1>(r, c, s);
+  else if constexpr (rows < kMaxRows) return pick_attend<rows + 1, 1, 1>(r, c, s);
   else return nullptr;
 }
 
@@ -557,11 +540,10 @@ AttendFn pick_attend(int r, int c) {
 inline void partial(const skiff::AttentionQueries& qs, const skiff::KvBlocks& kv, int pos_begin,
                     int pos_end, int head_dim, float scale, const skiff::AttentionPartial& out) {
   const int rows = qs.n_q * qs.group;
-  float* kt = static_cast<float*>(skiff::kernel_scratch(
-      sizeof(float) * (2 * skiff::kAttentionMaxHeadDim * kTile + rows * kTile + head_dim)));
-  float* vt = kt + skiff::kAttentionMaxHeadDim * kTile;
-  float* s = vt + skiff::kAttentionMaxHeadDim * kTile;
-  float* row = s + rows * kTile;
+  float* k = static_cast<float*>(skiff::kernel_scratch(
+      sizeof(float) * (2 * skiff::kAttentionMaxHeadDim * kTile + rows * kTile)));
+  float* v = k + skiff::kAttentionMaxHeadDim * kTile;
+  float* s = v + skiff::kAttentionMaxHeadDim * kTile;
   for (int i = 0; i < rows * head_dim; ++i) out.acc[i] = 0.0f;
   for (int r = 0; r < rows; ++r) {
     out.max[r] = kNegInf;
@@ -570,37 +552,36 @@ inline void partial(const skiff::AttentionQueries& qs, const skiff::KvBlocks& kv
   const int last_visible = qs.first_pos + qs.n_q;  // exclusive
   int end = pos_end < kv.n_ctx ? pos_end : kv.n_ctx;
   end = end < last_visible ? end : last_visible;
-  const bool transpose_k = rows > kFewRows;
 #if defined(__AVX512F__)
   if (decode512::applies(kv, head_dim)) {
-    float* q_scaled = kt;  // the queries times the score scale, [rows][head_dim]
+    float* q_scaled = k;  // the queries times the score scale, [rows][head_dim]
     for (int r = 0; r < rows; ++r)
       for (int d = 0; d < head_dim; ++d) q_scaled[r * head_dim + d] = query_row(qs, r, head_dim)[d] * scale;
     // More rows than registers hold (prefill) go in blocks of equal size;
     // each block stops at its own last row's position, so a causal chunk
     // skips the keys none of its rows sees.
-    const int blocks = (rows + decode512::kMaxRows - 1) / decode512::kMaxRows;
+    const int sets = decode512::pv_sets(qs.group, head_dim / 16), max_rows = decode512::max_rows(sets);
+    const int blocks = (rows + max_rows - 1) / max_rows;
     const int block_rows = (rows + blocks - 1) / blocks;
     for (int r0 = 0; r0 < rows; r0 += block_rows) {
       const int n = rows - r0 < block_rows ? rows - r0 : block_rows;
       const int last = qs.first_pos + (r0 + n - 1) / qs.group + 1;
       const int block_end = end < last ? end : last;
-      const int block_begin = first_visible(qs, r0, pos_begin);
+      const int block_begin = first_tile(qs, r0, pos_begin, kv.block_size);
       if (block_begin < block_end)
-        decode512::pick_attend(n, head_dim / 16)(qs, r0, kv, block_begin, block_end, q_scaled + r0 * head_dim,
+        decode512::pick_attend(n, head_dim / 16, sets)(qs, r0, kv, block_begin, block_end, q_scaled + r0 * head_dim,
                                                  out.max + r0, out.sum + r0, out.acc + r0 * head_dim);
     }
     return;
   }
 #endif
-  for (int start = first_visible(qs, 0, pos_begin); start < end;) {
+  for (int start = first_tile(qs, 0, pos_begin, kv.block_size); start < end;) {
     int n = kv.block_size - start % kv.block_size;  // a tile stays inside one block
     n = n < kTile ? n : kTile;
     n = n < end - start ? n : end - start;
     prefetch_tile(kv, start + kPrefetchTiles * n, end, head_dim);
-    const Tile tile = load_tile(kv, start, n, head_dim, transpose_k, kt, vt, row);
-    if (transpose_k) tile_scores(qs, rows, tile.k, n, start, head_dim, scale, s);
-    else tile_scores_by_row(qs, rows, tile.k, n, start, head_dim, scale, s);
+    const Tile tile = load_tile(kv, start, n, head_dim, k, v);
+    tile_scores(qs, rows, tile.k, n, start, head_dim, scale, s);
     for (int r = 0; r < rows; ++r)
       tile_update(s + r * kTile, tile.v, n, head_dim, out.max[r], out.sum[r], out.acc + r * head_dim);
     start += n;

@@ -6,7 +6,8 @@
 // cuts every context at the same ranges). Contexts pass 512 positions, so
 // decoding alone splits them over threads. The row kernels (AVX2, and weights
 // as stored with --mmap) sum in another order for many tokens unless the
-// kernels' batch-invariant mode is on (tested here on mapped weights).
+// kernels' batch-invariant mode is on (tested here on mapped weights, on
+// every ISA the CPU has).
 #include <gtest/gtest.h>
 
 #include <random>
@@ -142,16 +143,25 @@ TEST_P(BatchInvariance, OutputsAreBitIdenticalInEveryBatchChunkingAndFromTheCach
   check_invariance(GetParam(), false);
 }
 
-// Weights as stored (--mmap: rows) in batch-invariant mode. On AVX-512 only:
-// the AVX2 attention kernel still sums a query's chunked context in another order.
-TEST_P(BatchInvariance, RowsAreBitIdenticalInBatchInvariantMode) {
-  if (active_isa() != Isa::kAvx512) GTEST_SKIP() << "the AVX2 attention is not batch-invariant";
+// Weights as stored (--mmap: rows) in batch-invariant mode, on every ISA the
+// CPU has (attention and the scalar kernels are invariant by themselves).
+TEST_P(BatchInvariance, RowsAreBitIdenticalInBatchInvariantModeOnEveryIsa) {
   const DType type = GetParam();  // one float, one block-of-32 and one K-quant type keep CI short
   if (type != DType::F16 && type != DType::Q8_0 && type != DType::Q4_K) GTEST_SKIP() << "covered by the kernel test";
+  const Isa best = active_isa();
   struct Restore {  // also when a check fails
-    ~Restore() { set_batch_invariant(false); }
-  } restore;
-  check_invariance(type, true);
+    Isa isa;
+    ~Restore() {
+      set_batch_invariant(false);
+      set_active_isa(isa);
+    }
+  } restore{best};
+  for (const Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
+    if (!isa_supported(isa)) continue;
+    SCOPED_TRACE(isa_name(isa));
+    set_active_isa(isa);
+    check_invariance(type, true);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(PanelTypes, BatchInvariance,

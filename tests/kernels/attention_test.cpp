@@ -204,6 +204,62 @@ TEST(FlashAttention, PrefillRowsMatchFloat64Reference) {
   for (const KvElement e : elements) check({300, 32, 1, 32, 16, e}, rng);  // long context, head dim 32
 }
 
+// out for query rows of positions [first, first + n_q) as the engine asks for
+// them: from the block holding the first row's window start, cut at position
+// `cut` (a range boundary) when it falls inside, the parts merged.
+std::vector<float> attend_ranges(const std::vector<float>& q, const PagedHead& h, const Case& c, int first,
+                                 int n_q, int window, float softcap, int cut) {
+  const int stride = c.group * c.head_dim, rows = n_q * c.group, n_ctx = first + n_q;
+  std::vector<float> out(rows * c.head_dim);
+  const AttentionQueries queries{&q[first * stride], stride, out.data(), stride, n_q, c.group, first, window, softcap};
+  const int begin = window > 0 ? std::max(0, first - window + 1) / c.block_size * c.block_size : 0;
+  std::vector<int> cuts = {begin};
+  if (cut > begin && cut < n_ctx) cuts.push_back(cut);
+  cuts.push_back(n_ctx);
+  std::vector<float> buf((cuts.size() - 1) * rows * (c.head_dim + 2));
+  std::vector<AttentionPartial> parts;
+  for (size_t i = 0; i + 1 < cuts.size(); ++i) {
+    float* base = buf.data() + i * rows * (c.head_dim + 2);
+    parts.push_back({base, base + rows * c.head_dim, base + rows * c.head_dim + rows});
+    flash_attention_partial(queries, h.view(c, n_ctx), cuts[i], cuts[i + 1], c.head_dim, 1.0f / std::sqrt(float(c.head_dim)),
+                            parts.back());
+  }
+  merge_attention_partials(queries, parts.data(), static_cast<int>(parts.size()), c.head_dim);
+  return out;
+}
+
+// Batch invariance: every token of a prefill chunk gets bit for bit the
+// output it gets decoded alone, on every ISA, for head dims on every kernel
+// path (8 and 256 take the generic one), grouped and not, with a sliding
+// window and soft-capping, and split at a range boundary.
+TEST(FlashAttention, ChunkRowsAreBitIdenticalToDecodedRows) {
+  std::mt19937 rng(17);
+  struct Shape { int head_dim, group, window; float softcap; };
+  const Shape shapes[] = {{8, 1, 0, 0},  {16, 2, 0, 0},  {32, 1, 37, 0}, {64, 1, 0, 0},   {64, 2, 0, 30},
+                          {64, 7, 0, 0}, {128, 1, 0, 0}, {128, 4, 50, 0}, {256, 1, 0, 50}, {256, 2, 45, 0}};
+  int i = 0;
+  for (const KvElement e : {KvElement::kF32, KvElement::kF16, KvElement::kQ8_0})
+    for (const Shape s : shapes) {
+      const int n_q = std::max(1, kAttentionMaxRows / s.group), first = 60 + 13 * (i++ % 5);
+      const Case c{first, n_q, s.group, s.head_dim, i % 2 ? 16 : 32, e};
+      const PagedHead head = make_head(c, first + n_q, rng);
+      std::normal_distribution<float> normal(0.0f, 2.0f);
+      std::vector<float> q((first + n_q) * s.group * s.head_dim);
+      for (float& x : q) x = normal(rng);
+      const int cut = 64;
+      testing::for_each_isa([&](Isa isa) {
+        SCOPED_TRACE(::testing::Message() << isa_name(isa) << " dim " << s.head_dim << " group " << s.group << " window "
+                                        << s.window << " element " << int(e));
+        const std::vector<float> chunk = attend_ranges(q, head, c, first, n_q, s.window, s.softcap, cut);
+        for (int t = 0; t < n_q; ++t) {
+          const std::vector<float> alone = attend_ranges(q, head, c, first + t, 1, s.window, s.softcap, cut);
+          ASSERT_EQ(std::memcmp(alone.data(), &chunk[t * s.group * s.head_dim], alone.size() * sizeof(float)), 0)
+              << "token " << t;
+        }
+      });
+    }
+}
+
 TEST(FlashAttention, RejectsTooManyRowsOrHeadDim) {
   std::vector<float> buf(64 * 64);
   const int table[] = {0, 1, 2};

@@ -80,7 +80,9 @@ TEST(Golden, PrefillMatchesStepwiseDecode) {
   const std::vector<float> a = model->prefill(batched, 0, ids);
   std::vector<float> b;
   for (int32_t t : ids) b = model->decode(stepwise, 0, t);
-  for (size_t i = 0; i < a.size(); ++i) ASSERT_NEAR(a[i], b[i], 1e-5);
+  // Prefill's GEMM tiles sum in another order than decode's rows: logits of
+  // magnitude up to ~10 agree to a few float ulps of that.
+  for (size_t i = 0; i < a.size(); ++i) ASSERT_NEAR(a[i], b[i], 3e-5);
   EXPECT_EQ(argmax(model->decode(batched, 0, 5)), argmax(model->decode(stepwise, 0, 5)));
 }
 

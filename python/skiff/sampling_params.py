@@ -32,11 +32,6 @@ class SamplingParams:
 
     def engine_fields(self) -> str:
         """The fields as the JSON object the engine reads (read_sampling_field)."""
-        if self.min_tokens != 0:
-            # Not in the engine yet: refusing beats silently ignoring it.
-            raise ValueError("min_tokens is not supported by skiff yet; leave it 0")
-        if not self.skip_special_tokens:
-            raise ValueError("skip_special_tokens=False is not supported by skiff yet")
         stop = [self.stop] if isinstance(self.stop, str) else self.stop
         fields = {
             "n": self.n, "temperature": self.temperature, "top_p": self.top_p,
@@ -46,6 +41,7 @@ class SamplingParams:
             "presence_penalty": self.presence_penalty,
             "frequency_penalty": self.frequency_penalty,
             "repetition_penalty": self.repetition_penalty, "ignore_eos": self.ignore_eos,
+            "min_tokens": self.min_tokens, "skip_special_tokens": self.skip_special_tokens,
         }
         try:
             return json.dumps(fields, allow_nan=False)

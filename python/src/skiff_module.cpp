@@ -3,6 +3,10 @@
 // the server's read_sampling_field (the same checks and messages), outputs leave
 // as dicts the Python side wraps in vLLM's classes. The engine always steps
 // with the GIL released; between steps the GIL is taken back to notice Ctrl-C.
+// Any Python thread may step (generate, streams, a stream's worker thread,
+// a garbage-collected stream's close): steps take turns, and each finished
+// request's output is filed for its owner, since one caller's step finishes
+// every caller's requests.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/function.h>
 #include <nanobind/stl/optional.h>
@@ -10,6 +14,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <algorithm>
+#include <functional>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
@@ -132,25 +137,37 @@ class PyEngine {
     return ids;
   }
 
-  // One engine step without the GIL; then Ctrl-C, if pressed, cancels `ids`.
-  std::vector<RequestOutput> step_interruptible(const std::vector<RequestId>& ids) {
-    std::vector<RequestOutput> finished;
+  // Moves the outputs of those of `running` that finished to sink and drops
+  // them from running; returns how many.
+  size_t collect(std::vector<RequestId>& running, const std::function<void(RequestOutput&&)>& sink) {
+    std::vector<RequestOutput> taken;
     {
-      nb::gil_scoped_release release;
-      finished = engine().step();
+      std::lock_guard lock(done_mutex_);
+      std::erase_if(running, [&](RequestId id) {
+        const auto it = done_.find(id);
+        if (it == done_.end()) return false;
+        taken.push_back(std::move(it->second));
+        done_.erase(it);
+        return true;
+      });
     }
+    for (RequestOutput& out : taken) sink(std::move(out));
+    return taken.size();
+  }
+
+  // One engine step without the GIL; then Ctrl-C, if pressed, cancels `running`.
+  void step_interruptible(std::vector<RequestId>& running) {
+    step_once();
     if (PyErr_CheckSignals() != 0) {
-      cancel_all(ids);
+      cancel_all(running);
       throw nb::python_error();
     }
-    return finished;
   }
 
   // Withdraws requests and steps until they are gone (their blocks freed).
-  void cancel_all(const std::vector<RequestId>& ids) {
-    nb::gil_scoped_release release;
-    for (RequestId id : ids) engine().cancel(id);
-    engine().run_to_completion();
+  void cancel_all(std::vector<RequestId>& running) {
+    for (RequestId id : running) engine().cancel(id);
+    while (collect(running, [](RequestOutput&&) {}), !running.empty()) step_once();
   }
 
   // Runs the prompts to the end; on_finished(count) after each step that finished some.
@@ -160,16 +177,12 @@ class PyEngine {
     std::unordered_map<RequestId, size_t> order;
     for (size_t i = 0; i < ids.size(); ++i) order[ids[i]] = i;
     std::vector<RequestOutput> outputs(ids.size());
-    size_t n_done = 0;
-    while (n_done < ids.size()) {
-      const std::vector<RequestOutput> finished = step_interruptible(ids);
-      for (const RequestOutput& out : finished) {
-        const auto it = order.find(out.request_id);
-        if (it == order.end()) continue;  // a stream's request, stepped along with ours
-        outputs[it->second] = out;
-        ++n_done;
-      }
-      if (!finished.empty() && !on_finished.is_none()) on_finished(finished.size());
+    std::vector<RequestId> running = ids;
+    for (;;) {
+      const size_t n = collect(running, [&](RequestOutput&& out) { outputs[order.at(out.request_id)] = std::move(out); });
+      if (n > 0 && !on_finished.is_none()) on_finished(n);
+      if (running.empty()) break;
+      step_interruptible(running);
     }
     nb::list result;
     for (const RequestOutput& out : outputs) result.append(request_to_python(out));
@@ -188,7 +201,11 @@ class PyEngine {
     return skiff::render_chat(chat_template_ ? &*chat_template_ : nullptr, llm_->tokenizer(),
                               parse_request_body(body_json), true);
   }
-  int kv_blocks_used() { return engine().metrics().kv_blocks_used; }
+  int kv_blocks_used() {
+    nb::gil_scoped_release release;
+    std::lock_guard lock(step_mutex_);
+    return engine().metrics().kv_blocks_used;
+  }
   int max_model_len() { return engine().max_model_len(); }
   int32_t eos_id() const { return llm_->tokenizer().eos_id(); }
   int32_t vocab_size() const { return llm_->tokenizer().n_vocab(); }
@@ -196,12 +213,25 @@ class PyEngine {
   Engine& engine() { return llm_->engine(); }
 
  private:
+  // Steps once, one thread at a time, and files the finished outputs.
+  void step_once() {
+    nb::gil_scoped_release release;
+    std::lock_guard step_lock(step_mutex_);
+    std::vector<RequestOutput> finished = engine().step();
+    std::lock_guard lock(done_mutex_);
+    for (RequestOutput& out : finished) done_.emplace(out.request_id, std::move(out));
+  }
+
   std::unique_ptr<LLM> llm_;
   std::optional<ChatTemplate> chat_template_;
+  std::mutex step_mutex_;  // held (without the GIL) while the engine steps
+  std::mutex done_mutex_;  // guards done_; held briefly
+  std::unordered_map<RequestId, RequestOutput> done_;  // finished, not yet taken by their caller
 };
 
 // Requests whose deltas the consumer pulls: each next() steps the engine until
-// some arrive. close() cancels what is still running.
+// some arrive. close() (and the destructor) cancels what is still running,
+// so no callback can reach a stream that is gone.
 class PyStream {
  public:
   PyStream(PyEngine& engine, const std::vector<std::vector<int32_t>>& prompts,
@@ -211,18 +241,22 @@ class PyStream {
       std::lock_guard lock(mutex_);
       deltas_.push_back(d);
     });
+    running_ = ids_;
   }
   ~PyStream() {
-    if (!closed_) {
-      for (RequestId id : ids_) engine_.engine().cancel(id);
+    try {
+      close();
+    } catch (...) {  // a Ctrl-C or engine error while cancelling: the requests are withdrawn anyway
     }
   }
 
   const std::vector<RequestId>& ids() const { return ids_; }
 
-  // The next deltas, or None once every request has finished.
+  // The next deltas, or None once every request has finished. A request's
+  // last delta comes before its output is filed, so once none is running
+  // every delta is here.
   nb::object next() {
-    while (!closed_) {
+    for (;;) {
       {
         std::lock_guard lock(mutex_);
         if (!deltas_.empty()) {
@@ -232,25 +266,31 @@ class PyStream {
           return out;
         }
       }
-      if (n_finished_ == ids_.size()) break;
-      for (const RequestOutput& r : engine_.step_interruptible(ids_))
-        if (std::find(ids_.begin(), ids_.end(), r.request_id) != ids_.end()) ++n_finished_;
+      if (closed_) return nb::none();
+      engine_.collect(running_, [](RequestOutput&&) {});
+      if (running_.empty()) {
+        std::lock_guard lock(mutex_);
+        if (deltas_.empty()) return nb::none();
+        continue;
+      }
+      engine_.step_interruptible(running_);
     }
-    return nb::none();
   }
 
   void close() {
     if (closed_) return;
     closed_ = true;
-    engine_.cancel_all(ids_);
+    engine_.cancel_all(running_);
+    std::lock_guard lock(mutex_);
+    deltas_.clear();
   }
 
  private:
   PyEngine& engine_;
   std::vector<RequestId> ids_;
-  std::mutex mutex_;  // the callback runs on the stepping thread; held briefly
+  std::vector<RequestId> running_;  // not finished as far as this stream has seen
+  std::mutex mutex_;  // the callback runs on whichever thread steps; held briefly
   std::vector<StreamDelta> deltas_;
-  size_t n_finished_ = 0;
   bool closed_ = false;
 };
 

@@ -64,7 +64,8 @@ struct Job {
 
 constexpr const char* kKnownFields =
     "prompt, id, max_tokens, temperature, top_p, top_k, min_p, seed, stop, stop_token_ids, n, "
-    "logprobs, ignore_eos, repetition_penalty, frequency_penalty, presence_penalty";
+    "logprobs, ignore_eos, repetition_penalty, frequency_penalty, presence_penalty, min_tokens, "
+    "skip_special_tokens";
 
 uint64_t splitmix64(uint64_t x) {
   x += 0x9E3779B97F4A7C15ull;

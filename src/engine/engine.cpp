@@ -74,10 +74,18 @@ DraftKvOptions draft_kv_options(const EngineOptions& o, const Model& target, int
   return kv;
 }
 
-Sampler sampler_for(const SamplingParams& params, int index, int32_t vocab_size) {
+Sampler sampler_for(const SamplingParams& params, int index, int32_t vocab_size,
+                    std::span<const int32_t> end_tokens) {
   SamplingParams own = params;
   if (own.seed) *own.seed += index;  // siblings draw different, reproducible streams
-  return Sampler(own, vocab_size);
+  return Sampler(own, vocab_size, end_tokens);
+}
+
+std::vector<int32_t> end_of_generation_ids(const Tokenizer& tokenizer) {
+  std::vector<int32_t> ids;
+  for (int32_t id = 0; id < tokenizer.n_vocab(); ++id)
+    if (tokenizer.is_end_of_generation(id)) ids.push_back(id);
+  return ids;
 }
 
 }  // namespace
@@ -85,6 +93,7 @@ Sampler sampler_for(const SamplingParams& params, int index, int32_t vocab_size)
 Engine::Engine(Model& model, const Tokenizer& tokenizer, EngineOptions options)
     : model_(model),
       tokenizer_(tokenizer),
+      end_tokens_(end_of_generation_ids(tokenizer)),
       max_model_len_(resolve_max_model_len(model, options.max_model_len)),
       kv_(make_kv(model, options, max_model_len_)),
       scheduler_(options.scheduler, kv_),
@@ -115,9 +124,10 @@ RequestId Engine::add_request(std::vector<int32_t> prompt, const SamplingParams&
   request->arrival_time = now();
   request->n_unfinished = params.n;
   for (int i = 0; i < params.n; ++i) {
-    auto c = std::make_unique<Completion>(Completion{Sequence{}, sampler_for(params, i, vocab),
-                                                     OutputText(tokenizer_, params.stop), {}, i > 0, 0,
-                                                     {}, {}});
+    auto c = std::make_unique<Completion>(
+        Completion{Sequence{}, sampler_for(params, i, vocab, end_tokens_),
+                   OutputText(tokenizer_, params.stop, params.min_tokens, !params.skip_special_tokens), {}, i > 0,
+                   0, {}, {}, {}});
     c->seq.index = c->output.index = i;
     c->seq.tokens = prompt;
     c->seq.n_prompt = static_cast<int>(prompt.size());

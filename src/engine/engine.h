@@ -149,6 +149,7 @@ class Engine {
 
   Model& model_;
   const Tokenizer& tokenizer_;
+  std::vector<int32_t> end_tokens_;  // the vocabulary's end-of-generation ids, masked before min_tokens
   int max_model_len_;
   PagedKvCache kv_;
   Scheduler scheduler_;

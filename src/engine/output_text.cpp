@@ -9,8 +9,11 @@
 
 namespace skiff {
 
-OutputText::OutputText(const Tokenizer& tokenizer, std::vector<std::string> stop)
-    : decoder_(tokenizer, /*at_text_start=*/false), stop_(std::move(stop)) {
+OutputText::OutputText(const Tokenizer& tokenizer, std::vector<std::string> stop, int min_tokens,
+                       bool render_control)
+    : decoder_(tokenizer, /*at_text_start=*/false, render_control),
+      stop_(std::move(stop)),
+      unchecked_tokens_(min_tokens) {
   for (const std::string& s : stop_) {
     if (s.empty()) fail("stop strings must not be empty");
     if (!unicode::is_valid_utf8(s)) fail("stop string is not valid UTF-8");
@@ -20,6 +23,11 @@ OutputText::OutputText(const Tokenizer& tokenizer, std::vector<std::string> stop
 std::string OutputText::push(int32_t token) {
   if (stopped()) fail("push after the stop string \"{}\"", stop_reason_);
   if (finished_) fail("push after finish");
+  if (unchecked_tokens_ > 0) {
+    --unchecked_tokens_;
+    held_ += decoder_.push(token);
+    return release(held_.size());
+  }
   return take(decoder_.push(token), /*at_end=*/false);
 }
 

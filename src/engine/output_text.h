@@ -19,7 +19,11 @@ class OutputText {
   // The tokens continue a prompt, so SentencePiece's leading space on the
   // first one is kept: "Once upon a time" + " there was". Throws Error on an
   // empty stop string or one that is not valid UTF-8 (it could never match).
-  OutputText(const Tokenizer& tokenizer, std::vector<std::string> stop);
+  // Stop strings are looked for only in the text of the tokens after the
+  // first min_tokens (vLLM's min_tokens); render_control: control tokens
+  // give their text (vLLM's skip_special_tokens = false).
+  OutputText(const Tokenizer& tokenizer, std::vector<std::string> stop, int min_tokens = 0,
+             bool render_control = false);
 
   // Appends one generated token and returns the text newly safe to stream.
   // When a stop string appears (it may span tokens and start in held-back
@@ -52,6 +56,7 @@ class OutputText {
   std::string held_;         // decoded, whole characters, not yet streamed
   std::string text_;         // streamed
   std::string stop_reason_;  // stop strings are never empty, so "" means not stopped
+  int unchecked_tokens_;     // tokens still to push whose text no stop string may match
   bool finished_ = false;
 };
 

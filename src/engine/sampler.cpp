@@ -53,13 +53,17 @@ double sum_weights(const Candidates& candidates) {
 
 }  // namespace
 
-Sampler::Sampler(const SamplingParams& params, int32_t vocab_size)
+Sampler::Sampler(const SamplingParams& params, int32_t vocab_size, std::span<const int32_t> end_tokens)
     : params_(params),
       vocab_size_(vocab_size),
       seed_(params.seed ? *params.seed : random_seed()),
       rng_(seed_) {
   params_.validate();
   if (vocab_size <= 0) fail("sampler: vocabulary size must be positive, got {}", vocab_size);
+  if (params_.min_tokens == 0) return;
+  if (!params_.ignore_eos) ends_.assign(end_tokens.begin(), end_tokens.end());
+  ends_.insert(ends_.end(), params_.stop_token_ids.begin(), params_.stop_token_ids.end());
+  check_tokens(ends_);
 }
 
 void Sampler::allocate_scratch() {
@@ -125,7 +129,8 @@ std::span<const float> Sampler::penalized_logits(std::span<const float> logits,
                                                  std::span<const int32_t> output_tokens) {
   if (logits.size() != static_cast<size_t>(vocab_size_))
     fail("sampler: got {} logits for a vocabulary of {}", logits.size(), vocab_size_);
-  if (!has_penalties()) return logits;
+  const bool mask_ends = masks_ends(output_tokens);
+  if (!has_penalties() && !mask_ends) return logits;
   allocate_scratch();
   // Checked before any change, so a bad id cannot leave the scratch dirty.
   check_tokens(output_tokens);
@@ -134,12 +139,18 @@ std::span<const float> Sampler::penalized_logits(std::span<const float> logits,
   std::copy(logits.begin(), logits.end(), penalized_.begin());
   if (params_.repetition_penalty != 1.0f) apply_repetition_penalty(prompt_tokens, output_tokens);
   apply_frequency_presence_penalties(output_tokens);
+  if (mask_ends)
+    for (int32_t id : ends_) penalized_[id] = -std::numeric_limits<float>::infinity();
   return penalized_;
 }
 
 bool Sampler::has_penalties() const {
   return params_.repetition_penalty != 1.0f || params_.frequency_penalty != 0.0f ||
          params_.presence_penalty != 0.0f;
+}
+
+bool Sampler::masks_ends(std::span<const int32_t> output_tokens) const {
+  return !ends_.empty() && output_tokens.size() < static_cast<size_t>(params_.min_tokens);
 }
 
 void Sampler::check_tokens(std::span<const int32_t> tokens) const {

@@ -24,8 +24,10 @@ namespace skiff {
 // Not thread-safe: one Sampler per sequence.
 class Sampler {
  public:
-  // Validates params; throws Error.
-  Sampler(const SamplingParams& params, int32_t vocab_size);
+  // Validates params; throws Error. end_tokens: the ids that end generation
+  // (EOS and the like), masked out with stop_token_ids while the output is
+  // shorter than min_tokens.
+  Sampler(const SamplingParams& params, int32_t vocab_size, std::span<const int32_t> end_tokens = {});
 
   // The next token. A greedy Sampler draws nothing from its stream; any other
   // consumes exactly one 64-bit output per call.
@@ -72,6 +74,7 @@ class Sampler {
   };
 
   bool has_penalties() const;
+  bool masks_ends(std::span<const int32_t> output_tokens) const;
   void allocate_scratch();
   void check_tokens(std::span<const int32_t> tokens) const;
   void apply_repetition_penalty(std::span<const int32_t> prompt_tokens,
@@ -88,6 +91,7 @@ class Sampler {
   int32_t vocab_size_;
   uint64_t seed_;
   std::mt19937_64 rng_;
+  std::vector<int32_t> ends_;  // masked before min_tokens: EOS (unless ignore_eos) and stop_token_ids
   // Scratch of vocab_size entries (or empty: see release_scratch), reused so
   // that a call allocates nothing.
   std::vector<float> penalized_;

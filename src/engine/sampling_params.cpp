@@ -30,6 +30,8 @@ void SamplingParams::validate() const {
     fail("sampling: presence_penalty must be in [-2, 2], got {}", presence_penalty);
   if (n < 1) fail("sampling: n must be >= 1, got {}", n);
   if (max_tokens < 1) fail("sampling: max_tokens must be >= 1, got {}", max_tokens);
+  if (min_tokens < 0 || min_tokens > max_tokens)
+    fail("sampling: min_tokens must be in [0, max_tokens = {}], got {}", max_tokens, min_tokens);
   for (const std::string& s : stop)
     if (s.empty()) fail("sampling: a stop string is empty");
   if (logprobs && (*logprobs < 0 || *logprobs > kMaxLogprobs))

@@ -36,6 +36,10 @@ struct SamplingParams {
   int32_t n = 1;
   // Output tokens per completion at most (vLLM's default).
   int32_t max_tokens = 16;
+  // Output tokens before EOS or a stop_token_ids entry may end the completion
+  // (they are masked out of sampling until then) and before stop strings are
+  // looked for (vLLM). In [0, max_tokens].
+  int32_t min_tokens = 0;
   // Generation stops when the text contains one of these; the output text
   // ends before it.
   std::vector<std::string> stop;
@@ -43,6 +47,9 @@ struct SamplingParams {
   std::vector<int32_t> stop_token_ids;
   // Keep generating past EOS (benchmarks).
   bool ignore_eos = false;
+  // Control tokens (<|im_end|>, <s>, ...) in the output give no text; false:
+  // their text is in the output (token ids are the same either way).
+  bool skip_special_tokens = true;
   // Log-probabilities of each output token under the model's distribution
   // (before penalties and filters), plus this many most likely alternatives.
   // Unset: none.

@@ -99,7 +99,8 @@ bool read_sampling_field(const std::string& key, const json& v, SamplingParams& 
                          const SamplingFieldLimits& limits) {
   static const std::set<std::string, std::less<>> kFields = {
       "max_tokens", "temperature", "top_p", "top_k", "min_p", "seed", "stop", "stop_token_ids",
-      "n", "ignore_eos", "repetition_penalty", "frequency_penalty", "presence_penalty"};
+      "n", "ignore_eos", "repetition_penalty", "frequency_penalty", "presence_penalty", "min_tokens",
+      "skip_special_tokens"};
   if (!kFields.contains(key)) return false;
   if (v.is_null()) {  // the caller's default, except that max_tokens: null means all the context left
     if (key == "max_tokens") p.max_tokens = std::max(1, limits.null_max_tokens);
@@ -115,6 +116,8 @@ bool read_sampling_field(const std::string& key, const json& v, SamplingParams& 
   else if (key == "stop_token_ids") p.stop_token_ids = stop_token_ids(v, limits.vocab_size);
   else if (key == "n") p.n = static_cast<int32_t>(integer_field(v, key, 1, kInt32Max));
   else if (key == "ignore_eos") p.ignore_eos = boolean_field(v, key);
+  else if (key == "min_tokens") p.min_tokens = static_cast<int32_t>(integer_field(v, key, 0, kInt32Max));
+  else if (key == "skip_special_tokens") p.skip_special_tokens = boolean_field(v, key);
   else if (key == "repetition_penalty") p.repetition_penalty = number_field(v, key);
   else if (key == "frequency_penalty") p.frequency_penalty = number_field(v, key);
   else p.presence_penalty = number_field(v, key);

@@ -37,7 +37,7 @@ void handle_detokenize(const ServedModel& served, const ojson& body, const httpl
   const auto tokens = body.find("tokens");
   if (tokens == body.end() || !tokens->is_array()) bad_field("tokens", "tokens must be a list of token ids");
   std::vector<int32_t> ids;
-  for (const json& t : *tokens)
+  for (const json t : *tokens)  // a copy: the body is an ordered_json
     ids.push_back(static_cast<int32_t>(integer_field(t, "tokens", 0, served.tokenizer.n_vocab() - 1)));
   // Special tokens as text, as vLLM (its tokenizer.decode keeps them).
   res.set_content(dump_json(ojson{{"prompt", served.tokenizer.decode(ids, /*render_control=*/true)}}), "application/json");

@@ -221,12 +221,13 @@ std::unique_ptr<Tokenizer> Tokenizer::from_hf_dir(const std::string& dir) {
   fail("{}: no tokenizer.json, tokenizer.model or encoder.json + vocab.bpe", dir);
 }
 
-StreamDecoder::StreamDecoder(const Tokenizer& tokenizer, bool at_text_start)
+StreamDecoder::StreamDecoder(const Tokenizer& tokenizer, bool at_text_start, bool render_control)
     : tokenizer_(tokenizer),
-      strip_space_(at_text_start && tokenizer.starts_with_marked_space()) {}
+      strip_space_(at_text_start && tokenizer.starts_with_marked_space()),
+      render_control_(render_control) {}
 
 std::string StreamDecoder::push(int32_t id) {
-  std::string piece = tokenizer_.token_to_piece(id);
+  std::string piece = tokenizer_.token_to_piece(id, render_control_);
   if (strip_space_ && !piece.empty()) {
     if (piece.front() == ' ') piece.erase(0, 1);
     strip_space_ = false;

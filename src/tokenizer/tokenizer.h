@@ -69,8 +69,9 @@ class StreamDecoder {
  public:
   // at_text_start: the ids begin a text (an encoded prompt does), so the space
   // encoding added at its start is dropped, as decode() drops it. Pass
-  // false to continue text decoded elsewhere.
-  explicit StreamDecoder(const Tokenizer& tokenizer, bool at_text_start = true);
+  // false to continue text decoded elsewhere. render_control: control tokens
+  // give their text (token_to_piece), as decode(ids, true).
+  explicit StreamDecoder(const Tokenizer& tokenizer, bool at_text_start = true, bool render_control = false);
   std::string push(int32_t id);
   // The held-back bytes, an unfinished character becoming U+FFFD.
   std::string flush();
@@ -78,6 +79,7 @@ class StreamDecoder {
  private:
   const Tokenizer& tokenizer_;
   bool strip_space_;
+  bool render_control_;
   std::string pending_;
 };
 

@@ -125,6 +125,35 @@ TEST(OutputText, StopsOnceAndThenRefusesTokens) {
   EXPECT_EQ(out.text(), " Once ");
 }
 
+// min_tokens: the first tokens' text is streamed at once and never matched;
+// from the next token on, stop strings are looked for in the new text.
+TEST(OutputText, StopStringsWaitForMinTokens) {
+  const std::vector<int32_t> ids = ids_of(stories(), "Once upon a time upon a hill");
+  OutputText out(stories(), {"upon"}, /*min_tokens=*/3);
+  std::string text;
+  for (const int32_t id : ids) {
+    text += out.push(id);
+    if (out.stopped()) break;
+  }
+  EXPECT_TRUE(out.stopped());
+  EXPECT_EQ(out.text(), " Once upon a time ");
+}
+
+TEST(OutputText, RendersControlTokensWhenAsked) {
+  const int32_t eos = stories().eos_id();
+  const std::vector<int32_t> ids = {ids_of(stories(), "Once")[0], eos};
+  for (const bool render : {false, true}) {
+    OutputText out(stories(), {}, 0, render);
+    std::string text;
+    for (const int32_t id : ids) text += out.push(id);
+    text += out.finish();
+    EXPECT_EQ(text, render ? " Once" + stories().token_to_piece(eos, true) : " Once");
+    if (render) {
+      EXPECT_FALSE(stories().token_to_piece(eos, true).empty());
+    }
+  }
+}
+
 TEST(OutputText, RefusesTokensAfterFinish) {
   OutputText out(stories(), {"Once!"});
   EXPECT_EQ(out.push(ids_of(stories(), "Once")[0]), " ");

@@ -300,6 +300,38 @@ TEST(SamplerGreedy, SeesPenalizedLogits) {
   EXPECT_EQ(sampler.sample(logits, {}, output), 1);
 }
 
+// min_tokens masks the end tokens (EOS unless ignore_eos, and stop_token_ids)
+// while the output is shorter, and nothing after.
+TEST(SamplerMinTokens, MasksEndTokensUntilTheOutputIsLongEnough) {
+  SamplingParams params;
+  params.temperature = 0.0f;
+  params.min_tokens = 2;
+  params.stop_token_ids = {1};
+  const std::vector<int32_t> eos = {0};
+  const std::vector<float> logits = {5.0f, 4.0f, 3.0f};
+  Sampler sampler(params, 3, eos);
+  const std::vector<int32_t> one = {2}, two = {2, 2};
+  EXPECT_EQ(sampler.sample(logits, {}, {}), 2);
+  EXPECT_EQ(sampler.sample(logits, {}, one), 2);
+  EXPECT_EQ(sampler.sample(logits, {}, two), 0);
+  params.ignore_eos = true;
+  Sampler ignoring(params, 3, eos);
+  EXPECT_EQ(ignoring.sample(logits, {}, {}), 0);
+  params.ignore_eos = false;
+  params.temperature = 1.0f;
+  Sampler sampling(params, 3, eos);
+  std::vector<float> probs(3);
+  sampling.probabilities(logits, {}, one, probs);
+  EXPECT_EQ(probs, (std::vector<float>{0.0f, 0.0f, 1.0f}));
+  sampling.probabilities(logits, {}, two, probs);
+  EXPECT_GT(probs[0], probs[1]);
+  params.min_tokens = 17;  // above max_tokens (16)
+  EXPECT_THROW(Sampler(params, 3, eos), Error);
+  params.min_tokens = 1;
+  const std::vector<int32_t> outside = {3};
+  EXPECT_THROW(Sampler(params, 3, outside), Error);
+}
+
 // Penalty fixtures are powers of two, so the expected logits are exact.
 const std::vector<float> kPenaltyLogits = {2.0f, -2.0f, 0.0f, 1.0f, 3.0f, -1.0f};
 const std::vector<int32_t> kPrompt = {0, 1, 0};

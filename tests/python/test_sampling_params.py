@@ -82,6 +82,32 @@ def test_ignore_eos(qwen):
     assert ignored.finish_reason == "length" and len(ignored.token_ids) == 48
 
 
+def test_min_tokens(qwen):
+    conversation = [{"role": "user", "content": "Say hello."}]
+    natural = qwen.chat(conversation, SamplingParams(temperature=0, max_tokens=48), use_tqdm=False)[0].outputs[0]
+    floor = len(natural.token_ids) + 6
+    longer = qwen.chat(conversation, SamplingParams(temperature=0, max_tokens=48, min_tokens=floor),
+                       use_tqdm=False)[0].outputs[0]
+    assert len(longer.token_ids) >= floor and longer.token_ids[: len(natural.token_ids)] == natural.token_ids
+    # A stop string in the first min_tokens tokens' text does not end it either.
+    word = natural.text.split()[0]
+    cut = qwen.chat(conversation, SamplingParams(temperature=0, max_tokens=48, stop=[word]), use_tqdm=False)
+    assert cut[0].outputs[0].text == "" and cut[0].outputs[0].stop_reason == word
+    held = qwen.chat(conversation, SamplingParams(temperature=0, max_tokens=48, stop=[word], min_tokens=3),
+                     use_tqdm=False)[0].outputs[0]
+    assert held.text.startswith(word) and held.token_ids == natural.token_ids[: len(held.token_ids)]
+
+
+def test_skip_special_tokens(qwen):
+    # Past EOS (ignore_eos) the answer holds <|im_end|>: text only when skip_special_tokens=False.
+    conversation = [{"role": "user", "content": "Say hello."}]
+    params = dict(temperature=0, max_tokens=24, ignore_eos=True)
+    skipped = qwen.chat(conversation, SamplingParams(**params), use_tqdm=False)[0].outputs[0]
+    shown = qwen.chat(conversation, SamplingParams(**params, skip_special_tokens=False), use_tqdm=False)[0].outputs[0]
+    assert shown.token_ids == skipped.token_ids
+    assert "<|im_end|>" in shown.text and "<|im_end|>" not in skipped.text
+
+
 def test_logprobs(llm):
     (c,) = run(llm, **GREEDY, logprobs=2)
     assert len(c.logprobs) == len(c.token_ids)
@@ -104,7 +130,7 @@ def test_penalties(llm, field, value):
     (dict(repetition_penalty=0), "repetition_penalty"), (dict(logprobs=21), "logprobs"),
     (dict(stop=[""]), "stop"), (dict(stop_token_ids=[10**9]), "stop_token_ids"),
     (dict(temperature=float("nan")), "finite"),
-    (dict(min_tokens=4), "min_tokens"), (dict(skip_special_tokens=False), "skip_special_tokens"),
+    (dict(min_tokens=-1), "min_tokens"), (dict(min_tokens=17), "min_tokens"),
 ])
 def test_invalid_values_raise_value_error(llm, fields, message):
     with pytest.raises(ValueError, match=message):

@@ -51,3 +51,20 @@ def test_generate_releases_the_gil(llm):
     counter.join()
     # Holding the GIL, the counter would only run at Python's switch interval between steps.
     assert during > 100_000
+
+
+def test_threads_share_one_engine(llm):
+    # A generate on another thread and a stream here step the same engine in
+    # turns; each step finishes the other's requests too, and each gets its own.
+    alone = [o.outputs[0].text for o in llm.generate(PROMPTS, PARAMS, use_tqdm=False)]
+    results = {}
+    worker = threading.Thread(
+        target=lambda: results.update(gen=[o.outputs[0].text for o in llm.generate(PROMPTS * 3, PARAMS, use_tqdm=False)]))
+    worker.start()
+    texts = ["", ""]
+    for delta in llm.stream(PROMPTS, PARAMS):
+        texts[delta.prompt_index] += delta.text
+    worker.join(timeout=120)
+    assert not worker.is_alive()
+    assert texts == alone and results["gen"] == alone * 3
+    assert llm.kv_cache_blocks_used() == 0

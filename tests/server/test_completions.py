@@ -125,6 +125,8 @@ def test_sampling_fields_reach_the_engine(qwen):
     stopped = greedy(client, max_tokens=16, extra_body={"stop_token_ids": [ids[2]]})
     assert stopped.choices[0].finish_reason == "stop"
     assert len(stopped.choices[0].text) < len(base)
+    held = greedy(client, max_tokens=16, extra_body={"stop_token_ids": [ids[2]], "min_tokens": 8})
+    assert held.choices[0].text.startswith(stopped.choices[0].text) and len(held.choices[0].text) > len(stopped.choices[0].text)
     long = greedy(client, max_tokens=40).choices[0].text  # repeats "elif n ==" and indentation
     assert greedy(client, max_tokens=40, presence_penalty=2.0).choices[0].text != long
     assert greedy(client, max_tokens=40, frequency_penalty=2.0).choices[0].text != long

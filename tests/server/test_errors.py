@@ -42,7 +42,8 @@ def test_malformed_json_and_wrong_shapes(stories):
                                          ("presence_penalty", 3), ("repetition_penalty", 0),
                                          ("stop_token_ids", [-1]), ("ignore_eos", 1),
                                          ("stop", ["x"] * 65), ("stop", ["a" * 5000]),
-                                         ("stop_token_ids", [1] * 65)])
+                                         ("stop_token_ids", [1] * 65), ("min_tokens", -1),
+                                         ("min_tokens", 17), ("skip_special_tokens", "no")])
 def test_out_of_range_and_wrong_types(stories, field, value):
     err = error_of(stories.post("/v1/completions", {"prompt": "Once", field: value}), 400)
     assert field in err["message"]

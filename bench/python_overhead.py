@@ -24,29 +24,16 @@ def workload(args, vocab_size):
     return [[rng.randrange(vocab_size) for _ in range(args.input_len)] for _ in range(args.num_prompts)]
 
 
-def continuous_tok_s(report):
-    """bench-throughput's JSON: the continuous mode's output tok/s, wherever it sits."""
-    if isinstance(report, dict):
-        if report.get("mode") == "continuous":
-            return report["output_tok_s"]
-        report = list(report.values())
-    if isinstance(report, list):
-        for item in report:
-            found = continuous_tok_s(item)
-            if found is not None:
-                return found
-    return None
-
-
 def skiff_tok_s(args, prompts):
     with tempfile.NamedTemporaryFile("w", suffix=".jsonl") as dataset:
         for ids in prompts:
             dataset.write(json.dumps({"prompt_token_ids": ids, "output_len": args.output_len}) + "\n")
         dataset.flush()
         run = subprocess.run([args.skiff, "bench-throughput", "-m", args.model, "--dataset", dataset.name,
-                              "--max-seqs", str(args.max_seqs), "-o", "json"],
+                              "--max-seqs", str(args.max_seqs), "--no-prefix-caching", "--continuous-only", "-o", "json"],
                              capture_output=True, text=True, check=True)
-    return continuous_tok_s(json.loads(run.stdout))
+    (continuous,) = [json.loads(line) for line in run.stdout.splitlines() if line.strip()]
+    return continuous["output_tok_s"]
 
 
 def python_tok_s(llm, prompts, args):
@@ -69,7 +56,9 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--repeats", type=int, default=3, help="best of N for each side")
     args = ap.parse_args()
-    llm = LLM(args.model, max_num_seqs=args.max_seqs)
+    # No prefix cache on either side: random prompts share nothing within a
+    # run, but a repeat would find the previous run's prompts cached.
+    llm = LLM(args.model, max_num_seqs=args.max_seqs, enable_prefix_caching=False)
     prompts = workload(args, llm.get_tokenizer().vocab_size)
     ours = max(python_tok_s(llm, prompts, args) for _ in range(args.repeats))
     theirs = max(skiff_tok_s(args, prompts) for _ in range(args.repeats))

@@ -29,6 +29,7 @@ struct ThroughputArgs {
   std::string model;
   WorkloadFlags workload;
   std::string output = "md";
+  bool continuous_only = false;
   EngineFlags engine;
 };
 
@@ -138,12 +139,14 @@ void bench_throughput(const ThroughputArgs& a) {
 
   bench::warm_up(*model, *tokenizer, options, workload);
   std::vector<bench::ModeResult> results;
-  for (const bench::ServeMode mode :
-       {bench::ServeMode::kContinuous, bench::ServeMode::kOneAtATime, bench::ServeMode::kStatic}) {
+  std::vector<bench::ServeMode> modes = {bench::ServeMode::kContinuous};
+  if (!a.continuous_only) modes.insert(modes.end(), {bench::ServeMode::kOneAtATime, bench::ServeMode::kStatic});
+  for (const bench::ServeMode mode : modes) {
     results.push_back(bench::serve(*model, *tokenizer, options, workload, mode,
                                    progress_for(bench::serve_mode_name(mode))));
     out(json ? mode_json(results.back(), *model, machine).dump() + "\n" : markdown_row(results.back()));
   }
+  if (a.continuous_only) return;
 
   const double continuous = results[0].output_tokens_per_second();
   const double vs_one = ratio(continuous, results[1].output_tokens_per_second());
@@ -178,6 +181,8 @@ void add_bench_throughput_command(CLI::App& app) {
   add_engine_flags(cmd, args->engine);
   cmd->add_option("-o,--output", args->output, "output format")
       ->capture_default_str()->check(CLI::IsMember({"md", "json"}));
+  cmd->add_flag("--continuous-only", args->continuous_only,
+                "run the continuous mode only (no one-at-a-time and static baselines)");
   cmd->callback([args] { bench_throughput(*args); });
 }
 

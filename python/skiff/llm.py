@@ -35,7 +35,7 @@ class LLM:
     def __init__(self, model: str, *, max_num_seqs: int = 64, max_model_len: Optional[int] = None,
                  max_num_batched_tokens: Optional[int] = None, kv_cache_memory_bytes: Optional[int] = None,
                  kv_cache_dtype: str = "auto", seed: Optional[int] = 0, enable_prefix_caching: bool = True,
-                 tokenizer: Optional[str] = None, **unused):
+                 tokenizer: Optional[str] = None, speculative_config: Optional[dict] = None, **unused):
         options = {"max_num_seqs": max_num_seqs, "enable_prefix_caching": enable_prefix_caching,
                    "kv_cache_dtype": "f16" if kv_cache_dtype == "auto" else kv_cache_dtype}
         if max_model_len is not None:
@@ -44,6 +44,8 @@ class LLM:
             options["max_num_batched_tokens"] = max_num_batched_tokens
         if kv_cache_memory_bytes is not None:
             options["kv_cache_memory_bytes"] = kv_cache_memory_bytes
+        if speculative_config is not None:
+            options["speculative_config"] = speculative_config
         self._engine = _skiff.Engine(str(model), json.dumps(options))
         self._tokenizer = Tokenizer(self._engine)
         # vLLM seeds one generator per LLM: unseeded requests are reproducible run to run.

@@ -47,6 +47,42 @@ SamplingParams sampling_params_from_json(const std::string& text, int32_t vocab_
   return p;
 }
 
+// vLLM's speculative_config: {"method": "ngram" | "suffix" | "draft_model"
+// (the default with "model"), "model": the draft's path,
+// "num_speculative_tokens": k, "prompt_lookup_max" / "prompt_lookup_min":
+// the n-gram lengths looked up}.
+void read_speculative_config(const nlohmann::json& config, LlmOptions& options) {
+  if (!config.is_object()) bad_field("speculative_config", "speculative_config must be a dict");
+  SpeculationOptions& spec = options.engine.speculation;
+  std::string method = config.contains("model") ? "draft_model" : "";
+  for (const auto& [key, v] : config.items()) {
+    if (key == "method" || key == "model") {
+      if (!v.is_string()) bad_field(key, "speculative_config " + key + " must be a string");
+      (key == "method" ? method : options.draft_model) = v.get<std::string>();
+    } else if (key == "num_speculative_tokens") {
+      spec.k = static_cast<int>(integer_field(v, key, 1, 64));
+    } else if (key == "prompt_lookup_max") {
+      spec.ngram_max = static_cast<int>(integer_field(v, key, 1, 64));
+    } else if (key == "prompt_lookup_min") {
+      spec.ngram_min = static_cast<int>(integer_field(v, key, 1, 64));
+    } else {
+      bad_field(key, "unknown speculative_config field " + key +
+                         " (known: method, model, num_speculative_tokens, prompt_lookup_max, prompt_lookup_min)");
+    }
+  }
+  if (method == "draft_model" || method == "draft") {
+    if (options.draft_model.empty()) bad_field("model", "speculative_config method draft_model needs a model");
+    spec.method = SpecMethod::kDraft;
+  } else if (method == "ngram" || method == "suffix") {
+    if (!options.draft_model.empty()) bad_field("model", "speculative_config method " + method + " takes no model");
+    spec.method = method == "ngram" ? SpecMethod::kNgram : SpecMethod::kSuffix;
+  } else {
+    bad_field("method", "speculative_config method must be ngram, suffix or draft_model, not '" + method + "'");
+  }
+  if (spec.ngram_min > spec.ngram_max)
+    bad_field("prompt_lookup_min", "speculative_config prompt_lookup_min must be <= prompt_lookup_max");
+}
+
 nb::list logprobs_to_python(const std::vector<TokenLogprob>& logprobs) {
   nb::list out;
   for (const TokenLogprob& lp : logprobs) {
@@ -112,6 +148,8 @@ class PyEngine {
     const auto kv_type = kv_type_from_name(kv_dtype);
     if (!kv_type) bad_field("kv_cache_dtype", "kv_cache_dtype must be f32, f16 or q8_0, not " + kv_dtype);
     options.engine.kv_type = *kv_type;
+    if (o.contains("speculative_config") && !o["speculative_config"].is_null())
+      read_speculative_config(o["speculative_config"], options);
     nb::gil_scoped_release release;
     llm_ = std::make_unique<LLM>(model, options);
     if (auto source = find_chat_template(model)) chat_template_.emplace(std::move(*source));
@@ -207,6 +245,11 @@ class PyEngine {
     return engine().metrics().kv_blocks_used;
   }
   int max_model_len() { return engine().max_model_len(); }
+  int64_t spec_drafted_tokens() {
+    nb::gil_scoped_release release;
+    std::lock_guard lock(step_mutex_);
+    return engine().metrics().spec_drafted_tokens;
+  }
   int32_t eos_id() const { return llm_->tokenizer().eos_id(); }
   int32_t vocab_size() const { return llm_->tokenizer().n_vocab(); }
 
@@ -315,6 +358,7 @@ NB_MODULE(_skiff, m) {
       .def("render_chat", &PyEngine::render_chat, nb::arg("body_json"))
       .def("kv_blocks_used", &PyEngine::kv_blocks_used)
       .def("max_model_len", &PyEngine::max_model_len)
+      .def("spec_drafted_tokens", &PyEngine::spec_drafted_tokens)
       .def("eos_id", &PyEngine::eos_id)
       .def("vocab_size", &PyEngine::vocab_size);
   nb::class_<PyStream>(m, "Stream")

@@ -27,7 +27,9 @@ void bad_field(const std::string& param, const std::string& message) {
 
 int64_t integer_field(const json& v, const std::string& name, int64_t lo, int64_t hi) {
   if (!v.is_number_integer()) bad_field(name, fmt::format("{} must be an integer, got {}", name, json_excerpt(v)));
-  if ((v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(hi)) ||
+  // nlohmann reads every non-negative integer as unsigned.
+  if ((v.is_number_unsigned() && (v.get<uint64_t>() > static_cast<uint64_t>(hi) ||
+                                  (lo > 0 && v.get<uint64_t>() < static_cast<uint64_t>(lo)))) ||
       (!v.is_number_unsigned() && (v.get<int64_t>() < lo || v.get<int64_t>() > hi)))
     bad_field(name, fmt::format("{} must be in [{}, {}], got {}", name, lo, hi, json_excerpt(v)));
   return v.get<int64_t>();

@@ -218,7 +218,14 @@ class PyEngine {
     std::vector<RequestId> running = ids;
     for (;;) {
       const size_t n = collect(running, [&](RequestOutput&& out) { outputs[order.at(out.request_id)] = std::move(out); });
-      if (n > 0 && !on_finished.is_none()) on_finished(n);
+      if (n > 0 && !on_finished.is_none()) {
+        try {
+          on_finished(n);
+        } catch (...) {  // the progress callback raised: withdraw the rest
+          cancel_all(running);
+          throw;
+        }
+      }
       if (running.empty()) break;
       step_interruptible(running);
     }

@@ -81,19 +81,13 @@ Sampler sampler_for(const SamplingParams& params, int index, int32_t vocab_size,
   return Sampler(own, vocab_size, end_tokens);
 }
 
-std::vector<int32_t> end_of_generation_ids(const Tokenizer& tokenizer) {
-  std::vector<int32_t> ids;
-  for (int32_t id = 0; id < tokenizer.n_vocab(); ++id)
-    if (tokenizer.is_end_of_generation(id)) ids.push_back(id);
-  return ids;
-}
 
 }  // namespace
 
 Engine::Engine(Model& model, const Tokenizer& tokenizer, EngineOptions options)
     : model_(model),
       tokenizer_(tokenizer),
-      end_tokens_(end_of_generation_ids(tokenizer)),
+      end_tokens_(tokenizer.end_of_generation_ids()),
       max_model_len_(resolve_max_model_len(model, options.max_model_len)),
       kv_(make_kv(model, options, max_model_len_)),
       scheduler_(options.scheduler, kv_),

@@ -196,6 +196,14 @@ bool Tokenizer::is_end_of_generation(int32_t id) const {
          std::find(vocab_.extra_end_ids.begin(), vocab_.extra_end_ids.end(), id) != vocab_.extra_end_ids.end();
 }
 
+std::vector<int32_t> Tokenizer::end_of_generation_ids() const {
+  std::vector<int32_t> ids;
+  if (vocab_.eos_id >= 0 && vocab_.eos_id < n_vocab()) ids.push_back(vocab_.eos_id);
+  for (int32_t id : vocab_.extra_end_ids)
+    if (id >= 0 && id < n_vocab() && id != vocab_.eos_id) ids.push_back(id);
+  return ids;
+}
+
 std::unique_ptr<Tokenizer> Tokenizer::from_path(const std::string& path) {
   namespace fs = std::filesystem;
   if (fs::is_directory(path)) return from_hf_dir(path);

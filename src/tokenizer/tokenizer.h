@@ -49,6 +49,7 @@ class Tokenizer {
   int32_t eos_id() const { return vocab_.eos_id; }
   bool add_bos() const { return vocab_.add_bos; }
   bool is_end_of_generation(int32_t id) const;
+  std::vector<int32_t> end_of_generation_ids() const;  // every id is_end_of_generation accepts
   // Whether an encoded text's first piece begins with a space encoding added
   // (SentencePiece's dummy prefix, WordPiece's ▁ on every word), which decode drops.
   bool starts_with_marked_space() const;

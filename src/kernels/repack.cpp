@@ -30,6 +30,10 @@ Block32Parts block32_parts(DType type) {
 // goes in its unit.
 int64_t panel_offset(int j, int i) { return (j / 4) * 64 + 4 * i + j % 4; }
 
+bool k_quant_panels(DType type) {
+  return type == DType::Q2_K || type == DType::Q3_K || type == DType::Q4_K || type == DType::Q6_K;
+}
+
 bool is_float(DType type) { return type == DType::F32 || type == DType::F16 || type == DType::BF16; }
 
 // A float panel (F32, F16, BF16; e bytes an element) from its 16 rows: column
@@ -269,12 +273,56 @@ void q3_k_block_from_panel(const uint8_t* panel, int64_t s, int i, uint8_t* bloc
   std::memcpy(block + kQ3KDAt, group + kQ3KPanelD + 2 * i, 2);
 }
 
+// Q2_K: where a level's 2 bits lie in a GGUF block (element e = 128h + 32s + l:
+// quant_k_low.cpp) and in a panel group (the layout in repack.h), and where
+// sub-block j's scale/min byte lies in each.
+constexpr int64_t kQ2KQsAt = 16, kQ2KDAt = 80, kQ2KBlockBytes = 84;  // in a GGUF Q2_K block
+
+Q6Bits q2_k_block_bits(int e) { return {kQ2KQsAt + 32 * (e / 128) + e % 32, 0, 2 * ((e % 128) / 32), 0}; }
+Q6Bits q2_k_panel_bits(int e, int i) {
+  const int c = e % 32, g = (c % 16) / 4;
+  return {kQ2KPanelWeights + (e / 32) * kQ2KPanelUnitBytes + 64 * (g / 2) + 4 * i + c % 4, 0, 4 * (c / 16) + 2 * (g % 2), 0};
+}
+int64_t q2_k_panel_scale(int j, int i) { return kQ2KPanelScales + 64 * (j / 4) + 4 * i + 2 * (j % 2) + (j / 2) % 2; }
+
+// A Q2_K panel from its 16 rows (the layout in repack.h).
+void repack_q2_k_panel(const uint8_t* rows, int64_t cols, uint8_t* panel) {
+  const int64_t supers = cols / 256, row_bytes = supers * kQ2KBlockBytes;
+  std::memset(panel, 0, supers * kQ2KPanelGroupBytes);
+  for (int64_t s = 0; s < supers; ++s) {
+    uint8_t* group = panel + s * kQ2KPanelGroupBytes;
+    for (int i = 0; i < kPanelRowCount; ++i) {
+      const uint8_t* block = rows + i * row_bytes + s * kQ2KBlockBytes;
+      for (int e = 0; e < 256; ++e) {
+        const Q6Bits from = q2_k_block_bits(e), to = q2_k_panel_bits(e, i);
+        group[to.low] = static_cast<uint8_t>(group[to.low] | (block[from.low] >> from.low_shift & 3) << to.low_shift);
+      }
+      for (int j = 0; j < 16; ++j) group[q2_k_panel_scale(j, i)] = block[j];
+      std::memcpy(group + kQ2KPanelD + 2 * i, block + kQ2KDAt, 2);
+      std::memcpy(group + kQ2KPanelDmin + 2 * i, block + kQ2KDAt + 2, 2);
+    }
+  }
+}
+
+// Row i's GGUF Q2_K block of super-block s, rebuilt from a panel.
+void q2_k_block_from_panel(const uint8_t* panel, int64_t s, int i, uint8_t* block) {
+  const uint8_t* group = panel + s * kQ2KPanelGroupBytes;
+  std::memset(block, 0, kQ2KBlockBytes);
+  for (int e = 0; e < 256; ++e) {
+    const Q6Bits from = q2_k_panel_bits(e, i), to = q2_k_block_bits(e);
+    block[to.low] = static_cast<uint8_t>(block[to.low] | (group[from.low] >> from.low_shift & 3) << to.low_shift);
+  }
+  for (int j = 0; j < 16; ++j) block[j] = group[q2_k_panel_scale(j, i)];
+  std::memcpy(block + kQ2KDAt, group + kQ2KPanelD + 2 * i, 2);
+  std::memcpy(block + kQ2KDAt + 2, group + kQ2KPanelDmin + 2 * i, 2);
+}
+
 }  // namespace
 
 bool can_repack(const Matrix& m) {
   switch (m.type) {
     case DType::Q8_0: case DType::Q4_0: case DType::Q4_1: case DType::Q5_0: case DType::Q5_1: case DType::IQ4_NL:
-    case DType::Q3_K: case DType::Q4_K: case DType::Q6_K: case DType::F32: case DType::F16: case DType::BF16:
+    case DType::Q2_K: case DType::Q3_K: case DType::Q4_K: case DType::Q6_K: case DType::F32: case DType::F16: case DType::BF16:
       break;
     default:
       return false;
@@ -301,6 +349,7 @@ void repack(Matrix& m, uint8_t* data) {
       else if (m.type == DType::Q4_K) repack_q4_k_panel(rows, m.cols, panel);
       else if (m.type == DType::Q6_K) repack_q6_k_panel(rows, m.cols, panel);
       else if (m.type == DType::Q3_K) repack_q3_k_panel(rows, m.cols, panel);
+      else if (m.type == DType::Q2_K) repack_q2_k_panel(rows, m.cols, panel);
       else repack_blocks_panel(m.type, rows, m.cols, panel);
     }
   }
@@ -321,9 +370,10 @@ void panel_row(const Matrix& m, int64_t r, float* out) {
     dequantize_row(m.type, row.data(), out, m.cols);
     return;
   }
-  if (m.type == DType::Q3_K || m.type == DType::Q4_K || m.type == DType::Q6_K) {  // through the GGUF block,
-    uint8_t block[kQ6KBlockBytes];                                                  // so bit-identical to dequantize_row
-    const auto block_from_panel = m.type == DType::Q3_K   ? q3_k_block_from_panel
+  if (k_quant_panels(m.type)) {  // through the GGUF block, so bit-identical to dequantize_row
+    uint8_t block[kQ6KBlockBytes];
+    const auto block_from_panel = m.type == DType::Q2_K   ? q2_k_block_from_panel
+                                  : m.type == DType::Q3_K ? q3_k_block_from_panel
                                   : m.type == DType::Q4_K ? q4_k_block_from_panel
                                                           : q6_k_block_from_panel;
     for (int64_t s = 0; s < m.cols / 256; ++s) {

@@ -60,7 +60,7 @@ constexpr BlockFields kFields[] = {
 };
 // What the loader repacks into panels on AVX-512 (besides F16).
 constexpr DType kRepackedTypes[] = {DType::Q8_0,   DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1,
-                                    DType::IQ4_NL, DType::Q3_K, DType::Q4_K, DType::Q6_K};
+                                    DType::IQ4_NL, DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q6_K};
 // Formats read through the scalar kernel alone.
 constexpr DType kReadOnlyTypes[] = {DType::TQ1_0, DType::TQ2_0,   DType::MXFP4, DType::NVFP4, DType::IQ2_XXS, DType::IQ2_XS,
                                     DType::IQ2_S, DType::IQ3_XXS, DType::IQ3_S, DType::IQ1_S, DType::IQ1_M};
@@ -244,7 +244,7 @@ TEST(MatmulQuant, OddShapesEveryIsaAndType) {
 }
 
 // K-quant blocks as any file may hold them (every scale, min and quant value),
-// and every type at its extremes; rows as stored and (Q3_K, Q4_K, Q6_K) repacked, decode
+// and every type at its extremes; rows as stored and (Q2_K, Q3_K, Q4_K, Q6_K) repacked, decode
 // and prefill token counts.
 TEST(MatmulQuant, BlocksBeyondOurQuantizerEveryIsa) {
   uint32_t seed = 900;
@@ -307,8 +307,8 @@ TEST(MatmulQuant, RepackedRowsReadBackExactly) {
   std::vector<uint8_t> bytes(48 * row_bytes(DType::Q6_K, 256));
   for (const Matrix& m : {Matrix{DType::Q8_0, 40, 192, bytes.data()}, Matrix{DType::Q4_0, 48, 96, bytes.data()},
                           Matrix{DType::Q4_K, 40, 256, bytes.data()}, Matrix{DType::Q6_K, 40, 256, bytes.data()},
-                          Matrix{DType::Q3_K, 40, 256, bytes.data()}, Matrix{DType::Q5_K, 48, 256, bytes.data()},
-                          Matrix{DType::Q2_K, 48, 256, bytes.data()}}) {
+                          Matrix{DType::Q3_K, 40, 256, bytes.data()}, Matrix{DType::Q2_K, 40, 256, bytes.data()},
+                          Matrix{DType::Q5_K, 48, 256, bytes.data()}}) {
     EXPECT_FALSE(can_repack(m));
     Matrix copy = m;
     EXPECT_THROW(repack(copy, bytes.data()), Error);
@@ -365,8 +365,8 @@ TEST(MatmulQuant, SimdKernelsAreDispatched) {
       EXPECT_EQ(k.activations, format_for(type)) << isa_name(isa) << " " << dtype_info(type).name;
     }
   // Repacked matrices: the AVX-512 panel kernels there, the scalar one elsewhere.
-  for (DType type : {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::IQ4_NL, DType::Q3_K,
-                     DType::Q4_K, DType::Q6_K, DType::F16}) {
+  for (DType type : {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::IQ4_NL, DType::Q2_K,
+                     DType::Q3_K, DType::Q4_K, DType::Q6_K, DType::F16}) {
     const Matrix panels{type, 16, 256, nullptr, MatrixLayout::kPanels};
     const KernelEntry want = type == DType::F16 ? float_panel_kernel_avx512(type) : quant_panel_kernel_avx512(type);
     ASSERT_NE(want.fn, nullptr) << dtype_info(type).name;

@@ -3,7 +3,7 @@
 // shapes of the 1B Llama (width 2048, FFN 8192, 8 KV heads of 64, vocab 32000),
 // at decode (1 token) and prefill (512 tokens) batch sizes, per ISA.
 //
-//   bench_quant_matmul [-t THREADS] [--types q8_0,q8_0p,q4_0,q4_0p,q5_0,q4_k,q4_kp,q6_k,q6_kp,...] [--isas avx512,avx2]
+//   bench_quant_matmul [-t THREADS] [--types q8_0,q8_0p,q4_0,q4_0p,q5_0,q3_k,q3_kp,q4_k,q4_kp,q6_k,q6_kp,...] [--isas avx512,avx2]
 //                      [--tokens 1,512] [--shapes ROWSxCOLS,...] [--min-time SECONDS] [--cpu-time 1]
 //
 // --cpu-time 1 (with -t 1) times by the thread's CPU clock, which leaves out
@@ -122,7 +122,7 @@ std::vector<std::string> split(std::string_view s) {
 
 int usage() {
   std::fprintf(stderr,
-               "usage: bench_quant_matmul [-t THREADS] [--types q8_0,q8_0p,q4_0,q4_0p,q5_0,q4_k,q4_kp,q6_k,q6_kp,...] [--isas avx512,avx2,scalar]\n"
+               "usage: bench_quant_matmul [-t THREADS] [--types q8_0,q8_0p,q4_0,q4_0p,q5_0,q3_k,q3_kp,q4_k,q4_kp,q6_k,q6_kp,...] [--isas avx512,avx2,scalar]\n"
                "                          [--tokens 1,512] [--shapes ROWSxCOLS,...] [--min-time SECONDS] [--cpu-time 1]\n");
   return 2;
 }
@@ -166,7 +166,7 @@ int main(int argc, char** argv) {
   for (float& v : x) v = dist(rng);
   std::vector<float> y(static_cast<size_t>(max_tokens) * max_rows);
   for (const std::string& type_name : types) {
-    // q8_0p, q4_0p, q4_kp, q6_kp, ...: repacked into panels as the loader does on AVX-512 (kernels/repack.h).
+    // q8_0p, q4_0p, q3_kp, q4_kp, q6_kp, ...: repacked into panels as the loader does on AVX-512 (kernels/repack.h).
     const bool repacked = type_name.back() == 'p';
     const auto type = dtype_from_name(repacked ? type_name.substr(0, type_name.size() - 1) : type_name);
     if (!type) return usage();

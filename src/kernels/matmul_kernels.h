@@ -74,6 +74,8 @@ KernelEntry q6_k_kernel_avx2();
 KernelEntry q6_k_kernel_avx512();
 // Q6_K kPanels × any tokens (matmul_q6_k_panel_avx512.cpp), for quant_panel_kernel_avx512.
 KernelEntry q6_k_panel_kernel_avx512();
+// Q2_K and Q3_K kPanels × any tokens (matmul_k16_panel_avx512.cpp), for quant_panel_kernel_avx512.
+KernelEntry k16_panel_kernel_avx512(DType type);
 // Q4_0 rows × 1-3 tokens (matmul_q4_0_decode_avx512.cpp), for quant_kernel_avx512.
 void q4_0_decode_avx512(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1);
 // Q2_K and Q3_K rows × any tokens (matmul_k16_avx512.cpp), for quant_kernel_avx512.

@@ -355,6 +355,7 @@ KernelEntry quant_panel_kernel_avx512(DType type) {
     case DType::Q5_1: return {panel_matmul<RowsQ5_1>, RowsQ5_1::kAct, kPanelRows, 2};
     case DType::IQ4_NL: return {panel_matmul<RowsIq4Nl>, RowsIq4Nl::kAct, kPanelRows, 2};
     case DType::Q6_K: return q6_k_panel_kernel_avx512();
+    case DType::Q2_K: case DType::Q3_K: return k16_panel_kernel_avx512(type);
     default: return {};
   }
 }

@@ -30,6 +30,10 @@ Block32Parts block32_parts(DType type) {
 // goes in its unit.
 int64_t panel_offset(int j, int i) { return (j / 4) * 64 + 4 * i + j % 4; }
 
+bool k_quant_panels(DType type) {
+  return type == DType::Q2_K || type == DType::Q3_K || type == DType::Q4_K || type == DType::Q6_K;
+}
+
 bool is_float(DType type) { return type == DType::F32 || type == DType::F16 || type == DType::BF16; }
 
 // A float panel (F32, F16, BF16; e bytes an element) from its 16 rows: column
@@ -177,12 +181,148 @@ void q6_k_block_from_panel(const uint8_t* panel, int64_t s, int i, uint8_t* bloc
   std::memcpy(block + kQ6KDAt, group + kQ6KPanelD + 2 * i, 2);
 }
 
+// Q3_K: where a level's low 2 bits and third bit lie (byte offsets, shifts), in
+// a GGUF block (element e = 128h + 32s + l: quant_k_low.cpp) and in a panel
+// group (element e of row i: column e % 32 of unit e / 32, the layout in repack.h).
+constexpr int64_t kQ3KQsAt = 32, kQ3KScalesAt = 96, kQ3KDAt = 108, kQ3KBlockBytes = 110;  // in a GGUF Q3_K block
+
+Q6Bits q3_k_block_bits(int e) { return {kQ3KQsAt + 32 * (e / 128) + e % 32, e % 32, 2 * ((e % 128) / 32), e / 32}; }
+Q6Bits q3_k_panel_bits(int e, int i) {
+  const int c = e % 32, half = c / 16, m = (c % 16) / 4;
+  const int64_t unit = kQ3KPanelWeights + (e / 32) * kQ3KPanelUnitBytes, at = 4 * i + c % 4;
+  if (m < 3) return {unit + 64 * m + at, unit + 64 * m + at, 3 * half, 3 * half + 2};
+  return {unit + 64 * half + at, unit + 2 * 64 + at, 6, 6 + half};
+}
+int q3_k_level(const uint8_t* bytes, Q6Bits b) {
+  return (bytes[b.low] >> b.low_shift & 3) | (bytes[b.high] >> b.high_shift & 1) << 2;
+}
+void set_q3_k_level(uint8_t* bytes, Q6Bits b, int level) {  // into zeroed bits
+  bytes[b.low] = static_cast<uint8_t>(bytes[b.low] | (level & 3) << b.low_shift);
+  bytes[b.high] = static_cast<uint8_t>(bytes[b.high] | (level >> 2) << b.high_shift);
+}
+
+// Scale j (0..63, sc + 32) of a GGUF block: a nibble of byte j % 8, 2 bits of byte 8 + j % 4.
+int q3_k_block_scale(const uint8_t* block, int j) {
+  const uint8_t* sc = block + kQ3KScalesAt;
+  return (sc[j % 8] >> 4 * (j / 8) & 0x0F) | (sc[8 + j % 4] >> 2 * (j / 4) & 3) << 4;
+}
+void set_q3_k_block_scale(uint8_t* block, int j, int v) {  // into zeroed bits
+  uint8_t* sc = block + kQ3KScalesAt;
+  sc[j % 8] = static_cast<uint8_t>(sc[j % 8] | (v & 0x0F) << 4 * (j / 8));
+  sc[8 + j % 4] = static_cast<uint8_t>(sc[8 + j % 4] | (v >> 4) << 2 * (j / 4));
+}
+
+// The pieces of scale j of row i in a panel group: `bits` bits of t = v ^ 32
+// (sc's 6-bit two's complement) from bit `from`, at bit `shift` of a 16-bit word.
+struct Q3ScalePiece {
+  int64_t word;
+  int shift, bits, from;
+};
+int q3_k_scale_pieces(int j, int i, Q3ScalePiece out[2]) {
+  const int k = j / 2;
+  const auto word = [&](int v) { return kQ3KPanelScales + 64 * v + 4 * i + 2 * (j % 2); };
+  if (k < 6) {
+    out[0] = {word(k / 2), 6 * (k % 2), 6, 0};
+    return 1;
+  }
+  out[0] = {word(k - 6), 12, 4, 2};
+  out[1] = {word(2), 12 + 2 * (k - 6), 2, 0};
+  return 2;
+}
+int q3_k_panel_scale(const uint8_t* group, int j, int i) {
+  Q3ScalePiece pieces[2];
+  int t = 0;
+  for (int n = q3_k_scale_pieces(j, i, pieces), k = 0; k < n; ++k) {
+    uint16_t word;
+    std::memcpy(&word, group + pieces[k].word, 2);
+    t |= (word >> pieces[k].shift & ((1 << pieces[k].bits) - 1)) << pieces[k].from;
+  }
+  return t ^ 32;
+}
+void set_q3_k_panel_scale(uint8_t* group, int j, int i, int v) {  // into zeroed bits
+  Q3ScalePiece pieces[2];
+  for (int n = q3_k_scale_pieces(j, i, pieces), k = 0; k < n; ++k) {
+    uint16_t word;
+    std::memcpy(&word, group + pieces[k].word, 2);
+    word = static_cast<uint16_t>(word | ((v ^ 32) >> pieces[k].from & ((1 << pieces[k].bits) - 1)) << pieces[k].shift);
+    std::memcpy(group + pieces[k].word, &word, 2);
+  }
+}
+
+// A Q3_K panel from its 16 rows (the layout in repack.h).
+void repack_q3_k_panel(const uint8_t* rows, int64_t cols, uint8_t* panel) {
+  const int64_t supers = cols / 256, row_bytes = supers * kQ3KBlockBytes;
+  std::memset(panel, 0, supers * kQ3KPanelGroupBytes);
+  for (int64_t s = 0; s < supers; ++s) {
+    uint8_t* group = panel + s * kQ3KPanelGroupBytes;
+    for (int i = 0; i < kPanelRowCount; ++i) {
+      const uint8_t* block = rows + i * row_bytes + s * kQ3KBlockBytes;
+      for (int e = 0; e < 256; ++e) set_q3_k_level(group, q3_k_panel_bits(e, i), q3_k_level(block, q3_k_block_bits(e)));
+      for (int j = 0; j < 16; ++j) set_q3_k_panel_scale(group, j, i, q3_k_block_scale(block, j));
+      std::memcpy(group + kQ3KPanelD + 2 * i, block + kQ3KDAt, 2);
+    }
+  }
+}
+
+// Row i's GGUF Q3_K block of super-block s, rebuilt from a panel.
+void q3_k_block_from_panel(const uint8_t* panel, int64_t s, int i, uint8_t* block) {
+  const uint8_t* group = panel + s * kQ3KPanelGroupBytes;
+  std::memset(block, 0, kQ3KBlockBytes);
+  for (int e = 0; e < 256; ++e) set_q3_k_level(block, q3_k_block_bits(e), q3_k_level(group, q3_k_panel_bits(e, i)));
+  for (int j = 0; j < 16; ++j) set_q3_k_block_scale(block, j, q3_k_panel_scale(group, j, i));
+  std::memcpy(block + kQ3KDAt, group + kQ3KPanelD + 2 * i, 2);
+}
+
+// Q2_K: where a level's 2 bits lie in a GGUF block (element e = 128h + 32s + l:
+// quant_k_low.cpp) and in a panel group (the layout in repack.h), and where
+// sub-block j's scale/min byte lies in each.
+constexpr int64_t kQ2KQsAt = 16, kQ2KDAt = 80, kQ2KBlockBytes = 84;  // in a GGUF Q2_K block
+
+Q6Bits q2_k_block_bits(int e) { return {kQ2KQsAt + 32 * (e / 128) + e % 32, 0, 2 * ((e % 128) / 32), 0}; }
+Q6Bits q2_k_panel_bits(int e, int i) {
+  const int c = e % 32, g = (c % 16) / 4;
+  return {kQ2KPanelWeights + (e / 32) * kQ2KPanelUnitBytes + 64 * (g / 2) + 4 * i + c % 4, 0, 4 * (c / 16) + 2 * (g % 2), 0};
+}
+int64_t q2_k_panel_scale(int j, int i) { return kQ2KPanelScales + 64 * (j / 4) + 4 * i + 2 * (j % 2) + (j / 2) % 2; }
+
+// A Q2_K panel from its 16 rows (the layout in repack.h).
+void repack_q2_k_panel(const uint8_t* rows, int64_t cols, uint8_t* panel) {
+  const int64_t supers = cols / 256, row_bytes = supers * kQ2KBlockBytes;
+  std::memset(panel, 0, supers * kQ2KPanelGroupBytes);
+  for (int64_t s = 0; s < supers; ++s) {
+    uint8_t* group = panel + s * kQ2KPanelGroupBytes;
+    for (int i = 0; i < kPanelRowCount; ++i) {
+      const uint8_t* block = rows + i * row_bytes + s * kQ2KBlockBytes;
+      for (int e = 0; e < 256; ++e) {
+        const Q6Bits from = q2_k_block_bits(e), to = q2_k_panel_bits(e, i);
+        group[to.low] = static_cast<uint8_t>(group[to.low] | (block[from.low] >> from.low_shift & 3) << to.low_shift);
+      }
+      for (int j = 0; j < 16; ++j) group[q2_k_panel_scale(j, i)] = block[j];
+      std::memcpy(group + kQ2KPanelD + 2 * i, block + kQ2KDAt, 2);
+      std::memcpy(group + kQ2KPanelDmin + 2 * i, block + kQ2KDAt + 2, 2);
+    }
+  }
+}
+
+// Row i's GGUF Q2_K block of super-block s, rebuilt from a panel.
+void q2_k_block_from_panel(const uint8_t* panel, int64_t s, int i, uint8_t* block) {
+  const uint8_t* group = panel + s * kQ2KPanelGroupBytes;
+  std::memset(block, 0, kQ2KBlockBytes);
+  for (int e = 0; e < 256; ++e) {
+    const Q6Bits from = q2_k_panel_bits(e, i), to = q2_k_block_bits(e);
+    block[to.low] = static_cast<uint8_t>(block[to.low] | (group[from.low] >> from.low_shift & 3) << to.low_shift);
+  }
+  for (int j = 0; j < 16; ++j) block[j] = group[q2_k_panel_scale(j, i)];
+  std::memcpy(block + kQ2KDAt, group + kQ2KPanelD + 2 * i, 2);
+  std::memcpy(block + kQ2KDAt + 2, group + kQ2KPanelDmin + 2 * i, 2);
+}
+
 }  // namespace
 
 bool can_repack(const Matrix& m) {
   switch (m.type) {
     case DType::Q8_0: case DType::Q4_0: case DType::Q4_1: case DType::Q5_0: case DType::Q5_1: case DType::IQ4_NL:
-    case DType::Q4_K: case DType::Q6_K: case DType::F32: case DType::F16: case DType::BF16:
+    case DType::Q2_K: case DType::Q3_K: case DType::Q4_K: case DType::Q6_K: case DType::F32: case DType::F16: case DType::BF16:
       break;
     default:
       return false;
@@ -208,6 +348,8 @@ void repack(Matrix& m, uint8_t* data) {
       if (is_float(m.type)) repack_float_panel(rows, m.cols, dtype_info(m.type).type_size, panel);
       else if (m.type == DType::Q4_K) repack_q4_k_panel(rows, m.cols, panel);
       else if (m.type == DType::Q6_K) repack_q6_k_panel(rows, m.cols, panel);
+      else if (m.type == DType::Q3_K) repack_q3_k_panel(rows, m.cols, panel);
+      else if (m.type == DType::Q2_K) repack_q2_k_panel(rows, m.cols, panel);
       else repack_blocks_panel(m.type, rows, m.cols, panel);
     }
   }
@@ -228,9 +370,12 @@ void panel_row(const Matrix& m, int64_t r, float* out) {
     dequantize_row(m.type, row.data(), out, m.cols);
     return;
   }
-  if (m.type == DType::Q4_K || m.type == DType::Q6_K) {  // through the GGUF block, so bit-identical to dequantize_row
+  if (k_quant_panels(m.type)) {  // through the GGUF block, so bit-identical to dequantize_row
     uint8_t block[kQ6KBlockBytes];
-    const auto block_from_panel = m.type == DType::Q4_K ? q4_k_block_from_panel : q6_k_block_from_panel;
+    const auto block_from_panel = m.type == DType::Q2_K   ? q2_k_block_from_panel
+                                  : m.type == DType::Q3_K ? q3_k_block_from_panel
+                                  : m.type == DType::Q4_K ? q4_k_block_from_panel
+                                                          : q6_k_block_from_panel;
     for (int64_t s = 0; s < m.cols / 256; ++s) {
       block_from_panel(panel_start(m, r / kPanelRowCount), s, static_cast<int>(i), block);
       dequantize_row(m.type, block, out + 256 * s, 256);

@@ -1,4 +1,4 @@
-// Q8_0, the other blocks of 32, Q4_K, Q6_K and float weights repacked, once at load, into the layouts the
+// Q8_0, the other blocks of 32, Q2_K, Q3_K, Q4_K, Q6_K and float weights repacked, once at load, into the layouts the
 // AVX-512 kernels read (as llama.cpp's CPU backend repacks Q4_0 into
 // interleaved rows): no per-call packing in prefill, and decode streams 16
 // rows at once with no per-row reductions. Same bytes as the GGUF rows,
@@ -28,6 +28,26 @@
 //   its 8 units of 32 columns, 384 bytes each: the low 4 bits of the levels in
 //   the Q4_0 form above (4 vectors), then their top 2 bits as 2 vectors: vector
 //   v, byte 4i + c, bits 2k, 2k+1: column 16v + 4k + c of row i.
+// Q3_K: per super-block of 256 columns, 16 × 110 = 1760 bytes: the 16 rows'
+//   sub-block scales as 3 vectors (bytes 4i..4i+3 of each: row i; the low 16
+//   bits hold the even sub-blocks 2k, the high 16 the odd ones 2k+1; each
+//   scale as the 6-bit two's complement of sc - 32, so a word shift
+//   sign-extends it): unit k < 6 in vector k / 2 at bits 6·(k % 2) of the
+//   word; units 6 and 7: the top 4 bits at bits 12..15 of vector 0 (unit 6) or
+//   1 (unit 7), the low 2 at bits 12 (unit 6) or 14 (unit 7) of vector 2.
+//   Then the rows' fp16 d, then its 8 units of 32 columns as 3 vectors, byte
+//   4i + c of vector m holding row i's 3-bit levels u = low2 + 4·hbit (level
+//   u - 4) of columns 4m + c at bits 0..2 and 16 + 4m + c at bits 3..5 (m < 3);
+//   columns 12 + c and 28 + c have their low 2 bits at bits 6, 7 of vector 0
+//   and 1, their third bit at bit 6 and 7 of vector 2. So six of a unit's
+//   eight vpdpbusd inputs are one and.
+// Q2_K: per super-block of 256 columns, 16 × 84 = 1344 bytes: the 16 rows'
+//   scale/min bytes (sc | m << 4) as 4 vectors, dword lane i of vector v holding
+//   row i's bytes of sub-blocks 4v, 4v + 2 (low 16 bits: units 2v, 2v + 1's A)
+//   and 4v + 1, 4v + 3 (high: their B); then the rows' fp16 d, their fp16 dmin,
+//   then its 8 units as 2 vectors, byte 4i + c of vector m holding row i's
+//   levels of columns 8m + c, 8m + 4 + c, 16 + 8m + c, 16 + 8m + 4 + c at bits
+//   0, 2, 4, 6.
 // The scales sit next to their weights so that decode reads one stream
 // (a separate scale array per panel measured 25% slower on Zen 4), and a Q4_K
 // super-block's scales come first, so the stream only ever moves forward:
@@ -71,7 +91,24 @@ constexpr int64_t kQ6KPanelWeights = kQ6KPanelD + 2 * kPanelRowCount;
 constexpr int64_t kQ6KPanelUnitBytes = 6 * 64;
 static_assert(kQ6KPanelWeights + 8 * kQ6KPanelUnitBytes == kQ6KPanelGroupBytes, "a Q6_K panel is its rows' bytes");
 
-// Whether m can be repacked: Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q4_K, Q6_K, F32, F16 or BF16 rows,
+// A Q3_K super-block's parts within a panel, and one unit's bytes (3 vectors).
+constexpr int64_t kQ3KPanelGroupBytes = 16 * 110;
+constexpr int64_t kQ3KPanelScales = 0;
+constexpr int64_t kQ3KPanelD = kQ3KPanelScales + 3 * 64;
+constexpr int64_t kQ3KPanelWeights = kQ3KPanelD + 2 * kPanelRowCount;
+constexpr int64_t kQ3KPanelUnitBytes = 3 * 64;
+static_assert(kQ3KPanelWeights + 8 * kQ3KPanelUnitBytes == kQ3KPanelGroupBytes, "a Q3_K panel is its rows' bytes");
+
+// A Q2_K super-block's parts within a panel, and one unit's bytes (2 vectors).
+constexpr int64_t kQ2KPanelGroupBytes = 16 * 84;
+constexpr int64_t kQ2KPanelScales = 0;
+constexpr int64_t kQ2KPanelD = kQ2KPanelScales + 4 * 64;
+constexpr int64_t kQ2KPanelDmin = kQ2KPanelD + 2 * kPanelRowCount;
+constexpr int64_t kQ2KPanelWeights = kQ2KPanelDmin + 2 * kPanelRowCount;
+constexpr int64_t kQ2KPanelUnitBytes = 2 * 64;
+static_assert(kQ2KPanelWeights + 8 * kQ2KPanelUnitBytes == kQ2KPanelGroupBytes, "a Q2_K panel is its rows' bytes");
+
+// Whether m can be repacked: Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, Q4_K, Q6_K, F32, F16 or BF16 rows,
 // rows a multiple of 16, cols of 64.
 bool can_repack(const Matrix& m);
 

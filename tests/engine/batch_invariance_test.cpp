@@ -166,7 +166,7 @@ TEST_P(BatchInvariance, RowsAreBitIdenticalInBatchInvariantModeOnEveryIsa) {
 
 INSTANTIATE_TEST_SUITE_P(PanelTypes, BatchInvariance,
                          ::testing::Values(DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0,
-                                           DType::Q4_K, DType::Q6_K),
+                                           DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q6_K),
                          [](const ::testing::TestParamInfo<DType>& info) { return std::string(dtype_info(info.param).name); });
 
 }  // namespace

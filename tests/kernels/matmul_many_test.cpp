@@ -123,8 +123,9 @@ TEST(MatmulMany, PanelsAndRowsMixed) {
       random_weights(DType::Q8_0, 77, cols, rng), random_weights(DType::Q8_0, 96, cols, rng).repacked(),
       random_weights(DType::Q4_0, 32, cols, rng).repacked(), random_weights(DType::F16, 48, cols, rng).repacked(),
       random_weights(DType::Q4_0, 45, cols, rng), random_weights(DType::Q6_K, 48, cols, rng).repacked(),
-      random_weights(DType::Q4_K, 33, cols, rng)};
-  check_every_isa(ws, {1, 2, 3, 4, 5}, rng);
+      random_weights(DType::Q4_K, 33, cols, rng), random_weights(DType::Q3_K, 64, cols, rng).repacked(),
+      random_weights(DType::Q3_K, 17, cols, rng), random_weights(DType::Q2_K, 32, cols, rng).repacked()};
+  check_every_isa(ws, {1, 2, 3, 4, 5, 9}, rng);
 }
 
 // No tokens (the output head of a step that only runs prompt chunks): nothing

@@ -59,8 +59,8 @@ constexpr BlockFields kFields[] = {
     {DType::IQ1_M, {-1, -1}, 0, 0},  {DType::NVFP4, {-1, -1}, 0, 0},
 };
 // What the loader repacks into panels on AVX-512 (besides F16).
-constexpr DType kRepackedTypes[] = {DType::Q8_0, DType::Q4_0, DType::Q4_1,   DType::Q5_0,
-                                    DType::Q5_1, DType::IQ4_NL, DType::Q4_K, DType::Q6_K};
+constexpr DType kRepackedTypes[] = {DType::Q8_0,   DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1,
+                                    DType::IQ4_NL, DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q6_K};
 // Formats read through the scalar kernel alone.
 constexpr DType kReadOnlyTypes[] = {DType::TQ1_0, DType::TQ2_0,   DType::MXFP4, DType::NVFP4, DType::IQ2_XXS, DType::IQ2_XS,
                                     DType::IQ2_S, DType::IQ3_XXS, DType::IQ3_S, DType::IQ1_S, DType::IQ1_M};
@@ -244,7 +244,7 @@ TEST(MatmulQuant, OddShapesEveryIsaAndType) {
 }
 
 // K-quant blocks as any file may hold them (every scale, min and quant value),
-// and every type at its extremes; rows as stored and (Q4_K, Q6_K) repacked, decode
+// and every type at its extremes; rows as stored and (Q2_K, Q3_K, Q4_K, Q6_K) repacked, decode
 // and prefill token counts.
 TEST(MatmulQuant, BlocksBeyondOurQuantizerEveryIsa) {
   uint32_t seed = 900;
@@ -307,11 +307,40 @@ TEST(MatmulQuant, RepackedRowsReadBackExactly) {
   std::vector<uint8_t> bytes(48 * row_bytes(DType::Q6_K, 256));
   for (const Matrix& m : {Matrix{DType::Q8_0, 40, 192, bytes.data()}, Matrix{DType::Q4_0, 48, 96, bytes.data()},
                           Matrix{DType::Q4_K, 40, 256, bytes.data()}, Matrix{DType::Q6_K, 40, 256, bytes.data()},
+                          Matrix{DType::Q3_K, 40, 256, bytes.data()}, Matrix{DType::Q2_K, 40, 256, bytes.data()},
                           Matrix{DType::Q5_K, 48, 256, bytes.data()}}) {
     EXPECT_FALSE(can_repack(m));
     Matrix copy = m;
     EXPECT_THROW(repack(copy, bytes.data()), Error);
   }
+}
+
+// Batch invariance on the integer panels: a token's outputs are bit-identical
+// alone or among n tokens (decode, one-pass counts up to 8 and 16, quads over
+// panel pairs, an odd panel), extreme blocks included.
+TEST(MatmulQuant, RepackedTokenOutputsDoNotDependOnTheBatch) {
+  constexpr int64_t kRows = 80, kCols = 768;
+  constexpr int kMaxTokens = 41;
+  uint32_t seed = 60;
+  for (DType type : kRepackedTypes)
+    for (WeightBytes how : {WeightBytes::kQuantized, WeightBytes::kRandom}) {
+      const Problem p = make_problem(type, kRows, kCols, kMaxTokens, seed++, how);
+      std::vector<uint8_t> bytes = p.weights;
+      Matrix w{type, kRows, kCols, bytes.data()};
+      repack(w, bytes.data());
+      testing::for_each_isa([&](Isa isa) {
+        std::vector<float> alone(kMaxTokens * kRows);
+        for (int t = 0; t < kMaxTokens; ++t) matmul(w, p.x.data() + t * kCols, 1, alone.data() + t * kRows);
+        for (int n : {2, 3, 4, 5, 8, 9, 16, 17, kMaxTokens}) {
+          std::vector<float> y(n * kRows);
+          matmul(w, p.x.data(), n, y.data());
+          for (int t = 0; t < n; ++t)
+            ASSERT_EQ(0, std::memcmp(&y[t * kRows], &alone[t * kRows], kRows * sizeof(float)))
+                << isa_name(isa) << " " << dtype_info(type).name << ": token " << t << " of " << n;
+        }
+      });
+      if (HasFatalFailure()) return;
+    }
 }
 
 // Formats read through the scalar kernel alone (dequantize_row, then a float
@@ -336,8 +365,8 @@ TEST(MatmulQuant, SimdKernelsAreDispatched) {
       EXPECT_EQ(k.activations, format_for(type)) << isa_name(isa) << " " << dtype_info(type).name;
     }
   // Repacked matrices: the AVX-512 panel kernels there, the scalar one elsewhere.
-  for (DType type : {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::IQ4_NL, DType::Q4_K,
-                     DType::Q6_K, DType::F16}) {
+  for (DType type : {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::IQ4_NL, DType::Q2_K,
+                     DType::Q3_K, DType::Q4_K, DType::Q6_K, DType::F16}) {
     const Matrix panels{type, 16, 256, nullptr, MatrixLayout::kPanels};
     const KernelEntry want = type == DType::F16 ? float_panel_kernel_avx512(type) : quant_panel_kernel_avx512(type);
     ASSERT_NE(want.fn, nullptr) << dtype_info(type).name;

@@ -34,6 +34,11 @@ const char* const kPrompts[] = {
 std::vector<std::vector<int32_t>> generate(Model& target, const Tokenizer& tok, SpecMethod method, Model* draft,
                                            EngineMetrics* metrics = nullptr) {
   EngineOptions o;
+  // Greedy output is kept exactly when a token's logits are the same in the
+  // verification pass as decoded alone: panels (AVX-512) give that in any
+  // mode, weights as stored (AVX2) in batch-invariant mode only; without it a
+  // near-tie flips within 32 tokens on AVX2.
+  o.batch_invariant = true;
   o.speculation.method = method;
   o.speculation.draft = draft;
   o.speculation.k = 4;

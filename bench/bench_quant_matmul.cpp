@@ -13,6 +13,8 @@
 // calls cycle through copies of the weights totalling over 256 MB, so decode
 // reads them from memory, not from the 32 MiB L3, as a whole model would; a
 // STREAM-style triad first gives the machine's bandwidth for comparison.
+// --resident 1 reuses one copy instead: for a matrix that fits in cache, the
+// kernel's speed when memory is not the limit (is a decode kernel compute-bound?).
 #include <omp.h>
 
 #include <algorithm>
@@ -123,7 +125,7 @@ std::vector<std::string> split(std::string_view s) {
 int usage() {
   std::fprintf(stderr,
                "usage: bench_quant_matmul [-t THREADS] [--types q8_0,q8_0p,q4_0,q4_0p,q5_0,q3_k,q3_kp,q4_k,q4_kp,q6_k,q6_kp,...] [--isas avx512,avx2,scalar]\n"
-               "                          [--tokens 1,512] [--shapes ROWSxCOLS,...] [--min-time SECONDS] [--cpu-time 1]\n");
+               "                          [--tokens 1,512] [--shapes ROWSxCOLS,...] [--min-time SECONDS] [--cpu-time 1] [--resident 1]\n");
   return 2;
 }
 
@@ -134,6 +136,7 @@ int main(int argc, char** argv) {
   std::vector<int> tokens = {1, 512};
   std::vector<Shape> shapes(std::begin(kShapes), std::end(kShapes));
   double min_time = 0.3;
+  bool resident = false;
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
     if (i + 1 >= argc) return usage();
@@ -143,6 +146,7 @@ int main(int argc, char** argv) {
     else if (a == "--isas") isas = split(v);
     else if (a == "--min-time") min_time = std::atof(v);
     else if (a == "--cpu-time") g_cpu_time = std::atoi(v) != 0;
+    else if (a == "--resident") resident = std::atoi(v) != 0;
     else if (a == "--shapes") {
       shapes.clear();
       for (const std::string& s : split(v)) {
@@ -172,7 +176,7 @@ int main(int argc, char** argv) {
     if (!type) return usage();
     for (const Shape& s : shapes) {
       const size_t bytes = row_bytes(*type, s.cols) * s.rows;
-      const size_t n_copies = (size_t{256} << 20) / bytes + 1;
+      const size_t n_copies = resident ? 1 : (size_t{256} << 20) / bytes + 1;
       HugePageBuffer weights(bytes * n_copies);
       fill_weights(*type, s.rows, s.cols, weights.data());
       std::vector<Matrix> copies;

@@ -33,9 +33,19 @@ void matrix_row(const Matrix& w, int64_t r, float* out) {
 
 KernelEntry find_kernel(Isa isa, const Matrix& w) {
   if (w.layout != MatrixLayout::kPanels) return find_kernel(isa, w.type);
-  if (isa != Isa::kAvx512) return scalar_kernel(w.type);  // it reads any layout through matrix_row
-  const KernelEntry k = float_panel_kernel_avx512(w.type);
-  return k.fn ? k : quant_panel_kernel_avx512(w.type);
+  KernelEntry k;
+  if (isa == Isa::kAvx512) {
+    k = float_panel_kernel_avx512(w.type);
+    if (!k.fn) k = quant_panel_kernel_avx512(w.type);
+  } else if (isa == Isa::kAvx2) {
+    k = quant_panel_kernel_avx2(w.type);
+  }
+  return k.fn ? k : scalar_kernel(w.type);  // the scalar one reads any layout through matrix_row
+}
+
+bool panel_kernel_for(Isa isa, DType type) {
+  if (isa == Isa::kAvx512) return true;
+  return isa == Isa::kAvx2 && quant_panel_kernel_avx2(type).fn != nullptr;
 }
 
 KernelEntry find_kernel(Isa isa, DType type) {

@@ -18,13 +18,19 @@ inline __m256 bytes_to_f32(uint64_t bytes) {
 }
 
 // Scales of up to 8 consecutive _0 blocks (stride S bytes) as floats, 0 past n.
-// Scalar loads: a vpgatherdd costs more than the 8 loads on Zen 4.
+// Scalar loads (a vpgatherdd costs more than the 8 loads on Zen 4) assembled
+// in general registers: stored to memory and reloaded as one vector, they
+// stalled store forwarding.
 template <int S>
 [[gnu::always_inline]] inline __m256 block_scales(const uint8_t* first, int n) {
-  alignas(16) uint16_t h[8] = {};
+  uint64_t h[2] = {0, 0};
 #pragma GCC unroll 8
-  for (int j = 0; j < n; ++j) std::memcpy(&h[j], first + S * j, 2);
-  return _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(h)));
+  for (int j = 0; j < n; ++j) {
+    uint16_t v;
+    std::memcpy(&v, first + S * j, 2);
+    h[j / 4] |= static_cast<uint64_t>(v) << (16 * (j % 4));
+  }
+  return _mm256_cvtph_ps(_mm_set_epi64x(static_cast<int64_t>(h[1]), static_cast<int64_t>(h[0])));
 }
 
 struct DecodeGroup {

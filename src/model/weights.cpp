@@ -127,7 +127,6 @@ double ModelWeights::layer_params() const {
 }
 
 int repack_for_kernels(ModelWeights& w, const std::function<uint8_t*(const void*)>& writable) {
-  if (active_isa() != Isa::kAvx512) return 0;  // only those kernels read panels
   std::map<const void*, std::vector<Matrix*>> by_data;  // a tied head shares the embedding's
   for (Matrix* m : w.matrices()) by_data[m->data].push_back(m);
   int repacked = 0;
@@ -135,7 +134,8 @@ int repack_for_kernels(ModelWeights& w, const std::function<uint8_t*(const void*
     Matrix& first = *group.front();
     bool alike = true;
     for (const Matrix* m : group) alike = alike && same_shape(*m, first);
-    uint8_t* bytes = alike && can_repack(first) ? writable(data) : nullptr;
+    uint8_t* bytes =
+        alike && can_repack(first) && panel_kernel_for(active_isa(), first.type) ? writable(data) : nullptr;
     if (!bytes) continue;
     repack(first, bytes);
     for (Matrix* m : group) m->layout = first.layout;

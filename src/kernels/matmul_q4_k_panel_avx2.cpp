@@ -24,8 +24,7 @@
 namespace skiff {
 namespace {
 
-constexpr int kHalves = 2;     // a 16-row panel is two vectors of 8 rows (one dword lane each)
-constexpr int kTileTokens = 3;  // tokens sharing each unpacked unit in prefill (registers: 2·3 int16 + 2·3 int32 + 2·3 float)
+#include "kernels/matmul_panel_driver_avx2.h"
 
 // The 6-bit scale (part 0) or min (part 1) of unit j for 8 rows, one per dword
 // lane, from the super-block's scale vectors v[0..2] (repack.h: lane i of
@@ -63,9 +62,21 @@ struct alignas(32) Factors {
   }
 }
 
-// facc[h][t] += rows 8h..8h+7 of the panel times token t over all super-blocks.
+// The Kernel of matmul_panel_driver_avx2.h.
+struct Q4KPanels {
+  struct Tokens {
+    const Activations* x;
+    ActLayout l;
+  };
+  static Tokens prepare(const Activations& x, const ActLayout& l) { return {&x, l}; }
+  template <int T, bool kPrefetch>
+  static void run(const uint8_t* panel, int64_t blocks, const Tokens& tokens, int t0, __m256 facc[kHalves][T]);
+};
+
 template <int T, bool kPrefetch>
-void panel_times_tokens(const uint8_t* panel, int64_t blocks, const ActRow act[T], __m256 facc[kHalves][T]) {
+void Q4KPanels::run(const uint8_t* panel, int64_t blocks, const Tokens& tokens, int t0, __m256 facc[kHalves][T]) {
+  ActRow act[T];
+  for (int t = 0; t < T; ++t) act[t] = act_row(*tokens.x, tokens.l, t0 + t);
   const __m256i low4 = _mm256_set1_epi8(0x0f);
   Factors f;
   for (int64_t k = 0; k < blocks; ++k) {
@@ -122,52 +133,10 @@ void panel_times_tokens(const uint8_t* panel, int64_t blocks, const ActRow act[T
   }
 }
 
-// Tokens [t0, t0 + T) times the panel at rows [r, r + 16).
-template <int T, bool kPrefetch>
-void tile(const uint8_t* panel, int64_t blocks, const Activations& x, const ActLayout& l, int t0, float* y, int64_t ldy,
-          int64_t r) {
-  ActRow act[T];
-  __m256 facc[kHalves][T];
-  for (int t = 0; t < T; ++t) {
-    act[t] = act_row(x, l, t0 + t);
-    for (int h = 0; h < kHalves; ++h) facc[h][t] = _mm256_setzero_ps();
-  }
-  panel_times_tokens<T, kPrefetch>(panel, blocks, act, facc);
-  for (int t = 0; t < T; ++t)
-    for (int h = 0; h < kHalves; ++h) _mm256_storeu_ps(y + (t0 + t) * ldy + r + 8 * h, facc[h][t]);
-}
-
-// Any tokens up to kTileTokens at once, the first pass over a panel streaming it.
-template <bool kPrefetch>
-void tile_any(const uint8_t* panel, int64_t blocks, const Activations& x, const ActLayout& l, int t0, int n, float* y,
-              int64_t ldy, int64_t r) {
-  switch (n) {
-    case 1: return tile<1, kPrefetch>(panel, blocks, x, l, t0, y, ldy, r);
-    case 2: return tile<2, kPrefetch>(panel, blocks, x, l, t0, y, ldy, r);
-    default: return tile<3, kPrefetch>(panel, blocks, x, l, t0, y, ldy, r);
-  }
-  static_assert(kTileTokens == 3, "the switch covers 1..kTileTokens");
-}
-
-void q4_k_panel_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
-  const ActLayout l = act_layout(ActivationFormat::kQ8_K, w.cols);
-  const int64_t blocks = w.cols / 256;
-  for (int64_t r = r0; r < r1; r += kPanelRowCount) {
-    const uint8_t* panel = panel_start(w, r / kPanelRowCount);
-    // The first pass streams the panel from memory; later ones find it in cache.
-    const int first = x.n_tokens < kTileTokens ? x.n_tokens : kTileTokens;
-    tile_any<true>(panel, blocks, x, l, 0, first, y, ldy, r);
-    for (int t0 = first; t0 < x.n_tokens; t0 += kTileTokens) {
-      const int n = x.n_tokens - t0 < kTileTokens ? x.n_tokens - t0 : kTileTokens;
-      tile_any<false>(panel, blocks, x, l, t0, n, y, ldy, r);
-    }
-  }
-}
-
 }  // namespace
 
 KernelEntry quant_panel_kernel_avx2(DType type) {
-  if (type == DType::Q4_K) return {q4_k_panel_matmul, ActivationFormat::kQ8_K, kPanelRowCount};
+  if (type == DType::Q4_K) return {panel_matmul<Q4KPanels>, ActivationFormat::kQ8_K, kPanelRowCount};
   return {};
 }
 

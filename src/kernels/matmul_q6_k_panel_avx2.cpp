@@ -1,0 +1,162 @@
+// Q6_K panels (kernels/repack.h: 16 rows interleaved per super-block, repacked
+// at load) × any number of tokens on AVX2. Rows as stored (matmul_q6_k_avx2.cpp)
+// ran at ~13 GB/s a core in decode and ~35 GOP/s in prefill (Zen 4), the
+// slowest type of a Q4_K_M file; here one 4-byte activation broadcast serves
+// 16 rows and each unpacked unit serves kTileTokens tokens.
+//
+// Per unit (32 columns: sub-blocks 2j and 2j+1 of 16) and token: vpmaddubsw
+// of the unsigned levels q (0..63) against the token's 4 bytes, two groups
+// summed in int16 (at most 2·2·63·127 = 32004); vpmaddwd by the rows' int8
+// scales sc (as int16 pairs) into an int32 sum per row, less 32·sc·Σx of each
+// sub-block (vpmaddwd of 16·sc pairs with the token's Σx pairs), so the sum is
+// exactly Σ sc·(q - 32)·x (below 2^28 over a super-block), scaled by d·dx once
+// per super-block. The same operations in the same order for any number of
+// tokens: batch-invariant.
+#include <immintrin.h>
+
+#include "kernels/matmul_kernels.h"
+#include "kernels/quant_activation_layout.h"
+#include "kernels/quant_blocks_simd.h"
+#include "kernels/repack.h"
+#include "kernels/scratch.h"
+
+namespace skiff {
+namespace {
+
+#include "kernels/matmul_panel_driver_avx2.h"
+
+// A super-block's sub-block scales for the 16 rows, unpacked once for all
+// tokens: sc and 16·sc as int16 pairs per dword lane.
+struct alignas(32) Q6KFactors {
+  __m256i scale_words[16][kHalves];
+  __m256i offset_words[16][kHalves];
+  __m256 d[kHalves];
+};
+
+[[gnu::always_inline]] inline void unpack_q6_k_factors(const uint8_t* sb, Q6KFactors& f) {
+#pragma GCC unroll 2
+  for (int h = 0; h < kHalves; ++h) {
+    f.d[h] = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sb + kQ6KPanelD + 16 * h)));
+#pragma GCC unroll 16
+    for (int s = 0; s < 16; ++s) {
+      const __m256i sc = _mm256_cvtepi8_epi32(
+          _mm_loadl_epi64(reinterpret_cast<const __m128i*>(sb + kQ6KPanelScales + 16 * s + 8 * h)));
+      const __m256i words = _mm256_or_si256(_mm256_and_si256(sc, _mm256_set1_epi32(0xffff)), _mm256_slli_epi32(sc, 16));
+      f.scale_words[s][h] = words;
+      f.offset_words[s][h] = _mm256_slli_epi16(words, 4);
+    }
+  }
+}
+
+// Bits 2g, 2g+1 of each byte moved to bits 4, 5 (the levels' top two bits).
+[[gnu::always_inline]] inline __m256i top_bits(__m256i v, int g) {
+  const __m256i moved = g < 2 ? _mm256_slli_epi16(v, 4 - 2 * g) : g == 2 ? v : _mm256_srli_epi16(v, 2);
+  return _mm256_and_si256(moved, _mm256_set1_epi8(0x30));
+}
+
+// The Kernel of matmul_panel_driver_avx2.h.
+struct Q6KPanels {
+  struct Tokens {
+    const Activations* x;
+    ActLayout l;
+    const int32_t* sums;  // per token, per 16 columns: Σx of the 16 as an int16 pair
+    int64_t sums_per_token;
+  };
+  static Tokens prepare(const Activations& x, const ActLayout& l) {
+    const int64_t per_token = x.cols / 16;
+    auto* sums = static_cast<int32_t*>(kernel_scratch(sizeof(int32_t) * per_token * x.n_tokens));
+    for (int t = 0; t < x.n_tokens; ++t) {
+      const int8_t* q = act_row(x, l, t).q;
+      for (int64_t b = 0; b < per_token; ++b) {
+        int32_t s = 0;
+        for (int i = 0; i < 16; ++i) s += q[16 * b + i];
+        sums[per_token * t + b] = static_cast<int32_t>((static_cast<uint32_t>(s) & 0xffff) * 0x10001u);
+      }
+    }
+    return {&x, l, sums, per_token};
+  }
+  template <int T, bool kPrefetch>
+  static void run(const uint8_t* panel, int64_t blocks, const Tokens& tokens, int t0, __m256 facc[kHalves][T]);
+};
+
+template <int T, bool kPrefetch>
+void Q6KPanels::run(const uint8_t* panel, int64_t blocks, const Tokens& tokens, int t0, __m256 facc[kHalves][T]) {
+  ActRow act[T];
+  const int32_t* sums[T];
+  for (int t = 0; t < T; ++t) {
+    act[t] = act_row(*tokens.x, tokens.l, t0 + t);
+    sums[t] = tokens.sums + tokens.sums_per_token * (t0 + t);
+  }
+  const __m256i low4 = _mm256_set1_epi8(0x0f);
+  Q6KFactors f;
+  for (int64_t k = 0; k < blocks; ++k) {
+    const uint8_t* sb = panel + k * kQ6KPanelGroupBytes;
+    unpack_q6_k_factors(sb, f);
+    __m256i isum[kHalves][T];
+#pragma GCC unroll 8
+    for (int h = 0; h < kHalves; ++h)
+      for (int t = 0; t < T; ++t) isum[h][t] = _mm256_setzero_si256();
+#pragma GCC unroll 1
+    for (int j = 0; j < 8; ++j) {
+      if constexpr (kPrefetch) prefetch_unit<kQ6KPanelGroupBytes / 8>(panel, 8 * k + j);
+      const uint8_t* unit = sb + kQ6KPanelWeights + j * kQ6KPanelUnitBytes;
+      __m256i top[2][kHalves];
+      for (int v = 0; v < 2; ++v)
+        for (int h = 0; h < kHalves; ++h)
+          top[v][h] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(unit + 256 + 64 * v + 32 * h));
+      // Groups in pairs: two vpmaddubsw sums fit int16 (see the top).
+#pragma GCC unroll 2
+      for (int pair = 0; pair < 2; ++pair) {
+        __m256i acc_lo[kHalves][T], acc_hi[kHalves][T];
+#pragma GCC unroll 8
+        for (int h = 0; h < kHalves; ++h)
+          for (int t = 0; t < T; ++t) acc_lo[h][t] = acc_hi[h][t] = _mm256_setzero_si256();
+#pragma GCC unroll 2
+        for (int g = 2 * pair; g < 2 * pair + 2; ++g) {
+          __m256i lo[kHalves], hi[kHalves];
+          for (int h = 0; h < kHalves; ++h) {
+            const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(unit + 64 * g + 32 * h));
+            lo[h] = _mm256_or_si256(_mm256_and_si256(q, low4), top_bits(top[0][h], g));
+            hi[h] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), low4), top_bits(top[1][h], g));
+          }
+#pragma GCC unroll 4
+          for (int t = 0; t < T; ++t) {
+            const int8_t* x = act[t].q + 256 * k + 32 * j + 4 * g;
+            const __m256i x_lo = _mm256_set1_epi32(load_i32(x)), x_hi = _mm256_set1_epi32(load_i32(x + 16));
+            // Saturating adds never saturate here, but GCC cannot reassociate
+            // them (plain adds: every multiply hoisted and spilled).
+            for (int h = 0; h < kHalves; ++h) {
+              acc_lo[h][t] = _mm256_adds_epi16(acc_lo[h][t], _mm256_maddubs_epi16(lo[h], x_lo));
+              acc_hi[h][t] = _mm256_adds_epi16(acc_hi[h][t], _mm256_maddubs_epi16(hi[h], x_hi));
+            }
+          }
+        }
+#pragma GCC unroll 2
+        for (int h = 0; h < kHalves; ++h)
+          for (int t = 0; t < T; ++t) {
+            isum[h][t] = _mm256_add_epi32(isum[h][t], _mm256_madd_epi16(acc_lo[h][t], f.scale_words[2 * j][h]));
+            isum[h][t] = _mm256_add_epi32(isum[h][t], _mm256_madd_epi16(acc_hi[h][t], f.scale_words[2 * j + 1][h]));
+          }
+      }
+#pragma GCC unroll 2
+      for (int h = 0; h < kHalves; ++h)
+        for (int t = 0; t < T; ++t) {  // less 32·sc·Σx of each sub-block
+          const __m256i sx_lo = _mm256_set1_epi32(sums[t][16 * k + 2 * j]);
+          const __m256i sx_hi = _mm256_set1_epi32(sums[t][16 * k + 2 * j + 1]);
+          isum[h][t] = _mm256_sub_epi32(isum[h][t], _mm256_madd_epi16(f.offset_words[2 * j][h], sx_lo));
+          isum[h][t] = _mm256_sub_epi32(isum[h][t], _mm256_madd_epi16(f.offset_words[2 * j + 1][h], sx_hi));
+        }
+    }
+#pragma GCC unroll 8
+    for (int h = 0; h < kHalves; ++h)
+      for (int t = 0; t < T; ++t)
+        facc[h][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[h][t]), _mm256_mul_ps(f.d[h], _mm256_set1_ps(act[t].d[k])),
+                                     facc[h][t]);
+  }
+}
+
+}  // namespace
+
+KernelEntry q6_k_panel_kernel_avx2() { return {panel_matmul<Q6KPanels>, ActivationFormat::kQ8_K, kPanelRowCount}; }
+
+}  // namespace skiff

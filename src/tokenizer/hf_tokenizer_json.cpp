@@ -22,13 +22,16 @@ std::vector<std::string> read_merges(const json& merges) {
   out.reserve(merges.size());
   for (const json& merge : merges) {
     if (merge.is_string()) {
-      // "left right": the space splits the pair (make_spm_style and Vocab rely on it).
-      if (merge.get_ref<const std::string&>().find(' ', 1) == std::string::npos)
+      // "left right", both non-empty: the space splits the pair (make_spm_style and Vocab rely on it).
+      const std::string& text = merge.get_ref<const std::string&>();
+      const size_t space = text.find(' ', 1);
+      if (space == std::string::npos || space + 1 == text.size())
         fail("a merge is not \"left right\": {}", json_excerpt(merge));
-      out.push_back(merge.get<std::string>());
+      out.push_back(text);
     } else if (merge.is_array() && merge.size() == 2 && merge[0].is_string() && merge[1].is_string()) {
       const auto left = merge[0].get<std::string>();
       const auto right = merge[1].get<std::string>();
+      if (left.empty() || right.empty()) fail("a merge has an empty side: {}", json_excerpt(merge));
       if (left.find(' ') != std::string::npos || right.find(' ') != std::string::npos) {
         fail("merge [{}, {}] holds a space, which skiff's merge table cannot represent", left, right);
       }

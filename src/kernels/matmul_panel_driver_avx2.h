@@ -15,6 +15,44 @@
 constexpr int kHalves = 2;      // a 16-row panel is two vectors of 8 rows (a dword lane each)
 constexpr int kTileTokens = 3;  // tokens sharing each unpacked unit (registers: T int16 and int32 sums per half)
 
+template <int T>
+[[gnu::always_inline]] inline void zero_sums(__m256i sums[kHalves][T]) {
+#pragma GCC unroll 8
+  for (int h = 0; h < kHalves; ++h)
+    for (int t = 0; t < T; ++t) sums[h][t] = _mm256_setzero_si256();
+}
+
+// Adds each token's products with one group of unpacked levels (both halves):
+// lo against the token's 4 bytes at x[t], hi against those at x[t] + 16, into
+// acc_lo and acc_hi (which may be the same sums). The int16 sums chain with
+// saturating adds, which never saturate in the callers, because GCC cannot
+// reassociate them: with plain adds it hoisted every multiply of a unit ahead
+// of the sums and spilled them (a third of the speed).
+template <int T>
+[[gnu::always_inline]] inline void add_group_products(const __m256i lo[kHalves], const __m256i hi[kHalves],
+                                                      const int8_t* const x[T], __m256i acc_lo[kHalves][T],
+                                                      __m256i acc_hi[kHalves][T]) {
+#pragma GCC unroll 4
+  for (int t = 0; t < T; ++t) {
+    const __m256i x_lo = _mm256_set1_epi32(load_i32(x[t])), x_hi = _mm256_set1_epi32(load_i32(x[t] + 16));
+    for (int h = 0; h < kHalves; ++h) {
+      acc_lo[h][t] = _mm256_adds_epi16(acc_lo[h][t], _mm256_maddubs_epi16(lo[h], x_lo));
+      acc_hi[h][t] = _mm256_adds_epi16(acc_hi[h][t], _mm256_maddubs_epi16(hi[h], x_hi));
+    }
+  }
+}
+
+// facc += super-block k's exact int32 sums times the rows' d and each token's dx.
+template <int T>
+[[gnu::always_inline]] inline void add_super_block(const __m256i isum[kHalves][T], const __m256 d[kHalves],
+                                                   const ActRow act[T], int64_t k, __m256 facc[kHalves][T]) {
+#pragma GCC unroll 8
+  for (int h = 0; h < kHalves; ++h)
+    for (int t = 0; t < T; ++t)
+      facc[h][t] =
+          _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[h][t]), _mm256_mul_ps(d[h], _mm256_set1_ps(act[t].d[k])), facc[h][t]);
+}
+
 // Tokens [t0, t0 + T) times the panel at rows [r, r + 16).
 template <class Kernel, int T, bool kPrefetch>
 void panel_tile(const uint8_t* panel, int64_t blocks, const typename Kernel::Tokens& tokens, int t0, float* y,

@@ -83,17 +83,13 @@ void Q4KPanels::run(const uint8_t* panel, int64_t blocks, const Tokens& tokens, 
     const uint8_t* sb = panel + k * kQ4KPanelGroupBytes;
     unpack_factors(sb, f);
     __m256i isum[kHalves][T];
-#pragma GCC unroll 8
-    for (int h = 0; h < kHalves; ++h)
-      for (int t = 0; t < T; ++t) isum[h][t] = _mm256_setzero_si256();
+    zero_sums<T>(isum);
 #pragma GCC unroll 1
     for (int j = 0; j < 8; ++j) {
       if constexpr (kPrefetch) prefetch_unit<kQ4KPanelGroupBytes / 8>(panel, 8 * k + j);
       const uint8_t* unit = sb + kQ4KPanelWeights + j * panel_weight_bytes(DType::Q4_K);
       __m256i acc16[kHalves][T];
-#pragma GCC unroll 8
-      for (int h = 0; h < kHalves; ++h)
-        for (int t = 0; t < T; ++t) acc16[h][t] = _mm256_setzero_si256();
+      zero_sums<T>(acc16);
 #pragma GCC unroll 4
       for (int g = 0; g < 4; ++g) {
         __m256i lo[kHalves], hi[kHalves];
@@ -102,18 +98,9 @@ void Q4KPanels::run(const uint8_t* panel, int64_t blocks, const Tokens& tokens, 
           lo[h] = _mm256_and_si256(q, low4);
           hi[h] = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
         }
-#pragma GCC unroll 4
-        for (int t = 0; t < T; ++t) {
-          const int8_t* x = act[t].q + 256 * k + 32 * j + 4 * g;
-          const __m256i x_lo = _mm256_set1_epi32(load_i32(x)), x_hi = _mm256_set1_epi32(load_i32(x + 16));
-          // Saturating adds never saturate here (see the top), but GCC cannot
-          // reassociate them: with plain adds it hoisted every multiply of
-          // the unit ahead of the sums and spilled them to the stack.
-          for (int h = 0; h < kHalves; ++h) {
-            acc16[h][t] = _mm256_adds_epi16(acc16[h][t], _mm256_maddubs_epi16(lo[h], x_lo));
-            acc16[h][t] = _mm256_adds_epi16(acc16[h][t], _mm256_maddubs_epi16(hi[h], x_hi));
-          }
-        }
+        const int8_t* x[T];
+        for (int t = 0; t < T; ++t) x[t] = act[t].q + 256 * k + 32 * j + 4 * g;
+        add_group_products<T>(lo, hi, x, acc16, acc16);
       }
 #pragma GCC unroll 2
       for (int h = 0; h < kHalves; ++h) {
@@ -125,11 +112,7 @@ void Q4KPanels::run(const uint8_t* panel, int64_t blocks, const Tokens& tokens, 
         }
       }
     }
-#pragma GCC unroll 8
-    for (int h = 0; h < kHalves; ++h)
-      for (int t = 0; t < T; ++t)
-        facc[h][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[h][t]), _mm256_mul_ps(f.d[h], _mm256_set1_ps(act[t].d[k])),
-                                     facc[h][t]);
+    add_super_block<T>(isum, f.d, act, k, facc);
   }
 }
 

@@ -93,9 +93,7 @@ void Q6KPanels::run(const uint8_t* panel, int64_t blocks, const Tokens& tokens, 
     const uint8_t* sb = panel + k * kQ6KPanelGroupBytes;
     unpack_q6_k_factors(sb, f);
     __m256i isum[kHalves][T];
-#pragma GCC unroll 8
-    for (int h = 0; h < kHalves; ++h)
-      for (int t = 0; t < T; ++t) isum[h][t] = _mm256_setzero_si256();
+    zero_sums<T>(isum);
 #pragma GCC unroll 1
     for (int j = 0; j < 8; ++j) {
       if constexpr (kPrefetch) prefetch_unit<kQ6KPanelGroupBytes / 8>(panel, 8 * k + j);
@@ -108,9 +106,8 @@ void Q6KPanels::run(const uint8_t* panel, int64_t blocks, const Tokens& tokens, 
 #pragma GCC unroll 2
       for (int pair = 0; pair < 2; ++pair) {
         __m256i acc_lo[kHalves][T], acc_hi[kHalves][T];
-#pragma GCC unroll 8
-        for (int h = 0; h < kHalves; ++h)
-          for (int t = 0; t < T; ++t) acc_lo[h][t] = acc_hi[h][t] = _mm256_setzero_si256();
+        zero_sums<T>(acc_lo);
+        zero_sums<T>(acc_hi);
 #pragma GCC unroll 2
         for (int g = 2 * pair; g < 2 * pair + 2; ++g) {
           __m256i lo[kHalves], hi[kHalves];
@@ -119,17 +116,9 @@ void Q6KPanels::run(const uint8_t* panel, int64_t blocks, const Tokens& tokens, 
             lo[h] = _mm256_or_si256(_mm256_and_si256(q, low4), top_bits(top[0][h], g));
             hi[h] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), low4), top_bits(top[1][h], g));
           }
-#pragma GCC unroll 4
-          for (int t = 0; t < T; ++t) {
-            const int8_t* x = act[t].q + 256 * k + 32 * j + 4 * g;
-            const __m256i x_lo = _mm256_set1_epi32(load_i32(x)), x_hi = _mm256_set1_epi32(load_i32(x + 16));
-            // Saturating adds never saturate here, but GCC cannot reassociate
-            // them (plain adds: every multiply hoisted and spilled).
-            for (int h = 0; h < kHalves; ++h) {
-              acc_lo[h][t] = _mm256_adds_epi16(acc_lo[h][t], _mm256_maddubs_epi16(lo[h], x_lo));
-              acc_hi[h][t] = _mm256_adds_epi16(acc_hi[h][t], _mm256_maddubs_epi16(hi[h], x_hi));
-            }
-          }
+          const int8_t* x[T];
+          for (int t = 0; t < T; ++t) x[t] = act[t].q + 256 * k + 32 * j + 4 * g;
+          add_group_products<T>(lo, hi, x, acc_lo, acc_hi);
         }
 #pragma GCC unroll 2
         for (int h = 0; h < kHalves; ++h)
@@ -147,11 +136,7 @@ void Q6KPanels::run(const uint8_t* panel, int64_t blocks, const Tokens& tokens, 
           isum[h][t] = _mm256_sub_epi32(isum[h][t], _mm256_madd_epi16(f.offset_words[2 * j + 1][h], sx_hi));
         }
     }
-#pragma GCC unroll 8
-    for (int h = 0; h < kHalves; ++h)
-      for (int t = 0; t < T; ++t)
-        facc[h][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[h][t]), _mm256_mul_ps(f.d[h], _mm256_set1_ps(act[t].d[k])),
-                                     facc[h][t]);
+    add_super_block<T>(isum, f.d, act, k, facc);
   }
 }
 

@@ -7,28 +7,43 @@
 # sanitizers, and the fuzz harnesses.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
+# Each stage's wall time, printed at the end (and when a stage fails).
+STAGE_TIMES=()
+stage() {  # stage NAME COMMAND...: runs COMMAND and records how long it took
+  local name=$1 start=$SECONDS status=0
+  shift
+  "$@" || status=$?
+  STAGE_TIMES+=("$(printf '%5d s  %s' $((SECONDS - start)) "$name")")
+  ((status == 0)) || { print_stage_times; exit "$status"; }
+}
+print_stage_times() { printf 'test.sh: %s\n' "${STAGE_TIMES[@]}" >&2; }
+stage "install dependencies" scripts/install-deps.sh
 # The server tests' Python (pytest, openai) and the extension's build tools
 # (nanobind); without them those tests skip, except in CI.
-if VENV=$(scripts/setup-test-env.sh 2>/dev/null); then
-  export SKIFF_PYTHON="$VENV/bin/python"
-elif [[ "${CI:-}" == true ]]; then
-  scripts/setup-test-env.sh >/dev/null  # again, to show why it failed
-else
-  echo "test.sh: no Python test env; the server and Python package tests skip" >&2
-fi
-scripts/build.sh
+python_test_env() {
+  if VENV=$(scripts/setup-test-env.sh 2>/dev/null); then
+    export SKIFF_PYTHON="$VENV/bin/python"
+  elif [[ "${CI:-}" == true ]]; then
+    scripts/setup-test-env.sh >/dev/null  # again, to show why it failed
+  else
+    echo "test.sh: no Python test env; the server and Python package tests skip" >&2
+  fi
+}
+stage "Python test env" python_test_env
+stage "Release build" scripts/build.sh
 if [[ "${CI:-}" == true ]]; then
-  scripts/fetch-models.sh qwen2.5-coder-0.5b gemma3-270m
+  stage "fetch real models" scripts/fetch-models.sh qwen2.5-coder-0.5b gemma3-270m
   export SKIFF_REQUIRE_REAL_MODELS=1
 else
   scripts/fetch-models.sh qwen2.5-coder-0.5b gemma3-270m || echo "test.sh: real models not fetched; their tests skip" >&2
 fi
-(cd "${SKIFF_BUILD_DIR:-build}" && ctest --output-on-failure -j "$(nproc)")
+release_tests() { (cd "${SKIFF_BUILD_DIR:-build}" && ctest --output-on-failure -j "$(nproc)"); }
+stage "Release tests" release_tests
 # CI (or SKIFF_SANITIZERS=1) also runs the tests under ASan + UBSan and TSan,
 # and every fuzz harness from its seeds for SKIFF_FUZZ_SECONDS (30) each.
 if [[ "${CI:-}" == true || -n "${SKIFF_SANITIZERS:-}" ]]; then
-  scripts/sanitize.sh address
-  scripts/sanitize.sh thread
-  scripts/fuzz.sh "${SKIFF_FUZZ_SECONDS:-30}"
+  stage "ASan+UBSan build and tests" scripts/sanitize.sh address
+  stage "TSan build and tests" scripts/sanitize.sh thread
+  stage "fuzzing" scripts/fuzz.sh "${SKIFF_FUZZ_SECONDS:-30}"
 fi
+print_stage_times

@@ -24,6 +24,7 @@
 #include "kernels/matmul_kernels.h"
 #include "kernels/quant_activation_layout.h"
 #include "kernels/quant_blocks_simd.h"
+#include "kernels/repack.h"
 #include "kernels/scratch.h"
 
 namespace skiff {
@@ -90,16 +91,18 @@ void pack_panel(const uint8_t* const rows[kPanelRows], int64_t units, PackedUnit
   }
 }
 
-// The int32 dot of each row's unit u with token t's unit u.
+// The int32 dot of each row's unit u with token t's unit u, from the unit's
+// levels w[g] (columns 4g..4g+3 of 8 rows, row i in dword lane i).
 template <class W, int T>
-void unit_dots(const PackedUnit& pu, const ActRow act[T], int64_t u, __m256i dots[T]) {
+[[gnu::always_inline]] inline void level_dots(const __m256i levels[8], const ActRow act[T], int64_t u,
+                                              __m256i dots[T]) {
   const __m256i ones = _mm256_set1_epi16(1);
   __m256i acc[T], wide[T];  // int16 pair sums since the last widening; int32 sums
 #pragma GCC unroll 8
   for (int t = 0; t < T; ++t) acc[t] = wide[t] = _mm256_setzero_si256();
 #pragma GCC unroll 8
   for (int g = 0; g < 8; ++g) {
-    const __m256i w = _mm256_load_si256(reinterpret_cast<const __m256i*>(pu.w[g]));
+    const __m256i w = levels[g];
     const __m256i aw = W::kSigned ? _mm256_sign_epi8(w, w) : w;
 #pragma GCC unroll 8
     for (int t = 0; t < T; ++t) {
@@ -120,6 +123,31 @@ void unit_dots(const PackedUnit& pu, const ActRow act[T], int64_t u, __m256i dot
   }
 }
 
+template <class W, int T>
+[[gnu::always_inline]] inline void unit_dots(const PackedUnit& pu, const ActRow act[T], int64_t u, __m256i dots[T]) {
+  __m256i levels[8];
+#pragma GCC unroll 8
+  for (int g = 0; g < 8; ++g) levels[g] = _mm256_load_si256(reinterpret_cast<const __m256i*>(pu.w[g]));
+  level_dots<W, T>(levels, act, u, dots);
+}
+
+// facc[t] += unit u's dots scaled by the 8 rows' scale (and min) and token t's dx.
+template <class W, int T>
+[[gnu::always_inline]] inline void add_unit(const __m256i dots[T], __m256 scale, __m256 min, const ActRow act[T],
+                                            int64_t u, __m256 facc[T]) {
+#pragma GCC unroll 8
+  for (int t = 0; t < T; ++t) {
+    const float dx = act[t].d[W::kAct == ActivationFormat::kQ8_0 ? u : u / 8];
+    facc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dots[t]), _mm256_mul_ps(scale, _mm256_set1_ps(dx)), facc[t]);
+    if constexpr (W::kMinTerm) {  // min · dx·Σq of the unit (kQ8_K rows store dx·Σq, kQ8_0 rows Σq)
+      const float dsum = W::kAct == ActivationFormat::kQ8_K
+                             ? static_cast<const float*>(act[t].sums)[u]
+                             : dx * static_cast<float>(static_cast<const int32_t*>(act[t].sums)[u]);
+      facc[t] = _mm256_fnmadd_ps(min, _mm256_set1_ps(dsum), facc[t]);
+    }
+  }
+}
+
 // y for one panel (rows [r, r + rows), rows ≤ 8) and tokens [t0, t0 + T).
 template <class W, int T>
 void tile(const PackedUnit* panel, int64_t units, const Activations& x, const ActLayout& l, int t0, float* y,
@@ -131,22 +159,27 @@ void tile(const PackedUnit* panel, int64_t units, const Activations& x, const Ac
   for (int64_t u = 0; u < units; ++u) {
     __m256i dots[T];
     unit_dots<W, T>(panel[u], act, u, dots);
-    const __m256 scale = _mm256_load_ps(panel[u].scale);
-#pragma GCC unroll 8
-    for (int t = 0; t < T; ++t) {
-      const float dx = act[t].d[W::kAct == ActivationFormat::kQ8_0 ? u : u / 8];
-      facc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dots[t]), _mm256_mul_ps(scale, _mm256_set1_ps(dx)), facc[t]);
-      if constexpr (W::kMinTerm) {  // min · dx·Σq of the unit (kQ8_K rows store dx·Σq, kQ8_0 rows Σq)
-        const float dsum = W::kAct == ActivationFormat::kQ8_K
-                               ? static_cast<const float*>(act[t].sums)[u]
-                               : dx * static_cast<float>(static_cast<const int32_t*>(act[t].sums)[u]);
-        facc[t] = _mm256_fnmadd_ps(_mm256_load_ps(panel[u].min), _mm256_set1_ps(dsum), facc[t]);
-      }
-    }
+    add_unit<W, T>(dots, _mm256_load_ps(panel[u].scale), _mm256_load_ps(panel[u].min), act, u, facc);
   }
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(rows)), lane);
   for (int t = 0; t < T; ++t) _mm256_maskstore_ps(y + (t0 + t) * ldy + r, mask, facc[t]);
+}
+
+// Every token times one packed panel of `rows` rows at r.
+template <class W>
+void all_tiles(const PackedUnit* panel, int64_t units, const Activations& x, const ActLayout& l, float* y,
+               int64_t ldy, int64_t r, int64_t rows) {
+  int t0 = 0;
+  for (; t0 + kTileTokens <= x.n_tokens; t0 += kTileTokens)
+    tile<W, kTileTokens>(panel, units, x, l, t0, y, ldy, r, rows);
+  switch (x.n_tokens - t0) {
+    case 1: tile<W, 1>(panel, units, x, l, t0, y, ldy, r, rows); break;
+    case 2: tile<W, 2>(panel, units, x, l, t0, y, ldy, r, rows); break;
+    case 3: tile<W, 3>(panel, units, x, l, t0, y, ldy, r, rows); break;
+    default: break;
+  }
+  static_assert(kTileTokens == 4, "the switch covers remainders 1..kTileTokens-1");
 }
 
 // Q4_K / Q5_K decode (1-3 tokens) on rows as stored: vpmaddwd multiplies each
@@ -233,20 +266,109 @@ void quant_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, 
     const uint8_t* row_ptrs[kPanelRows];
     for (int i = 0; i < kPanelRows; ++i) row_ptrs[i] = w.row(i < rows ? r + i : r1 - 1);
     pack_panel<W>(row_ptrs, units, panel);
-    int t0 = 0;
-    for (; t0 + kTileTokens <= x.n_tokens; t0 += kTileTokens)
-      tile<W, kTileTokens>(panel, units, x, l, t0, y, ldy, r, rows);
-    switch (x.n_tokens - t0) {
-      case 1: tile<W, 1>(panel, units, x, l, t0, y, ldy, r, rows); break;
-      case 2: tile<W, 2>(panel, units, x, l, t0, y, ldy, r, rows); break;
-      case 3: tile<W, 3>(panel, units, x, l, t0, y, ldy, r, rows); break;
-      default: break;
+    all_tiles<W>(panel, units, x, l, y, ldy, r, rows);
+  }
+}
+
+// Q5_0 on the load-time panels (repack.h: per unit of 32 columns, 16 rows'
+// nibbles as 4 vectors, their 32-bit qh, their fp16 d). Rows as stored left
+// decode compute-bound at 10-12 GB/s a core: per block of 22 bytes a row spent
+// a nibble unpack, a fifth-bit spread, an fp16 scale and a horizontal sum. On
+// panels each unpack serves 8 rows a vector and the sums need no reduction.
+// Decode (1-3 tokens) reads the panels; more tokens unpack each half panel
+// once into the packed units the other types' tiles read. Both paths add the
+// same int32 unit dots in the same order (level_dots, add_unit), so a token's
+// outputs do not depend on its batch.
+
+// Unit u's levels (0..31: the value + 16) of rows 8h..8h+7 of a Q5_0 panel:
+// levels[g] columns 4g..4g+3 of each row (row i in dword lane i), g < 4 from
+// the low nibbles, g >= 4 columns 16 + 4(g - 4).. from the high ones.
+[[gnu::always_inline]] inline void q5_0_panel_levels(const uint8_t* unit, int h, __m256i levels[8]) {
+  const __m256i low4 = _mm256_set1_epi8(0x0f), sixteen = _mm256_set1_epi8(0x10);
+  // Column 4g + c's fifth bit is bit 4g + c of the row's qh (hi: 16 + 4g + c):
+  // a byte shuffle copies its qh byte into byte c of the lane (bits 4..7 of the
+  // byte; qh4 holds the even groups' nibbles there), the mask keeps bit 4 + c,
+  // and min(·, 16) makes it 16.
+  const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(unit + 4 * 64 + 32 * h));
+  const __m256i qh4 = _mm256_slli_epi32(qh, 4);
+  const __m256i bit_of_byte = _mm256_set1_epi32(static_cast<int32_t>(0x80402010u));
+#pragma GCC unroll 4
+  for (int g = 0; g < 4; ++g) {
+    const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(unit + 64 * g + 32 * h));
+    const __m256i src = g % 2 ? qh : qh4;
+    const __m256i lanes = _mm256_setr_epi8(0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12,
+                                           0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12);
+    const __m256i pick_lo = _mm256_add_epi8(lanes, _mm256_set1_epi8(static_cast<char>(g / 2)));
+    const __m256i pick_hi = _mm256_add_epi8(lanes, _mm256_set1_epi8(static_cast<char>(2 + g / 2)));
+    const __m256i fifth_lo = _mm256_min_epu8(_mm256_and_si256(_mm256_shuffle_epi8(src, pick_lo), bit_of_byte), sixteen);
+    const __m256i fifth_hi = _mm256_min_epu8(_mm256_and_si256(_mm256_shuffle_epi8(src, pick_hi), bit_of_byte), sixteen);
+    levels[g] = _mm256_or_si256(_mm256_and_si256(q, low4), fifth_lo);
+    levels[4 + g] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), low4), fifth_hi);
+  }
+}
+
+inline __m256 q5_0_panel_scales(const uint8_t* unit, int h) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(unit + 5 * 64 + 16 * h)));
+}
+
+template <int T>
+void q5_0_panel_decode(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
+  constexpr int64_t kUnitBytes = panel_unit_bytes(DType::Q5_0);
+  const ActLayout l = act_layout(ActivationFormat::kQ8_0, w.cols);
+  ActRow act[T];
+  for (int t = 0; t < T; ++t) act[t] = act_row(x, l, t);
+  const int64_t units = w.cols / 32;
+  for (int64_t r = r0; r < r1; r += kPanelRowCount) {
+    const uint8_t* panel = panel_start(w, r / kPanelRowCount);
+    __m256 facc[2][T];
+    for (int h = 0; h < 2; ++h)
+      for (int t = 0; t < T; ++t) facc[h][t] = _mm256_setzero_ps();
+    for (int64_t u = 0; u < units; ++u) {
+      prefetch_unit<kUnitBytes>(panel, u);
+      const uint8_t* unit = panel + kUnitBytes * u;
+#pragma GCC unroll 2
+      for (int h = 0; h < 2; ++h) {
+        __m256i levels[8], dots[T];
+        q5_0_panel_levels(unit, h, levels);
+        level_dots<RowsQ5_0, T>(levels, act, u, dots);
+        add_unit<RowsQ5_0, T>(dots, q5_0_panel_scales(unit, h), _mm256_setzero_ps(), act, u, facc[h]);
+      }
     }
-    static_assert(kTileTokens == 4, "the switch covers remainders 1..kTileTokens-1");
+    for (int h = 0; h < 2; ++h)
+      for (int t = 0; t < T; ++t) _mm256_storeu_ps(y + t * ldy + r + 8 * h, facc[h][t]);
+  }
+}
+
+void q5_0_panel_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
+  switch (x.n_tokens) {
+    case 1: return q5_0_panel_decode<1>(w, x, y, ldy, r0, r1);
+    case 2: return q5_0_panel_decode<2>(w, x, y, ldy, r0, r1);
+    case 3: return q5_0_panel_decode<3>(w, x, y, ldy, r0, r1);
+    default: break;
+  }
+  static_assert(kMaxDecodeTokens == 3, "the switch covers 1..kMaxDecodeTokens");
+  constexpr int64_t kUnitBytes = panel_unit_bytes(DType::Q5_0);
+  const ActLayout l = act_layout(ActivationFormat::kQ8_0, w.cols);
+  const int64_t units = w.cols / 32;
+  auto* packed = static_cast<PackedUnit*>(kernel_scratch(units * sizeof(PackedUnit)));
+  for (int64_t r = r0; r < r1; r += kPanelRowCount) {
+    const uint8_t* panel = panel_start(w, r / kPanelRowCount);
+    for (int h = 0; h < 2; ++h) {
+      for (int64_t u = 0; u < units; ++u) {
+        __m256i levels[8];
+        q5_0_panel_levels(panel + kUnitBytes * u, h, levels);
+        for (int g = 0; g < 8; ++g) _mm256_store_si256(reinterpret_cast<__m256i*>(packed[u].w[g]), levels[g]);
+        _mm256_store_ps(packed[u].scale, q5_0_panel_scales(panel + kUnitBytes * u, h));
+        _mm256_store_ps(packed[u].min, _mm256_setzero_ps());
+      }
+      all_tiles<RowsQ5_0>(packed, units, x, l, y, ldy, r + 8 * h, kPanelRows);
+    }
   }
 }
 
 }  // namespace
+
+KernelEntry q5_0_panel_kernel_avx2() { return {q5_0_panel_matmul, ActivationFormat::kQ8_0, kPanelRowCount}; }
 
 KernelEntry quant_kernel_avx2(DType type) {
   switch (type) {

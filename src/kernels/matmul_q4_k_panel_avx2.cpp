@@ -121,8 +121,7 @@ void Q4KPanels::run(const uint8_t* panel, int64_t blocks, const Tokens& tokens, 
 KernelEntry quant_panel_kernel_avx2(DType type) {
   if (type == DType::Q4_K) return {panel_matmul<Q4KPanels>, ActivationFormat::kQ8_K, kPanelRowCount};
   if (type == DType::Q6_K) return q6_k_panel_kernel_avx2();
-  if (type == DType::Q5_0) return q5_0_panel_kernel_avx2();
-  return {};
+  return block32_panel_kernel_avx2(type);
 }
 
 }  // namespace skiff

@@ -270,50 +270,70 @@ void quant_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, 
   }
 }
 
-// Q5_0 on the load-time panels (repack.h: per unit of 32 columns, 16 rows'
-// nibbles as 4 vectors, their 32-bit qh, their fp16 d). Rows as stored left
-// decode compute-bound at 10-12 GB/s a core: per block of 22 bytes a row spent
-// a nibble unpack, a fifth-bit spread, an fp16 scale and a horizontal sum. On
+// Q5_0 and Q8_0 on the load-time panels (repack.h: per unit of 32 columns,
+// 16 rows' levels as 4 vectors of nibbles and their 32-bit qh, or 8 vectors
+// of bytes + 128; then their fp16 d). Rows as stored left Q5_0 decode
+// compute-bound at 10-12 GB/s a core: per block of 22 bytes a row spent a
+// nibble unpack, a fifth-bit spread, an fp16 scale and a horizontal sum. On
 // panels each unpack serves 8 rows a vector and the sums need no reduction.
 // Decode (1-3 tokens) reads the panels; more tokens unpack each half panel
-// once into the packed units the other types' tiles read. Both paths add the
+// once into the packed units the row types' tiles read. Both paths add the
 // same int32 unit dots in the same order (level_dots, add_unit), so a token's
 // outputs do not depend on its batch.
 
 // Unit u's levels (0..31: the value + 16) of rows 8h..8h+7 of a Q5_0 panel:
 // levels[g] columns 4g..4g+3 of each row (row i in dword lane i), g < 4 from
 // the low nibbles, g >= 4 columns 16 + 4(g - 4).. from the high ones.
-[[gnu::always_inline]] inline void q5_0_panel_levels(const uint8_t* unit, int h, __m256i levels[8]) {
-  const __m256i low4 = _mm256_set1_epi8(0x0f), sixteen = _mm256_set1_epi8(0x10);
-  // Column 4g + c's fifth bit is bit 4g + c of the row's qh (hi: 16 + 4g + c):
-  // a byte shuffle copies its qh byte into byte c of the lane (bits 4..7 of the
-  // byte; qh4 holds the even groups' nibbles there), the mask keeps bit 4 + c,
-  // and min(·, 16) makes it 16.
-  const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(unit + 4 * 64 + 32 * h));
-  const __m256i qh4 = _mm256_slli_epi32(qh, 4);
-  const __m256i bit_of_byte = _mm256_set1_epi32(static_cast<int32_t>(0x80402010u));
-#pragma GCC unroll 4
-  for (int g = 0; g < 4; ++g) {
-    const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(unit + 64 * g + 32 * h));
-    const __m256i src = g % 2 ? qh : qh4;
+struct Q5_0Panels {
+  using W = RowsQ5_0;
+  static constexpr DType kType = DType::Q5_0;
+  [[gnu::always_inline]] static void levels(const uint8_t* unit, int h, __m256i levels[8]) {
+    const __m256i low4 = _mm256_set1_epi8(0x0f), sixteen = _mm256_set1_epi8(0x10);
+    // Column 4g + c's fifth bit is bit 4g + c of the row's qh (hi: 16 + 4g + c):
+    // a byte shuffle copies its qh byte into byte c of the lane (bits 4..7 of
+    // the byte; qh4 holds the even groups' nibbles there), the mask keeps bit
+    // 4 + c, and min(·, 16) makes it 16.
+    const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(unit + 4 * 64 + 32 * h));
+    const __m256i qh4 = _mm256_slli_epi32(qh, 4);
+    const __m256i bit_of_byte = _mm256_set1_epi32(static_cast<int32_t>(0x80402010u));
     const __m256i lanes = _mm256_setr_epi8(0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12,
                                            0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12);
-    const __m256i pick_lo = _mm256_add_epi8(lanes, _mm256_set1_epi8(static_cast<char>(g / 2)));
-    const __m256i pick_hi = _mm256_add_epi8(lanes, _mm256_set1_epi8(static_cast<char>(2 + g / 2)));
-    const __m256i fifth_lo = _mm256_min_epu8(_mm256_and_si256(_mm256_shuffle_epi8(src, pick_lo), bit_of_byte), sixteen);
-    const __m256i fifth_hi = _mm256_min_epu8(_mm256_and_si256(_mm256_shuffle_epi8(src, pick_hi), bit_of_byte), sixteen);
-    levels[g] = _mm256_or_si256(_mm256_and_si256(q, low4), fifth_lo);
-    levels[4 + g] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), low4), fifth_hi);
+#pragma GCC unroll 4
+    for (int g = 0; g < 4; ++g) {
+      const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(unit + 64 * g + 32 * h));
+      const __m256i src = g % 2 ? qh : qh4;
+      const __m256i pick_lo = _mm256_add_epi8(lanes, _mm256_set1_epi8(static_cast<char>(g / 2)));
+      const __m256i pick_hi = _mm256_add_epi8(lanes, _mm256_set1_epi8(static_cast<char>(2 + g / 2)));
+      const __m256i fifth_lo = _mm256_min_epu8(_mm256_and_si256(_mm256_shuffle_epi8(src, pick_lo), bit_of_byte), sixteen);
+      const __m256i fifth_hi = _mm256_min_epu8(_mm256_and_si256(_mm256_shuffle_epi8(src, pick_hi), bit_of_byte), sixteen);
+      levels[g] = _mm256_or_si256(_mm256_and_si256(q, low4), fifth_lo);
+      levels[4 + g] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), low4), fifth_hi);
+    }
   }
+};
+
+// Q8_0: the stored bytes are the weights + 128 (the u8 operand of AVX-512's
+// vpdpbusd); an xor gives back the signed weights the row type's sign trick reads.
+struct Q8_0Panels {
+  using W = RowsQ8_0;
+  static constexpr DType kType = DType::Q8_0;
+  [[gnu::always_inline]] static void levels(const uint8_t* unit, int h, __m256i levels[8]) {
+#pragma GCC unroll 8
+    for (int g = 0; g < 8; ++g)
+      levels[g] = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(unit + 64 * g + 32 * h)),
+                                   _mm256_set1_epi8(static_cast<char>(0x80)));
+  }
+};
+
+template <class P>
+inline __m256 panel_unit_scales(const uint8_t* unit, int h) {
+  return _mm256_cvtph_ps(
+      _mm_loadu_si128(reinterpret_cast<const __m128i*>(unit + panel_weight_bytes(P::kType) + 16 * h)));
 }
 
-inline __m256 q5_0_panel_scales(const uint8_t* unit, int h) {
-  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(unit + 5 * 64 + 16 * h)));
-}
-
-template <int T>
-void q5_0_panel_decode(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
-  constexpr int64_t kUnitBytes = panel_unit_bytes(DType::Q5_0);
+template <class P, int T>
+void block32_panel_decode(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
+  constexpr int64_t kUnitBytes = panel_unit_bytes(P::kType);
   const ActLayout l = act_layout(ActivationFormat::kQ8_0, w.cols);
   ActRow act[T];
   for (int t = 0; t < T; ++t) act[t] = act_row(x, l, t);
@@ -329,9 +349,9 @@ void q5_0_panel_decode(const Matrix& w, const Activations& x, float* y, int64_t 
 #pragma GCC unroll 2
       for (int h = 0; h < 2; ++h) {
         __m256i levels[8], dots[T];
-        q5_0_panel_levels(unit, h, levels);
-        level_dots<RowsQ5_0, T>(levels, act, u, dots);
-        add_unit<RowsQ5_0, T>(dots, q5_0_panel_scales(unit, h), _mm256_setzero_ps(), act, u, facc[h]);
+        P::levels(unit, h, levels);
+        level_dots<typename P::W, T>(levels, act, u, dots);
+        add_unit<typename P::W, T>(dots, panel_unit_scales<P>(unit, h), _mm256_setzero_ps(), act, u, facc[h]);
       }
     }
     for (int h = 0; h < 2; ++h)
@@ -339,15 +359,16 @@ void q5_0_panel_decode(const Matrix& w, const Activations& x, float* y, int64_t 
   }
 }
 
-void q5_0_panel_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
+template <class P>
+void block32_panel_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
   switch (x.n_tokens) {
-    case 1: return q5_0_panel_decode<1>(w, x, y, ldy, r0, r1);
-    case 2: return q5_0_panel_decode<2>(w, x, y, ldy, r0, r1);
-    case 3: return q5_0_panel_decode<3>(w, x, y, ldy, r0, r1);
+    case 1: return block32_panel_decode<P, 1>(w, x, y, ldy, r0, r1);
+    case 2: return block32_panel_decode<P, 2>(w, x, y, ldy, r0, r1);
+    case 3: return block32_panel_decode<P, 3>(w, x, y, ldy, r0, r1);
     default: break;
   }
   static_assert(kMaxDecodeTokens == 3, "the switch covers 1..kMaxDecodeTokens");
-  constexpr int64_t kUnitBytes = panel_unit_bytes(DType::Q5_0);
+  constexpr int64_t kUnitBytes = panel_unit_bytes(P::kType);
   const ActLayout l = act_layout(ActivationFormat::kQ8_0, w.cols);
   const int64_t units = w.cols / 32;
   auto* packed = static_cast<PackedUnit*>(kernel_scratch(units * sizeof(PackedUnit)));
@@ -356,19 +377,23 @@ void q5_0_panel_matmul(const Matrix& w, const Activations& x, float* y, int64_t 
     for (int h = 0; h < 2; ++h) {
       for (int64_t u = 0; u < units; ++u) {
         __m256i levels[8];
-        q5_0_panel_levels(panel + kUnitBytes * u, h, levels);
+        P::levels(panel + kUnitBytes * u, h, levels);
         for (int g = 0; g < 8; ++g) _mm256_store_si256(reinterpret_cast<__m256i*>(packed[u].w[g]), levels[g]);
-        _mm256_store_ps(packed[u].scale, q5_0_panel_scales(panel + kUnitBytes * u, h));
+        _mm256_store_ps(packed[u].scale, panel_unit_scales<P>(panel + kUnitBytes * u, h));
         _mm256_store_ps(packed[u].min, _mm256_setzero_ps());
       }
-      all_tiles<RowsQ5_0>(packed, units, x, l, y, ldy, r + 8 * h, kPanelRows);
+      all_tiles<typename P::W>(packed, units, x, l, y, ldy, r + 8 * h, kPanelRows);
     }
   }
 }
 
 }  // namespace
 
-KernelEntry q5_0_panel_kernel_avx2() { return {q5_0_panel_matmul, ActivationFormat::kQ8_0, kPanelRowCount}; }
+KernelEntry block32_panel_kernel_avx2(DType type) {
+  if (type == DType::Q5_0) return {block32_panel_matmul<Q5_0Panels>, ActivationFormat::kQ8_0, kPanelRowCount};
+  if (type == DType::Q8_0) return {block32_panel_matmul<Q8_0Panels>, ActivationFormat::kQ8_0, kPanelRowCount};
+  return {};
+}
 
 KernelEntry quant_kernel_avx2(DType type) {
   switch (type) {

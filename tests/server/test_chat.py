@@ -90,7 +90,7 @@ def test_a_model_without_a_template_says_so(stories):
 def test_skiff_chat_keeps_the_conversation():
     if not QWEN.exists():
         pytest.skip("no Qwen model")
-    run = subprocess.run([BINARY, "chat", "-m", str(QWEN), "-t", "2", "--temp", "0", "-n", "24", "-c", "2048"],
+    run = subprocess.run([BINARY, "chat", "-m", str(QWEN), "-t", "1", "--temp", "0", "-n", "24", "-c", "2048"],
                          input="What is 2+2? Answer with a number.\nAnd times 3?\n", capture_output=True, text=True,
                          timeout=300)
     assert run.returncode == 0, run.stderr

@@ -54,7 +54,7 @@ def test_64_concurrent_streaming_clients(qwen):
     prompts = [f"# Python function number {i}: compute the {w}\ndef " for i, w in
                enumerate(["sum", "mean", "max", "min", "median", "mode", "range", "product"] * 8)]
     client = qwen.client(timeout=300)
-    expected = {p: client.completions.create(model="qwen", prompt=p, max_tokens=16, temperature=0).choices[0].text
+    expected = {p: client.completions.create(model="qwen", prompt=p, max_tokens=8, temperature=0).choices[0].text
                 for p in set(prompts)}
     health = []
     done = threading.Event()
@@ -65,7 +65,7 @@ def test_64_concurrent_streaming_clients(qwen):
             time.sleep(0.05)
 
     def stream(prompt):
-        chunks = client.completions.create(model="qwen", prompt=prompt, max_tokens=16, temperature=0, stream=True)
+        chunks = client.completions.create(model="qwen", prompt=prompt, max_tokens=8, temperature=0, stream=True)
         return "".join(c.choices[0].text for c in chunks if c.choices)
 
     watcher = threading.Thread(target=watch_health)

@@ -159,7 +159,8 @@ void tile(const PackedUnit* panel, int64_t units, const Activations& x, const Ac
   for (int64_t u = 0; u < units; ++u) {
     __m256i dots[T];
     unit_dots<W, T>(panel[u], act, u, dots);
-    add_unit<W, T>(dots, _mm256_load_ps(panel[u].scale), _mm256_load_ps(panel[u].min), act, u, facc);
+    const __m256 min = W::kMinTerm ? _mm256_load_ps(panel[u].min) : _mm256_setzero_ps();
+    add_unit<W, T>(dots, _mm256_load_ps(panel[u].scale), min, act, u, facc);
   }
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(rows)), lane);
@@ -325,6 +326,8 @@ struct Q8_0Panels {
   }
 };
 
+constexpr int kPanelHalves = kPanelRowCount / kPanelRows;  // a 16-row panel is two of the tiles' 8 rows
+
 template <class P>
 inline __m256 panel_unit_scales(const uint8_t* unit, int h) {
   return _mm256_cvtph_ps(
@@ -340,22 +343,22 @@ void block32_panel_decode(const Matrix& w, const Activations& x, float* y, int64
   const int64_t units = w.cols / 32;
   for (int64_t r = r0; r < r1; r += kPanelRowCount) {
     const uint8_t* panel = panel_start(w, r / kPanelRowCount);
-    __m256 facc[2][T];
-    for (int h = 0; h < 2; ++h)
+    __m256 facc[kPanelHalves][T];
+    for (int h = 0; h < kPanelHalves; ++h)
       for (int t = 0; t < T; ++t) facc[h][t] = _mm256_setzero_ps();
     for (int64_t u = 0; u < units; ++u) {
       prefetch_unit<kUnitBytes>(panel, u);
       const uint8_t* unit = panel + kUnitBytes * u;
 #pragma GCC unroll 2
-      for (int h = 0; h < 2; ++h) {
+      for (int h = 0; h < kPanelHalves; ++h) {
         __m256i levels[8], dots[T];
         P::levels(unit, h, levels);
         level_dots<typename P::W, T>(levels, act, u, dots);
         add_unit<typename P::W, T>(dots, panel_unit_scales<P>(unit, h), _mm256_setzero_ps(), act, u, facc[h]);
       }
     }
-    for (int h = 0; h < 2; ++h)
-      for (int t = 0; t < T; ++t) _mm256_storeu_ps(y + t * ldy + r + 8 * h, facc[h][t]);
+    for (int h = 0; h < kPanelHalves; ++h)
+      for (int t = 0; t < T; ++t) _mm256_storeu_ps(y + t * ldy + r + kPanelRows * h, facc[h][t]);
   }
 }
 
@@ -368,21 +371,21 @@ void block32_panel_matmul(const Matrix& w, const Activations& x, float* y, int64
     default: break;
   }
   static_assert(kMaxDecodeTokens == 3, "the switch covers 1..kMaxDecodeTokens");
+  static_assert(!P::W::kMinTerm, "the packed units below carry no mins");
   constexpr int64_t kUnitBytes = panel_unit_bytes(P::kType);
   const ActLayout l = act_layout(ActivationFormat::kQ8_0, w.cols);
   const int64_t units = w.cols / 32;
   auto* packed = static_cast<PackedUnit*>(kernel_scratch(units * sizeof(PackedUnit)));
   for (int64_t r = r0; r < r1; r += kPanelRowCount) {
     const uint8_t* panel = panel_start(w, r / kPanelRowCount);
-    for (int h = 0; h < 2; ++h) {
+    for (int h = 0; h < kPanelHalves; ++h) {
       for (int64_t u = 0; u < units; ++u) {
         __m256i levels[8];
         P::levels(panel + kUnitBytes * u, h, levels);
         for (int g = 0; g < 8; ++g) _mm256_store_si256(reinterpret_cast<__m256i*>(packed[u].w[g]), levels[g]);
-        _mm256_store_ps(packed[u].scale, panel_unit_scales<P>(panel + kUnitBytes * u, h));
-        _mm256_store_ps(packed[u].min, _mm256_setzero_ps());
+        _mm256_store_ps(packed[u].scale, panel_unit_scales<P>(panel + kUnitBytes * u, h));  // no min: not a _1 type
       }
-      all_tiles<typename P::W>(packed, units, x, l, y, ldy, r + 8 * h, kPanelRows);
+      all_tiles<typename P::W>(packed, units, x, l, y, ldy, r + kPanelRows * h, kPanelRows);
     }
   }
 }

@@ -4,8 +4,7 @@
 //   generation does: +2 after a step that accepted every draft, -1 (down to 1)
 //   after one that rejected some, never above the request's k;
 // - per step, drafts fill the step up to max(kSpecStepTokens, k + 1) tokens
-//   in all. A forward pass of up to ~8 tokens (16 rows with their outlier
-//   rows) reads each weight once and costs about one decode step; past that
+//   in all. A forward pass of up to ~8 tokens reads each weight once and costs about one decode step; past that
 //   every row costs compute, so a batch of 8 or more decodes drafts nothing
 //   and speculation never makes a large batch slower.
 #pragma once

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "kernels/activation_outliers.h"
 #include "kernels/matmul_kernels.h"
 #include "kernels/quant.h"
 #include "kernels/quant_activation_layout.h"
@@ -106,47 +107,6 @@ void run_units(const std::vector<Job>& jobs, int64_t u0, int64_t u1) {
   }
 }
 
-// Integer kernels quantize each token's activations with one scale per block
-// of 32 or 256 values. A value many times its row's RMS (the "massive
-// activations" of Qwen2 and Gemma at attention-sink tokens, up to ~30x) then
-// leaves the other values of its block a few levels each, and the token's
-// output is off by whole logits. Such values are moved to an extra row of
-// their own, which quantizes exactly (one value per block, or a few of one
-// size), and the products of both rows are added: W·x = W·(x - o) + W·o.
-constexpr float kOutlierRatio = 16.0f;
-
-struct OutlierSplit {
-  // x with the outliers zeroed [n_tokens, cols], then one row of outliers for
-  // each token that has some [tokens.size(), cols].
-  std::vector<float> rows;
-  std::vector<int> tokens;  // which token each outlier row belongs to
-};
-
-// False when no token has an outlier (the common case: x is used as it is).
-bool split_outliers(const float* x, int n_tokens, int64_t cols, OutlierSplit& split) {
-  for (int t = 0; t < n_tokens; ++t) {
-    const float* row = x + t * cols;
-    double sum_sq = 0;
-    float amax = 0;
-    for (int64_t i = 0; i < cols; ++i) {
-      sum_sq += double(row[i]) * row[i];
-      amax = std::max(amax, std::fabs(row[i]));
-    }
-    const float limit = kOutlierRatio * static_cast<float>(std::sqrt(sum_sq / cols));
-    if (!(amax > limit)) continue;  // also NaN rows: quantize_q8_span handles them
-    if (split.rows.empty()) split.rows.assign(x, x + n_tokens * cols);
-    split.tokens.push_back(t);
-    split.rows.resize(split.rows.size() + cols, 0.0f);
-    float* out = split.rows.data() + split.rows.size() - cols;
-    for (int64_t i = 0; i < cols; ++i)
-      if (std::fabs(row[i]) > limit) {
-        out[i] = row[i];
-        split.rows[t * cols + i] = 0.0f;
-      }
-  }
-  return !split.tokens.empty();
-}
-
 ActivationFormat format_of(const MatmulProduct& p) { return find_kernel(active_isa(), *p.w).activations; }
 
 bool reads_int8(std::span<const MatmulProduct> products) {
@@ -191,10 +151,17 @@ void matmul_many(std::span<const MatmulProduct> products, const float* x, int n_
   if (!reads_int8(products)) return run_products(products, x, n_tokens);
   const ActivationPrecision precision = activation_precision();
   if (precision == ActivationPrecision::kRefined) return run_refined(products, x, n_tokens);
-  OutlierSplit split;
-  if (precision == ActivationPrecision::kPlainInt8 || !split_outliers(x, n_tokens, products[0].w->cols, split))
+  // Integer kernels quantize each token's activations with one scale per
+  // block of 32 or 256 values. A value many times its row's RMS (the
+  // "massive activations" of Qwen2 and Gemma at attention-sink tokens, up to
+  // ~30x) then leaves the other values of its block a few levels each, and
+  // the token's output is off by whole logits. So such values are taken out
+  // of x and their products added exactly: W·x = W·(x - o) + Σ o_j W[:, j].
+  ActivationOutliers outliers;
+  if (precision == ActivationPrecision::kPlainInt8 || !split_outliers(x, n_tokens, products[0].w->cols, outliers))
     return run_products(products, x, n_tokens);
-  run_with_extra_rows(products, split.rows.data(), n_tokens, split.tokens);
+  run_products(products, outliers.rest, n_tokens);
+  add_outlier_products(products, outliers);
 }
 
 namespace {

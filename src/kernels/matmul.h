@@ -7,6 +7,8 @@
 
 namespace skiff {
 
+class ColumnCache;  // kernels/activation_outliers.h
+
 // How a matrix's bytes are arranged.
 enum class MatrixLayout {
   kRows,        // row-major, each row row_bytes(type, cols) bytes, as GGUF stores it
@@ -21,6 +23,9 @@ struct Matrix {
   int64_t cols = 0;
   const void* data = nullptr;
   MatrixLayout layout = MatrixLayout::kRows;
+  // Where the kInt8 activations' outlier columns of these weights are kept
+  // (owned by the model); null: dequantized in each call that needs them.
+  ColumnCache* column_cache = nullptr;
 
   const uint8_t* row(int64_t r) const;  // kRows only
 };
@@ -46,9 +51,10 @@ void matmul_many(std::span<const MatmulProduct> products, const float* x, int n_
 // How precisely the integer kernels see the activations. kPlainInt8 quantizes
 // each token's row once to int8 blocks, as llama.cpp does: relative noise ~1%
 // per product, enough to flip 1.5-4.5% of a real model's top-1 tokens against
-// an exact forward pass. kInt8 (the default) first moves values over 16x
-// their row's RMS (attention-sink tokens' massive activations) to a row of
-// their own. kRefined also runs the quantization's residual x - Q(x) through
+// an exact forward pass. kInt8 (the default) first takes values over 16x
+// their row's RMS (attention-sink tokens' massive activations, the heavy
+// tails of FFN inputs) out of the integer products and adds their products
+// exactly, from dequantized weight columns (activation_outliers.h). kRefined also runs the quantization's residual x - Q(x) through
 // the same kernel as a second row in the same pass over the weights: ~15-bit
 // activations (the top-1 tokens and perplexity of an exact pass) at twice the
 // integer work: decode, memory bound, runs as fast; prefill ~1.8x slower.

@@ -15,8 +15,7 @@ constexpr int kTileTokens = kQuadTokens;
 
 // Up to this many tokens, rows go one panel at a time against all the tokens
 // in one pass, so each weight is read and unpacked once: a speculative
-// verification of k + 1 tokens, each with perhaps an outlier row
-// (matmul.cpp), costs about a decode step, where passes of 4 tokens over panel
+// verification of k + 1 tokens costs about a decode step, where passes of 4 tokens over panel
 // pairs cost 2.4-3.9x one. More tokens go in quads over panel pairs.
 constexpr int kPassTokens = 4 * kTileTokens;
 

@@ -75,19 +75,6 @@ void dequantize_q4_0(const BlockQ4_0* b, float* y, int64_t nb) {
   }
 }
 
-// Sub-block j's 6-bit scale and min from the 12 packed bytes: bytes 0-3 hold
-// scales 0-3 (low 6 bits), bytes 4-7 mins 0-3; scales/mins 4-7 keep their low
-// 4 bits in bytes 8-11 and their top 2 bits in the spare top bits of 0-7.
-void unpack_scale_min(const uint8_t* q, int j, uint8_t& sc, uint8_t& m) {
-  if (j < 4) {
-    sc = q[j] & 63;
-    m = q[j + 4] & 63;
-  } else {
-    sc = static_cast<uint8_t>((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
-    m = static_cast<uint8_t>((q[j + 4] >> 4) | ((q[j] >> 6) << 4));
-  }
-}
-
 void pack_scale_min(uint8_t* q, int j, uint8_t sc, uint8_t m) {
   if (j < 4) {
     q[j] = static_cast<uint8_t>((q[j] & 0xC0) | sc);

@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "kernels/quant.h"
+#include "kernels/quant_formats.h"
 
 namespace skiff {
 namespace {
@@ -360,33 +361,64 @@ const uint8_t* panel_start(const Matrix& m, int64_t p) {
   return static_cast<const uint8_t*>(m.data) + p * kPanelRowCount * row_bytes(m.type, m.cols);
 }
 
-void panel_row(const Matrix& m, int64_t r, float* out) {
-  const int64_t i = r % kPanelRowCount, units = m.cols / 32;
-  if (is_float(m.type)) {  // the row's elements gathered, then converted as a row
-    const uint8_t* panel = panel_start(m, r / kPanelRowCount);
+void panel_block(const Matrix& m, int64_t r, int64_t b, float* out) {
+  const uint8_t* panel = panel_start(m, r / kPanelRowCount);
+  const int i = static_cast<int>(r % kPanelRowCount);
+  if (is_float(m.type)) {  // a block is one element: gathered, then converted
     const size_t e = dtype_info(m.type).type_size;
-    std::vector<uint8_t> row(e * m.cols);
-    for (int64_t k = 0; k < m.cols; ++k) std::memcpy(&row[e * k], panel + e * (k * kPanelRowCount + i), e);
-    dequantize_row(m.type, row.data(), out, m.cols);
-    return;
+    return dequantize_row(m.type, panel + e * (b * kPanelRowCount + i), out, 1);
   }
-  if (k_quant_panels(m.type)) {  // through the GGUF block, so bit-identical to dequantize_row
-    uint8_t block[kQ6KBlockBytes];
+  // Through the GGUF block, so bit-identical to dequantize_row.
+  uint8_t block[kQ6KBlockBytes];
+  if (k_quant_panels(m.type)) {
     const auto block_from_panel = m.type == DType::Q2_K   ? q2_k_block_from_panel
                                   : m.type == DType::Q3_K ? q3_k_block_from_panel
                                   : m.type == DType::Q4_K ? q4_k_block_from_panel
                                                           : q6_k_block_from_panel;
-    for (int64_t s = 0; s < m.cols / 256; ++s) {
-      block_from_panel(panel_start(m, r / kPanelRowCount), s, static_cast<int>(i), block);
-      dequantize_row(m.type, block, out + 256 * s, 256);
-    }
-    return;
+    block_from_panel(panel, b, i, block);
+  } else {
+    block32_from_panel(m.type, panel, b, i, block);
   }
-  uint8_t block[34];  // through the GGUF block, so bit-identical to dequantize_row
-  for (int64_t u = 0; u < units; ++u) {
-    block32_from_panel(m.type, panel_start(m, r / kPanelRowCount), u, static_cast<int>(i), block);
-    dequantize_row(m.type, block, out + 32 * u, 32);
+  dequantize_row(m.type, block, out, static_cast<int64_t>(dtype_info(m.type).block_size));
+}
+
+bool panel_reads_elements(DType type) { return type == DType::Q4_K || type == DType::Q6_K; }
+
+float panel_element(const Matrix& m, int64_t r, int64_t c) {
+  const int i = static_cast<int>(r % kPanelRowCount), e = static_cast<int>(c % 256);
+  const uint8_t* panel = panel_start(m, r / kPanelRowCount);
+  uint16_t d;
+  if (m.type == DType::Q6_K) {
+    const uint8_t* group = panel + (c / 256) * kQ6KPanelGroupBytes;
+    std::memcpy(&d, group + kQ6KPanelD + 2 * i, 2);
+    const auto scale = static_cast<int8_t>(group[kQ6KPanelScales + 16 * (e / 16) + i]);
+    const int level = q6_k_level(group, q6_k_panel_bits(e, i));
+    return fp16_to_f32(d) * static_cast<float>(scale) * static_cast<float>(level - 32);
   }
+  const uint8_t* group = panel + (c / 256) * kQ4KPanelGroupBytes;
+  uint8_t scales[12], sc, min;
+  for (int v = 0; v < 3; ++v) std::memcpy(scales + 4 * v, group + kQ4KPanelScales + 64 * v + 4 * i, 4);
+  unpack_scale_min(scales, e / 32, sc, min);
+  uint16_t dmin;
+  std::memcpy(&d, group + kQ4KPanelD + 2 * i, 2);
+  std::memcpy(&dmin, group + kQ4KPanelDmin + 2 * i, 2);
+  const int l = e % 32;
+  const uint8_t byte = group[kQ4KPanelWeights + (e / 32) * panel_weight_bytes(DType::Q4_K) + panel_offset(l % 16, i)];
+  const int level = l < 16 ? byte & 0x0F : byte >> 4;
+  return fp16_to_f32(d) * sc * static_cast<float>(level) - fp16_to_f32(dmin) * min;
+}
+
+void panel_row(const Matrix& m, int64_t r, float* out) {
+  if (is_float(m.type)) {  // the row's elements gathered, then converted as a row
+    const uint8_t* panel = panel_start(m, r / kPanelRowCount);
+    const size_t e = dtype_info(m.type).type_size;
+    const int64_t i = r % kPanelRowCount;
+    std::vector<uint8_t> row(e * m.cols);
+    for (int64_t k = 0; k < m.cols; ++k) std::memcpy(&row[e * k], panel + e * (k * kPanelRowCount + i), e);
+    return dequantize_row(m.type, row.data(), out, m.cols);
+  }
+  const int64_t block = static_cast<int64_t>(dtype_info(m.type).block_size);
+  for (int64_t b = 0; b < m.cols / block; ++b) panel_block(m, r, b, out + block * b);
 }
 
 }  // namespace skiff

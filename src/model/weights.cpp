@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <tuple>
 
 #include "base/error.h"
+#include "kernels/activation_outliers.h"
 #include "kernels/isa.h"
 #include "kernels/quant.h"
 #include "kernels/repack.h"
@@ -37,6 +39,21 @@ std::vector<float> load_vector(const TensorMap& tensors, const std::string& name
 }
 
 size_t matrix_bytes(const Matrix& m) { return m.rows * row_bytes(m.type, m.cols); }
+
+// One ColumnCache per distinct matrix, shared by the matrices on the same
+// bytes and shape (a tied head and its embedding), owned by the weights.
+void attach_column_caches(ModelWeights& w) {
+  std::map<std::tuple<const void*, int64_t, int64_t>, ColumnCache*> by_matrix;
+  for (Matrix* m : w.matrices()) {
+    ColumnCache*& cache = by_matrix[{m->data, m->rows, m->cols}];
+    if (!cache) {
+      auto owned = std::make_shared<ColumnCache>();
+      cache = owned.get();
+      w.storage.push_back(std::move(owned));
+    }
+    m->column_cache = cache;
+  }
+}
 
 // Rows [first, first + n) of a matrix stored as rows: a view, no copy.
 Matrix row_range(const Matrix& m, int64_t first, int64_t n) {
@@ -93,6 +110,7 @@ ModelWeights build_weights(const ModelConfig& c, const Architecture& arch, const
   w.output_norm = norm("output_norm.weight", c.dim);
   w.output = c.tied_output ? w.token_embedding
                            : load_matrix(tensors, "output.weight", c.vocab_size, c.dim);
+  attach_column_caches(w);
   return w;
 }
 

@@ -1,6 +1,6 @@
 // The dispatcher's activation precision modes against fp64 products of the
-// float activations: kInt8 moves a row's outliers (over 16x its RMS) to a row
-// of their own, so a spike no longer costs its block's other values their
+// float activations: kInt8 takes a row's outliers (over 16x its RMS) out of the
+// integer product and adds them exactly, so a spike no longer costs its block's other values their
 // precision; kRefined adds the int8 residual's product, so the error falls to
 // float rounding. Rows without outliers are what kPlainInt8 gives, bit for bit.
 #include <gtest/gtest.h>

@@ -48,7 +48,7 @@ TEST(BatchInvariantMatmul, RowsGiveEveryTokenItsOwnSumsEveryTypeAndIsa) {
   std::normal_distribution<float> dist(0.0f, 1.0f);
   std::vector<float> x(kMaxTokens * kCols), values(kRows * kCols);
   for (float& v : x) v = dist(rng);
-  x[5 * kCols + 17] = 400.0f;  // an outlier: its token gets an extra row (matmul.cpp)
+  x[5 * kCols + 17] = 400.0f;  // an outlier: added from its weight column (activation_outliers.h)
   for (float& v : values) v = dist(rng);
   InvariantMode on(true);
   for (DType type : kTypes) {

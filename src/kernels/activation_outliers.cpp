@@ -1,0 +1,165 @@
+#include "kernels/activation_outliers.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "kernels/quant.h"
+#include "kernels/repack.h"
+
+namespace skiff {
+
+namespace {
+
+// The magnitude over which a value of this row is an outlier, or infinity
+// when the row has none (also rows with a NaN or an infinity:
+// quantize_q8_span handles them).
+float outlier_limit(const float* row, int64_t cols) {
+  constexpr int kLanes = 8;  // independent lanes, so the compiler vectorizes both reductions
+  float sum_sq[kLanes] = {}, amax[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= cols; i += kLanes)
+    for (int k = 0; k < kLanes; ++k) {
+      sum_sq[k] += row[i + k] * row[i + k];
+      amax[k] = std::max(amax[k], std::fabs(row[i + k]));
+    }
+  for (; i < cols; ++i) {
+    sum_sq[0] += row[i] * row[i];
+    amax[0] = std::max(amax[0], std::fabs(row[i]));
+  }
+  for (int k = 1; k < kLanes; ++k) {
+    sum_sq[0] += sum_sq[k];
+    amax[0] = std::max(amax[0], amax[k]);
+  }
+  const float limit = kOutlierRatio * std::sqrt(sum_sq[0] / static_cast<float>(cols));
+  return amax[0] > limit ? limit : std::numeric_limits<float>::infinity();
+}
+
+int threads_for(int64_t work) { return work >= (int64_t{1} << 16) ? omp_get_max_threads() : 1; }
+
+}  // namespace
+
+bool split_outliers(const float* x, int n_tokens, int64_t cols, ActivationOutliers& out) {
+  std::vector<float> limits(n_tokens);
+  int with_outliers = 0;
+#pragma omp parallel for num_threads(threads_for(n_tokens * cols)) reduction(+ : with_outliers)
+  for (int t = 0; t < n_tokens; ++t) {
+    limits[t] = outlier_limit(x + t * cols, cols);
+    with_outliers += std::isfinite(limits[t]);
+  }
+  if (with_outliers == 0) return false;
+  // Reused across calls: a fresh 10 MB buffer a prefill's ffn_down call cost page faults.
+  thread_local std::vector<float> buffer;  // this thread's; the workers below write into it
+  if (buffer.size() < static_cast<size_t>(n_tokens) * cols) buffer.resize(static_cast<size_t>(n_tokens) * cols);
+  float* const rest = buffer.data();
+  out.rest = rest;
+  std::vector<std::vector<ActivationOutliers::Value>> found(n_tokens);
+#pragma omp parallel for num_threads(threads_for(n_tokens * cols))
+  for (int t = 0; t < n_tokens; ++t) {
+    const float* row = x + t * cols;
+    float* rest_row = rest + t * cols;
+    std::copy(row, row + cols, rest_row);
+    if (!std::isfinite(limits[t])) continue;
+    for (int64_t i = 0; i < cols; ++i)
+      if (std::fabs(row[i]) > limits[t]) {
+        found[t].push_back({t, i, row[i]});
+        rest_row[i] = 0.0f;
+      }
+  }
+  for (const auto& values : found) out.values.insert(out.values.end(), values.begin(), values.end());
+  return true;
+}
+
+const float* ColumnCache::find(int64_t col) {
+  std::lock_guard lock(mutex_);
+  auto it = columns_.find(col);
+  return it == columns_.end() ? nullptr : it->second.get();
+}
+
+void ColumnCache::keep(int64_t col, const float* column, int64_t rows) {
+  std::lock_guard lock(mutex_);
+  if (columns_.size() >= kMaxColumns || columns_.count(col)) return;
+  auto copy = std::make_unique<float[]>(rows);
+  std::copy(column, column + rows, copy.get());
+  columns_.emplace(col, std::move(copy));
+}
+
+namespace {
+
+// Block b (block_size columns) of row r, as matrix_row would give it.
+void matrix_block(const Matrix& w, int64_t r, int64_t b, float* out) {
+  if (w.layout == MatrixLayout::kPanels) return panel_block(w, r, b, out);
+  const DTypeInfo& info = dtype_info(w.type);
+  dequantize_row(w.type, w.row(r) + b * info.type_size, out, static_cast<int64_t>(info.block_size));
+}
+
+}  // namespace
+
+void matrix_columns(const Matrix& w, std::span<const int64_t> cols, float* out) {
+  const int64_t block = static_cast<int64_t>(dtype_info(w.type).block_size);
+  const int64_t n = static_cast<int64_t>(cols.size());
+  const bool in_place = w.layout == MatrixLayout::kPanels && panel_reads_elements(w.type);
+#pragma omp parallel for num_threads(threads_for(w.rows * n * (in_place ? 16 : block))) schedule(static)
+  for (int64_t r = 0; r < w.rows; ++r) {
+    if (in_place) {
+      for (int64_t k = 0; k < n; ++k) out[k * w.rows + r] = panel_element(w, r, cols[k]);
+      continue;
+    }
+    float values[256];  // the largest block
+    int64_t decoded = -1;
+    for (int64_t k = 0; k < n; ++k) {
+      const int64_t b = cols[k] / block;
+      if (b != decoded) matrix_block(w, r, decoded = b, values);
+      out[k * w.rows + r] = values[cols[k] - b * block];
+    }
+  }
+}
+
+namespace {
+
+// The distinct outlier columns, ascending.
+std::vector<int64_t> outlier_columns(const ActivationOutliers& outliers) {
+  std::vector<int64_t> cols;
+  for (const auto& v : outliers.values) cols.push_back(v.col);
+  std::sort(cols.begin(), cols.end());
+  cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
+  return cols;
+}
+
+// Pointers to w's columns `cols`: kept ones from its cache, the others
+// dequantized into `scratch` (and kept while the cache has room).
+std::vector<const float*> find_columns(const Matrix& w, std::span<const int64_t> cols, std::vector<float>& scratch) {
+  std::vector<const float*> found(cols.size());
+  std::vector<int64_t> missing;
+  for (size_t k = 0; k < cols.size(); ++k)
+    if (!(found[k] = w.column_cache ? w.column_cache->find(cols[k]) : nullptr)) missing.push_back(cols[k]);
+  if (missing.empty()) return found;
+  scratch.resize(missing.size() * w.rows);
+  matrix_columns(w, missing, scratch.data());
+  for (size_t k = 0, m = 0; k < cols.size(); ++k) {
+    if (found[k]) continue;
+    found[k] = scratch.data() + m++ * w.rows;
+    if (w.column_cache) w.column_cache->keep(cols[k], found[k], w.rows);
+  }
+  return found;
+}
+
+}  // namespace
+
+void add_outlier_products(std::span<const MatmulProduct> products, const ActivationOutliers& outliers) {
+  const std::vector<int64_t> cols = outlier_columns(outliers);
+  std::vector<float> scratch;
+  for (const MatmulProduct& p : products) {
+    const std::vector<const float*> columns = find_columns(*p.w, cols, scratch);
+    const int64_t rows = p.w->rows;
+    for (const auto& v : outliers.values) {
+      const float* column = columns[std::lower_bound(cols.begin(), cols.end(), v.col) - cols.begin()];
+      float* y = p.y + v.token * rows;
+      for (int64_t r = 0; r < rows; ++r) y[r] += v.value * column[r];
+    }
+  }
+}
+
+}  // namespace skiff

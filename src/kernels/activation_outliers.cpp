@@ -98,15 +98,21 @@ void matrix_block(const Matrix& w, int64_t r, int64_t b, float* out) {
 }  // namespace
 
 void matrix_columns(const Matrix& w, std::span<const int64_t> cols, float* out) {
-  const int64_t block = static_cast<int64_t>(dtype_info(w.type).block_size);
   const int64_t n = static_cast<int64_t>(cols.size());
-  const bool in_place = w.layout == MatrixLayout::kPanels && panel_reads_elements(w.type);
-#pragma omp parallel for num_threads(threads_for(w.rows * n * (in_place ? 16 : block))) schedule(static)
-  for (int64_t r = 0; r < w.rows; ++r) {
-    if (in_place) {
-      for (int64_t k = 0; k < n; ++k) out[k * w.rows + r] = panel_element(w, r, cols[k]);
-      continue;
+  if (w.layout == MatrixLayout::kPanels && panel_reads_columns(w.type)) {
+#pragma omp parallel for num_threads(threads_for(w.rows * n * 16)) schedule(static)
+    for (int64_t p = 0; p < w.rows / kPanelRowCount; ++p) {
+      float values[kPanelRowCount];
+      for (int64_t k = 0; k < n; ++k) {
+        panel_column(w, p, cols[k], values);
+        std::copy(values, values + kPanelRowCount, out + k * w.rows + p * kPanelRowCount);
+      }
     }
+    return;
+  }
+  const int64_t block = static_cast<int64_t>(dtype_info(w.type).block_size);
+#pragma omp parallel for num_threads(threads_for(w.rows * n * block)) schedule(static)
+  for (int64_t r = 0; r < w.rows; ++r) {
     float values[256];  // the largest block
     int64_t decoded = -1;
     for (int64_t k = 0; k < n; ++k) {

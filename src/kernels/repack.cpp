@@ -382,30 +382,35 @@ void panel_block(const Matrix& m, int64_t r, int64_t b, float* out) {
   dequantize_row(m.type, block, out, static_cast<int64_t>(dtype_info(m.type).block_size));
 }
 
-bool panel_reads_elements(DType type) { return type == DType::Q4_K || type == DType::Q6_K; }
+bool panel_reads_columns(DType type) { return type == DType::Q4_K || type == DType::Q6_K; }
 
-float panel_element(const Matrix& m, int64_t r, int64_t c) {
-  const int i = static_cast<int>(r % kPanelRowCount), e = static_cast<int>(c % 256);
-  const uint8_t* panel = panel_start(m, r / kPanelRowCount);
-  uint16_t d;
+void panel_column(const Matrix& m, int64_t p, int64_t c, float* out) {
+  const int e = static_cast<int>(c % 256), l = e % 32;
+  const uint8_t* panel = panel_start(m, p);
   if (m.type == DType::Q6_K) {
     const uint8_t* group = panel + (c / 256) * kQ6KPanelGroupBytes;
-    std::memcpy(&d, group + kQ6KPanelD + 2 * i, 2);
-    const auto scale = static_cast<int8_t>(group[kQ6KPanelScales + 16 * (e / 16) + i]);
-    const int level = q6_k_level(group, q6_k_panel_bits(e, i));
-    return fp16_to_f32(d) * static_cast<float>(scale) * static_cast<float>(level - 32);
+    for (int i = 0; i < kPanelRowCount; ++i) {
+      uint16_t d;
+      std::memcpy(&d, group + kQ6KPanelD + 2 * i, 2);
+      const auto scale = static_cast<int8_t>(group[kQ6KPanelScales + 16 * (e / 16) + i]);
+      const int level = q6_k_level(group, q6_k_panel_bits(e, i));
+      out[i] = fp16_to_f32(d) * static_cast<float>(scale) * static_cast<float>(level - 32);
+    }
+    return;
   }
   const uint8_t* group = panel + (c / 256) * kQ4KPanelGroupBytes;
-  uint8_t scales[12], sc, min;
-  for (int v = 0; v < 3; ++v) std::memcpy(scales + 4 * v, group + kQ4KPanelScales + 64 * v + 4 * i, 4);
-  unpack_scale_min(scales, e / 32, sc, min);
-  uint16_t dmin;
-  std::memcpy(&d, group + kQ4KPanelD + 2 * i, 2);
-  std::memcpy(&dmin, group + kQ4KPanelDmin + 2 * i, 2);
-  const int l = e % 32;
-  const uint8_t byte = group[kQ4KPanelWeights + (e / 32) * panel_weight_bytes(DType::Q4_K) + panel_offset(l % 16, i)];
-  const int level = l < 16 ? byte & 0x0F : byte >> 4;
-  return fp16_to_f32(d) * sc * static_cast<float>(level) - fp16_to_f32(dmin) * min;
+  const uint8_t* nibbles = group + kQ4KPanelWeights + (e / 32) * panel_weight_bytes(DType::Q4_K);
+  for (int i = 0; i < kPanelRowCount; ++i) {
+    uint8_t scales[12], sc, min;
+    for (int v = 0; v < 3; ++v) std::memcpy(scales + 4 * v, group + kQ4KPanelScales + 64 * v + 4 * i, 4);
+    unpack_scale_min(scales, e / 32, sc, min);
+    uint16_t d, dmin;
+    std::memcpy(&d, group + kQ4KPanelD + 2 * i, 2);
+    std::memcpy(&dmin, group + kQ4KPanelDmin + 2 * i, 2);
+    const uint8_t byte = nibbles[panel_offset(l % 16, i)];
+    const int level = l < 16 ? byte & 0x0F : byte >> 4;
+    out[i] = fp16_to_f32(d) * sc * static_cast<float>(level) - fp16_to_f32(dmin) * min;
+  }
 }
 
 void panel_row(const Matrix& m, int64_t r, float* out) {

@@ -128,10 +128,10 @@ const uint8_t* panel_start(const Matrix& m, int64_t p);
 void panel_row(const Matrix& m, int64_t r, float* out);
 // Block b (dtype_info(m.type).block_size columns) of that row.
 void panel_block(const Matrix& m, int64_t r, int64_t b, float* out);
-// Element (r, c) of a repacked Q4_K or Q6_K matrix (panel_reads_elements),
-// as dequantize_row gives it, read in place: the few columns activation
-// outliers meet cost no rebuilt blocks.
-bool panel_reads_elements(DType type);
-float panel_element(const Matrix& m, int64_t r, int64_t c);
+// Column c of panel p's 16 rows of a repacked Q4_K or Q6_K matrix
+// (panel_reads_columns), as dequantize_row gives it, read in place: the few
+// columns activation outliers meet cost no rebuilt blocks.
+bool panel_reads_columns(DType type);
+void panel_column(const Matrix& m, int64_t p, int64_t c, float* out);
 
 }  // namespace skiff

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "each_isa.h"
+#include "precision_guard.h"
 #include "kernels/isa.h"
 #include "kernels/quant.h"
 #include "kernels/repack.h"
@@ -19,11 +20,7 @@
 namespace skiff {
 namespace {
 
-struct PrecisionGuard {
-  explicit PrecisionGuard(ActivationPrecision p) : saved(activation_precision()) { set_activation_precision(p); }
-  ~PrecisionGuard() { set_activation_precision(saved); }
-  ActivationPrecision saved;
-};
+using testing::PrecisionGuard;
 
 constexpr DType kPanelTypes[] = {DType::F32,  DType::F16,  DType::BF16, DType::Q8_0, DType::Q4_0,
                                  DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::IQ4_NL, DType::Q2_K,

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "each_isa.h"
+#include "precision_guard.h"
 #include "kernels/isa.h"
 #include "kernels/matmul.h"
 #include "kernels/quant.h"
@@ -17,11 +18,7 @@
 namespace skiff {
 namespace {
 
-struct PrecisionGuard {
-  explicit PrecisionGuard(ActivationPrecision p) : saved(activation_precision()) { set_activation_precision(p); }
-  ~PrecisionGuard() { set_activation_precision(saved); }
-  ActivationPrecision saved;
-};
+using testing::PrecisionGuard;
 
 struct Problem {
   Matrix w;

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Builds llama.cpp's llama-bench, the baseline of docs/benchmarks.md, from the
+# llama.cpp sources that the llama-cpp-python sdist on PyPI carries
+# (vendor/llama.cpp), for this CPU (GGML_NATIVE). Prints the binary's path.
+#
+#   scripts/build-llama-cpp.sh
+#   $(scripts/build-llama-cpp.sh) -m MODEL -p 512 -n 128 -t 2
+#
+# Cache: ${SKIFF_LLAMA_CPP_CACHE:-$HOME/.cache/skiff/llama.cpp}; a finished
+# build is reused. Only for measuring: skiff neither links nor needs it.
+set -euo pipefail
+
+HOME="${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}"
+CACHE="${SKIFF_LLAMA_CPP_CACHE:-$HOME/.cache/skiff/llama.cpp}"
+PYTHON="${PYTHON:-python3}"
+VERSION=0.3.36  # llama-cpp-python; its vendor/llama.cpp is the baseline's version
+SHA256=832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e
+SDIST="llama_cpp_python-$VERSION.tar.gz"
+SRC="$CACHE/llama_cpp_python-$VERSION/vendor/llama.cpp"
+BENCH="$SRC/build/bin/llama-bench"
+
+if [[ ! -x "$BENCH" ]]; then
+  mkdir -p "$CACHE"
+  if [[ ! -f "$CACHE/$SDIST" ]]; then
+    echo "build-llama-cpp: downloading $SDIST from PyPI" >&2
+    "$PYTHON" -m pip download --quiet --no-deps --no-binary :all: -d "$CACHE" "llama-cpp-python==$VERSION" >&2
+  fi
+  echo "$SHA256  $CACHE/$SDIST" | sha256sum --check --quiet >&2
+  tar -xzf "$CACHE/$SDIST" -C "$CACHE"
+  echo "build-llama-cpp: building llama-bench (a few minutes)" >&2
+  cmake -S "$SRC" -B "$SRC/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=ON -DLLAMA_CURL=OFF \
+    -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF >&2
+  ninja -C "$SRC/build" llama-bench >&2
+fi
+echo "$BENCH"

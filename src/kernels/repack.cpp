@@ -158,15 +158,30 @@ void set_q6_k_level(uint8_t* bytes, Q6Bits b, int level) {  // into zeroed bits
   bytes[b.high] = static_cast<uint8_t>(bytes[b.high] | (level >> 4) << b.high_shift);
 }
 
-// A Q6_K panel from its 16 rows (the layout in repack.h).
+// A Q6_K panel from its 16 rows (the layout in repack.h), a byte at a time:
+// unit u of a block is elements 32u.. (half h = u / 4, quarter k = u % 4),
+// whose low 4 bits are those of ql[64h + 32(k % 2) + l] >> 4(k / 2) and top 2
+// bits of qh[32h + l] >> 2k (q6_k_block_bits).
 void repack_q6_k_panel(const uint8_t* rows, int64_t cols, uint8_t* panel) {
   const int64_t supers = cols / 256, row_bytes = supers * kQ6KBlockBytes;
-  std::memset(panel, 0, supers * kQ6KPanelGroupBytes);
   for (int64_t s = 0; s < supers; ++s) {
     uint8_t* group = panel + s * kQ6KPanelGroupBytes;
     for (int i = 0; i < kPanelRowCount; ++i) {
       const uint8_t* block = rows + i * row_bytes + s * kQ6KBlockBytes;
-      for (int e = 0; e < 256; ++e) set_q6_k_level(group, q6_k_panel_bits(e, i), q6_k_level(block, q6_k_block_bits(e)));
+      for (int u = 0; u < 8; ++u) {
+        const int h = u / 4, k = u % 4, shift = 4 * (k / 2);
+        const uint8_t* ql = block + 64 * h + 32 * (k % 2);
+        const uint8_t* qh = block + 128 + 32 * h;
+        uint8_t* unit = group + kQ6KPanelWeights + u * kQ6KPanelUnitBytes;
+        for (int b = 0; b < 16; ++b)  // columns b (low nibble) and 16 + b (high)
+          unit[panel_offset(b, i)] = static_cast<uint8_t>((ql[b] >> shift & 0x0F) | (ql[16 + b] >> shift & 0x0F) << 4);
+        for (int v = 0; v < 2; ++v)
+          for (int c = 0; c < 4; ++c) {  // bits 2m, 2m + 1: column 16v + 4m + c
+            int top = 0;
+            for (int m = 0; m < 4; ++m) top |= (qh[16 * v + 4 * m + c] >> 2 * k & 3) << 2 * m;
+            unit[4 * 64 + 64 * v + 4 * i + c] = static_cast<uint8_t>(top);
+          }
+      }
       for (int j = 0; j < 16; ++j) group[kQ6KPanelScales + 16 * j + i] = block[kQ6KScalesAt + j];
       std::memcpy(group + kQ6KPanelD + 2 * i, block + kQ6KDAt, 2);
     }

@@ -62,9 +62,13 @@ struct Q6KPanels {
     const int32_t* sums;  // per token, per 16 columns: Σx of the 16 as an int16 pair
     int64_t sums_per_token;
   };
-  static Tokens prepare(const Activations& x, const ActLayout& l) {
+  static Tokens prepare(const Activations& x, const ActLayout& l) { return prepare(x, l, 0, nullptr); }
+  // Also `extra` bytes of this thread's scratch after the sums, 32-byte aligned.
+  static Tokens prepare(const Activations& x, const ActLayout& l, size_t extra_bytes, uint8_t** extra) {
     const int64_t per_token = x.cols / 16;
-    auto* sums = static_cast<int32_t*>(kernel_scratch(sizeof(int32_t) * per_token * x.n_tokens));
+    const size_t sums_bytes = (sizeof(int32_t) * per_token * x.n_tokens + 31) / 32 * 32;
+    auto* sums = static_cast<int32_t*>(kernel_scratch(sums_bytes + extra_bytes));
+    if (extra) *extra = reinterpret_cast<uint8_t*>(sums) + sums_bytes;
     for (int t = 0; t < x.n_tokens; ++t) {
       const int8_t* q = act_row(x, l, t).q;
       for (int64_t b = 0; b < per_token; ++b) {
@@ -76,18 +80,64 @@ struct Q6KPanels {
     return {&x, l, sums, per_token};
   }
   template <int T, bool kPrefetch>
-  static void run(const uint8_t* panel, int64_t blocks, const Tokens& tokens, int t0, __m256 facc[kHalves][T]);
+  static void run(const uint8_t* panel, int64_t blocks, const Tokens& tokens, int t0, __m256 facc[kHalves][T]) {
+    run_levels<T, kPrefetch, false>(panel, nullptr, blocks, tokens, t0, facc);
+  }
+  // kUnpacked: the levels are loaded from `unpacked` (unpack_levels' output
+  // for this panel) instead of rebuilt from their low and top bits.
+  template <int T, bool kPrefetch, bool kUnpacked>
+  static void run_levels(const uint8_t* panel, const uint8_t* unpacked, int64_t blocks, const Tokens& tokens, int t0,
+                         __m256 facc[kHalves][T]);
 };
 
-template <int T, bool kPrefetch>
-void Q6KPanels::run(const uint8_t* panel, int64_t blocks, const Tokens& tokens, int t0, __m256 facc[kHalves][T]) {
+// One group's levels (4 columns of the unit's 32, both halves): the low
+// nibbles' columns in lo, the high nibbles' in hi, as unsigned bytes 0..63.
+[[gnu::always_inline]] inline void group_levels(const uint8_t* unit, const __m256i top[2][kHalves], int g,
+                                                __m256i lo[kHalves], __m256i hi[kHalves]) {
+  const __m256i low4 = _mm256_set1_epi8(0x0f);
+  for (int h = 0; h < kHalves; ++h) {
+    const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(unit + 64 * g + 32 * h));
+    lo[h] = _mm256_or_si256(_mm256_and_si256(q, low4), top_bits(top[0][h], g));
+    hi[h] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), low4), top_bits(top[1][h], g));
+  }
+}
+
+// Bytes of a unit's unpacked levels: 4 groups of lo and hi, two halves each.
+constexpr int64_t kUnpackedUnitBytes = 4 * 2 * kHalves * 32;
+
+void load_top_bits(const uint8_t* unit, __m256i top[2][kHalves]) {
+  for (int v = 0; v < 2; ++v)
+    for (int h = 0; h < kHalves; ++h)
+      top[v][h] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(unit + 256 + 64 * v + 32 * h));
+}
+
+// A panel's levels unpacked once, for prefill's many passes over it.
+void unpack_levels(const uint8_t* panel, int64_t blocks, uint8_t* out) {
+  for (int64_t u = 0; u < 8 * blocks; ++u) {
+    const uint8_t* unit = panel + (u / 8) * kQ6KPanelGroupBytes + kQ6KPanelWeights + (u % 8) * kQ6KPanelUnitBytes;
+    __m256i top[2][kHalves];
+    load_top_bits(unit, top);
+    for (int g = 0; g < 4; ++g) {
+      __m256i lo[kHalves], hi[kHalves];
+      group_levels(unit, top, g, lo, hi);
+      uint8_t* dst = out + u * kUnpackedUnitBytes + g * 2 * kHalves * 32;
+      for (int h = 0; h < kHalves; ++h) {
+        _mm256_store_si256(reinterpret_cast<__m256i*>(dst + 32 * h), lo[h]);
+        _mm256_store_si256(reinterpret_cast<__m256i*>(dst + 32 * (kHalves + h)), hi[h]);
+      }
+    }
+  }
+}
+
+template <int T, bool kPrefetch, bool kUnpacked>
+void Q6KPanels::run_levels(const uint8_t* panel, const uint8_t* unpacked, int64_t blocks, const Tokens& tokens, int t0,
+                           __m256 facc[kHalves][T]) {
   ActRow act[T];
   const int32_t* sums[T];
   for (int t = 0; t < T; ++t) {
     act[t] = act_row(*tokens.x, tokens.l, t0 + t);
     sums[t] = tokens.sums + tokens.sums_per_token * (t0 + t);
   }
-  const __m256i low4 = _mm256_set1_epi8(0x0f);
   Q6KFactors f;
   for (int64_t k = 0; k < blocks; ++k) {
     const uint8_t* sb = panel + k * kQ6KPanelGroupBytes;
@@ -98,10 +148,9 @@ void Q6KPanels::run(const uint8_t* panel, int64_t blocks, const Tokens& tokens, 
     for (int j = 0; j < 8; ++j) {
       if constexpr (kPrefetch) prefetch_unit<kQ6KPanelGroupBytes / 8>(panel, 8 * k + j);
       const uint8_t* unit = sb + kQ6KPanelWeights + j * kQ6KPanelUnitBytes;
+      const uint8_t* levels = unpacked + (8 * k + j) * kUnpackedUnitBytes;  // kUnpacked only
       __m256i top[2][kHalves];
-      for (int v = 0; v < 2; ++v)
-        for (int h = 0; h < kHalves; ++h)
-          top[v][h] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(unit + 256 + 64 * v + 32 * h));
+      if constexpr (!kUnpacked) load_top_bits(unit, top);
       // Groups in pairs: two vpmaddubsw sums fit int16 (see the top).
 #pragma GCC unroll 2
       for (int pair = 0; pair < 2; ++pair) {
@@ -111,10 +160,13 @@ void Q6KPanels::run(const uint8_t* panel, int64_t blocks, const Tokens& tokens, 
 #pragma GCC unroll 2
         for (int g = 2 * pair; g < 2 * pair + 2; ++g) {
           __m256i lo[kHalves], hi[kHalves];
-          for (int h = 0; h < kHalves; ++h) {
-            const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(unit + 64 * g + 32 * h));
-            lo[h] = _mm256_or_si256(_mm256_and_si256(q, low4), top_bits(top[0][h], g));
-            hi[h] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), low4), top_bits(top[1][h], g));
+          if constexpr (kUnpacked) {
+            for (int h = 0; h < kHalves; ++h) {
+              lo[h] = _mm256_load_si256(reinterpret_cast<const __m256i*>(levels + g * 2 * kHalves * 32 + 32 * h));
+              hi[h] = _mm256_load_si256(reinterpret_cast<const __m256i*>(levels + g * 2 * kHalves * 32 + 32 * (kHalves + h)));
+            }
+          } else {
+            group_levels(unit, top, g, lo, hi);
           }
           const int8_t* x[T];
           for (int t = 0; t < T; ++t) x[t] = act[t].q + 256 * k + 32 * j + 4 * g;
@@ -140,8 +192,37 @@ void Q6KPanels::run(const uint8_t* panel, int64_t blocks, const Tokens& tokens, 
   }
 }
 
+// Prefill: each panel's levels unpacked once into scratch, then every pass of
+// kTileTokens tokens loads them; the same integer sums, so the same outputs.
+struct Q6KUnpackedPanels {
+  struct Tokens {
+    Q6KPanels::Tokens tokens;
+    const uint8_t* levels;
+  };
+  template <int T, bool kPrefetch>
+  static void run(const uint8_t* panel, int64_t blocks, const Tokens& t, int t0, __m256 facc[kHalves][T]) {
+    Q6KPanels::run_levels<T, kPrefetch, true>(panel, t.levels, blocks, t.tokens, t0, facc);
+  }
+};
+
+void q6_k_panel_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
+  if (x.n_tokens <= kTileTokens) return panel_matmul<Q6KPanels>(w, x, y, ldy, r0, r1);
+  const ActLayout l = act_layout(ActivationFormat::kQ8_K, w.cols);
+  const int64_t blocks = w.cols / 256;
+  uint8_t* levels;
+  const Q6KUnpackedPanels::Tokens tokens{Q6KPanels::prepare(x, l, 8 * blocks * kUnpackedUnitBytes, &levels), levels};
+  for (int64_t r = r0; r < r1; r += kPanelRowCount) {
+    const uint8_t* panel = panel_start(w, r / kPanelRowCount);
+    unpack_levels(panel, blocks, levels);
+    for (int t0 = 0; t0 < x.n_tokens; t0 += kTileTokens) {
+      const int n = x.n_tokens - t0 < kTileTokens ? x.n_tokens - t0 : kTileTokens;
+      panel_tile_any<Q6KUnpackedPanels, false>(panel, blocks, tokens, t0, n, y, ldy, r);
+    }
+  }
+}
+
 }  // namespace
 
-KernelEntry q6_k_panel_kernel_avx2() { return {panel_matmul<Q6KPanels>, ActivationFormat::kQ8_K, kPanelRowCount}; }
+KernelEntry q6_k_panel_kernel_avx2() { return {q6_k_panel_matmul, ActivationFormat::kQ8_K, kPanelRowCount}; }
 
 }  // namespace skiff

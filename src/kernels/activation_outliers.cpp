@@ -55,20 +55,27 @@ bool split_outliers(const float* x, int n_tokens, int64_t cols, ActivationOutlie
   if (buffer.size() < static_cast<size_t>(n_tokens) * cols) buffer.resize(static_cast<size_t>(n_tokens) * cols);
   float* const rest = buffer.data();
   out.rest = rest;
-  std::vector<std::vector<ActivationOutliers::Value>> found(n_tokens);
+  // k values over 16x the RMS hold more than k·256/cols of the row's sum of
+  // squares, so k < cols/256; a slot more covers rounding. Allocated here:
+  // nothing may throw inside the parallel region.
+  const int64_t slots_per_token = cols / 256 + 1;
+  std::vector<ActivationOutliers::Value> slots(n_tokens * slots_per_token);
+  std::vector<int64_t> counts(n_tokens, 0);
 #pragma omp parallel for num_threads(threads_for(n_tokens * cols))
   for (int t = 0; t < n_tokens; ++t) {
     const float* row = x + t * cols;
     float* rest_row = rest + t * cols;
     std::copy(row, row + cols, rest_row);
     if (!std::isfinite(limits[t])) continue;
-    for (int64_t i = 0; i < cols; ++i)
+    for (int64_t i = 0; i < cols && counts[t] < slots_per_token; ++i)
       if (std::fabs(row[i]) > limits[t]) {
-        found[t].push_back({t, i, row[i]});
+        slots[t * slots_per_token + counts[t]++] = {t, i, row[i]};
         rest_row[i] = 0.0f;
       }
   }
-  for (const auto& values : found) out.values.insert(out.values.end(), values.begin(), values.end());
+  for (int t = 0; t < n_tokens; ++t)
+    out.values.insert(out.values.end(), slots.begin() + t * slots_per_token,
+                      slots.begin() + t * slots_per_token + counts[t]);
   return true;
 }
 

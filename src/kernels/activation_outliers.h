@@ -13,7 +13,7 @@
 
 namespace skiff {
 
-// A value of `ratio` times its token's RMS or more is an outlier.
+// A value over kOutlierRatio times its token's RMS is an outlier.
 constexpr float kOutlierRatio = 16.0f;
 
 struct ActivationOutliers {

@@ -148,7 +148,8 @@ void Q6KPanels::run_levels(const uint8_t* panel, const uint8_t* unpacked, int64_
     for (int j = 0; j < 8; ++j) {
       if constexpr (kPrefetch) prefetch_unit<kQ6KPanelGroupBytes / 8>(panel, 8 * k + j);
       const uint8_t* unit = sb + kQ6KPanelWeights + j * kQ6KPanelUnitBytes;
-      const uint8_t* levels = unpacked + (8 * k + j) * kUnpackedUnitBytes;  // kUnpacked only
+      const uint8_t* levels = nullptr;
+      if constexpr (kUnpacked) levels = unpacked + (8 * k + j) * kUnpackedUnitBytes;
       __m256i top[2][kHalves];
       if constexpr (!kUnpacked) load_top_bits(unit, top);
       // Groups in pairs: two vpmaddubsw sums fit int16 (see the top).

@@ -41,16 +41,12 @@ std::vector<float> load_vector(const TensorMap& tensors, const std::string& name
 size_t matrix_bytes(const Matrix& m) { return m.rows * row_bytes(m.type, m.cols); }
 
 // One ColumnCache per distinct matrix, shared by the matrices on the same
-// bytes and shape (a tied head and its embedding), owned by the weights.
+// bytes and shape (a tied head and its embedding).
 void attach_column_caches(ModelWeights& w) {
   std::map<std::tuple<const void*, int64_t, int64_t>, ColumnCache*> by_matrix;
   for (Matrix* m : w.matrices()) {
     ColumnCache*& cache = by_matrix[{m->data, m->rows, m->cols}];
-    if (!cache) {
-      auto owned = std::make_shared<ColumnCache>();
-      cache = owned.get();
-      w.storage.push_back(std::move(owned));
-    }
+    if (!cache) cache = w.column_caches.emplace_back(std::make_shared<ColumnCache>()).get();
     m->column_cache = cache;
   }
 }

@@ -49,6 +49,9 @@ struct ModelWeights {
   std::vector<float> output_norm; // [dim]
   Matrix output;                  // [vocab, dim]; the embedding itself when tied
   std::vector<std::shared_ptr<const void>> storage;  // keeps mappings and buffers alive
+  // The matrices' Matrix::column_cache (build_weights makes them); apart from
+  // storage, which loaders fill after build_weights.
+  std::vector<std::shared_ptr<ColumnCache>> column_caches;
 
   // Bytes of weights one decode step reads: every matrix once, plus one embedding row.
   size_t decode_bytes_per_token() const;

@@ -294,7 +294,7 @@ struct Q5_0Panels {
     // a byte shuffle copies its qh byte into byte c of the lane (bits 4..7 of
     // the byte; qh4 holds the even groups' nibbles there), the mask keeps bit
     // 4 + c, and min(·, 16) makes it 16.
-    const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(unit + 4 * 64 + 32 * h));
+    const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(unit + kPanelQhAt + 32 * h));
     const __m256i qh4 = _mm256_slli_epi32(qh, 4);
     const __m256i bit_of_byte = _mm256_set1_epi32(static_cast<int32_t>(0x80402010u));
     const __m256i lanes = _mm256_setr_epi8(0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12,

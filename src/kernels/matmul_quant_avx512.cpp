@@ -167,7 +167,7 @@ struct LoadPanel {
     const __m512i nibble = _mm512_set1_epi8(0x0F);
     __m512i q = _mm512_and_si512(g < 4 ? v : _mm512_srli_epi16(v, 4), nibble);
     if constexpr (panel_has_qh(kType)) {
-      const __m512i qh = _mm512_loadu_si512(unit(u) + 4 * 64);
+      const __m512i qh = _mm512_loadu_si512(unit(u) + kPanelQhAt);
       const char b = static_cast<char>(g / 2);
       const __m512i copies = _mm512_shuffle_epi8(
           qh, _mm512_broadcast_i32x4(_mm_setr_epi8(b, b, b, b, b + 4, b + 4, b + 4, b + 4, b + 8, b + 8, b + 8, b + 8,

@@ -51,7 +51,7 @@ struct UnitPlace {
 UnitPlace unit_place(DType type, int i) {
   const int64_t weights = panel_weight_bytes(type);
   return {weights + 2 * i, panel_has_min(type) ? weights + 2 * kPanelRowCount + 2 * i : -1,
-          panel_has_qh(type) ? 4 * 64 + 4 * i : -1};
+          panel_has_qh(type) ? kPanelQhAt + 4 * i : -1};
 }
 
 // A panel of blocks of 32 from its 16 rows (the unit layout in repack.h).

@@ -70,6 +70,8 @@ constexpr bool panel_has_min(DType type) { return type == DType::Q4_1 || type ==
 constexpr int64_t panel_weight_bytes(DType type) {
   return type == DType::Q8_0 ? 8 * 64 : panel_has_qh(type) ? 5 * 64 : 4 * 64;
 }
+// Where a Q5_0 / Q5_1 unit's qh vector starts: after its 4 vectors of nibbles.
+constexpr int64_t kPanelQhAt = 4 * 64;
 constexpr int64_t panel_unit_bytes(DType type) {
   return panel_weight_bytes(type) + (panel_has_min(type) ? 2 : 1) * 2 * kPanelRowCount;
 }

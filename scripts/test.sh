@@ -40,10 +40,10 @@ fi
 release_tests() { (cd "${SKIFF_BUILD_DIR:-build}" && ctest --output-on-failure -j "$(nproc)"); }
 stage "Release tests" release_tests
 # CI (or SKIFF_SANITIZERS=1) also runs the tests under ASan + UBSan and TSan,
-# and every fuzz harness from its seeds for SKIFF_FUZZ_SECONDS (30) each.
+# and every fuzz harness from its seeds for SKIFF_FUZZ_SECONDS (15) each.
 if [[ "${CI:-}" == true || -n "${SKIFF_SANITIZERS:-}" ]]; then
   stage "ASan+UBSan build and tests" scripts/sanitize.sh address
   stage "TSan build and tests" scripts/sanitize.sh thread
-  stage "fuzzing" scripts/fuzz.sh "${SKIFF_FUZZ_SECONDS:-30}"
+  stage "fuzzing" scripts/fuzz.sh "${SKIFF_FUZZ_SECONDS:-15}"
 fi
 print_stage_times

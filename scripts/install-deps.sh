@@ -7,7 +7,9 @@ PACKAGES=(build-essential cmake ninja-build pkg-config libgtest-dev libgmock-dev
           libutf8proc-dev libomp-dev libhwy-dev libcpp-httplib-dev
           # the sanitizer builds and fuzz harnesses (scripts/sanitize.sh, fuzz.sh):
           # clang, its sanitizer and libFuzzer runtimes, and libomp's TSan tool (Archer)
-          clang-14 libclang-rt-14-dev libomp-14-dev)
+          clang-14 libclang-rt-14-dev libomp-14-dev
+          # SIMDe: the AVX-512 kernels' tests on CPUs without AVX-512 (CMakeLists.txt)
+          libsimde-dev)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -26,11 +26,12 @@ bool cpu_has(Isa isa) {
     case Isa::kAvx512:
 #ifdef SKIFF_AVX512_EMULATED  // the emulated kernel tests (tests/avx512_emulation): SIMDe on AVX2
       return cpu_has(Isa::kAvx2);
-#endif
+#else
       return cpu_has(Isa::kAvx2) && __builtin_cpu_supports("avx512f") &&
              __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
              __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vnni") &&
              __builtin_cpu_supports("avx512bf16");
+#endif
   }
   return false;
 }

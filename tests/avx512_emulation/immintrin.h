@@ -46,31 +46,32 @@ inline simde__m512 shuffle_f32x4(simde__m512 a, simde__m512 b, int imm) {
     std::memcpy(out + 4 * lane, (lane < 2 ? va : vb) + 4 * (imm >> 2 * lane & 3), 16);
   return simde_mm512_loadu_ps(out);
 }
-// Masked loads and stores touch only the selected elements, as the instruction does (a
-// kernel may mask off elements past the end of its buffer).
+// Masked loads and stores touch only the selected elements, as the
+// instructions do (a kernel may mask off elements past the end of its buffer).
+template <class T>
+void copy_selected(uint32_t k, const void* from, void* to) {
+  for (int i = 0; i < 16; ++i)
+    if (k >> i & 1) std::memcpy(static_cast<char*>(to) + sizeof(T) * i, static_cast<const char*>(from) + sizeof(T) * i, sizeof(T));
+}
 inline simde__m512 maskz_loadu_ps(simde__mmask16 k, const void* p) {
   float v[16] = {};
-  for (int i = 0; i < 16; ++i)
-    if (k >> i & 1) std::memcpy(&v[i], static_cast<const char*>(p) + 4 * i, 4);
+  copy_selected<float>(k, p, v);
   return simde_mm512_loadu_ps(v);
 }
 inline simde__m512i maskz_loadu_epi32(simde__mmask16 k, const void* p) {
   int32_t v[16] = {};
-  for (int i = 0; i < 16; ++i)
-    if (k >> i & 1) std::memcpy(&v[i], static_cast<const char*>(p) + 4 * i, 4);
+  copy_selected<int32_t>(k, p, v);
   return simde_mm512_loadu_si512(v);
 }
 inline __m256i maskz_loadu_epi16_256(simde__mmask16 k, const void* p) {
   int16_t v[16] = {};
-  for (int i = 0; i < 16; ++i)
-    if (k >> i & 1) std::memcpy(&v[i], static_cast<const char*>(p) + 2 * i, 2);
+  copy_selected<int16_t>(k, p, v);
   return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(v));
 }
 inline void mask_storeu_ps(void* p, simde__mmask16 k, simde__m512 a) {
   float v[16];
   simde_mm512_storeu_ps(v, a);
-  for (int i = 0; i < 16; ++i)
-    if (k >> i & 1) std::memcpy(static_cast<char*>(p) + 4 * i, &v[i], 4);
+  copy_selected<float>(k, v, p);
 }
 inline __m256 extractf32x8_ps(simde__m512 a, int imm) {
   const simde__m512i bits = simde_mm512_castps_si512(a);

@@ -290,25 +290,19 @@ struct Q5_0Panels {
   static constexpr DType kType = DType::Q5_0;
   [[gnu::always_inline]] static void levels(const uint8_t* unit, int h, __m256i levels[8]) {
     const __m256i low4 = _mm256_set1_epi8(0x0f), sixteen = _mm256_set1_epi8(0x10);
-    // Column 4g + c's fifth bit is bit 4g + c of the row's qh (hi: 16 + 4g + c):
-    // a byte shuffle copies its qh byte into byte c of the lane (bits 4..7 of
-    // the byte; qh4 holds the even groups' nibbles there), the mask keeps bit
-    // 4 + c, and min(·, 16) makes it 16.
+    // Group j's fifth bits are bit j of the qh bytes (repack.h): moved to bit
+    // 4 by a 16-bit shift (what crosses from the neighbouring byte lands
+    // below bit 4 or above it) and kept by the mask.
     const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(unit + kPanelQhAt + 32 * h));
-    const __m256i qh4 = _mm256_slli_epi32(qh, 4);
-    const __m256i bit_of_byte = _mm256_set1_epi32(static_cast<int32_t>(0x80402010u));
-    const __m256i lanes = _mm256_setr_epi8(0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12,
-                                           0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12);
+    const auto fifth = [&](int j) {
+      const __m256i at4 = j < 4 ? _mm256_slli_epi16(qh, 4 - j) : j > 4 ? _mm256_srli_epi16(qh, j - 4) : qh;
+      return _mm256_and_si256(at4, sixteen);
+    };
 #pragma GCC unroll 4
     for (int g = 0; g < 4; ++g) {
       const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(unit + 64 * g + 32 * h));
-      const __m256i src = g % 2 ? qh : qh4;
-      const __m256i pick_lo = _mm256_add_epi8(lanes, _mm256_set1_epi8(static_cast<char>(g / 2)));
-      const __m256i pick_hi = _mm256_add_epi8(lanes, _mm256_set1_epi8(static_cast<char>(2 + g / 2)));
-      const __m256i fifth_lo = _mm256_min_epu8(_mm256_and_si256(_mm256_shuffle_epi8(src, pick_lo), bit_of_byte), sixteen);
-      const __m256i fifth_hi = _mm256_min_epu8(_mm256_and_si256(_mm256_shuffle_epi8(src, pick_hi), bit_of_byte), sixteen);
-      levels[g] = _mm256_or_si256(_mm256_and_si256(q, low4), fifth_lo);
-      levels[4 + g] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), low4), fifth_hi);
+      levels[g] = _mm256_or_si256(_mm256_and_si256(q, low4), fifth(g));
+      levels[4 + g] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), low4), fifth(4 + g));
     }
   }
 };

@@ -157,10 +157,9 @@ struct LoadPanel {
     if constexpr (kType != DType::Q8_0)
       prefetch_unit<kType == DType::Q4_K ? kQ4KPanelGroupBytes / 8 : kUnitBytes>(units, u);
   }
-  // Columns 4g..4g+3 of the 16 rows: nibbles, with Q5's fifth bits (bits
-  // 4g..4g+3 of each row's qh: byte g / 2 of the dword copied to its 4 bytes,
-  // byte j tested for bit 4·(g % 2) + j, 16 added where set), or IQ4_NL's
-  // levels + 128 (the unsigned operand).
+  // Columns 4g..4g+3 of the 16 rows: nibbles, with Q5's fifth bits (bit g
+  // of the qh bytes, repack.h: 16 added where set), or IQ4_NL's levels + 128
+  // (the unsigned operand).
   [[gnu::always_inline]] __m512i w(int64_t u, int g) const {
     if constexpr (kType == DType::Q8_0) return _mm512_loadu_si512(unit(u) + 64 * g);
     const __m512i v = _mm512_loadu_si512(unit(u) + 64 * (g % 4));
@@ -168,12 +167,8 @@ struct LoadPanel {
     __m512i q = _mm512_and_si512(g < 4 ? v : _mm512_srli_epi16(v, 4), nibble);
     if constexpr (panel_has_qh(kType)) {
       const __m512i qh = _mm512_loadu_si512(unit(u) + kPanelQhAt);
-      const char b = static_cast<char>(g / 2);
-      const __m512i copies = _mm512_shuffle_epi8(
-          qh, _mm512_broadcast_i32x4(_mm_setr_epi8(b, b, b, b, b + 4, b + 4, b + 4, b + 4, b + 8, b + 8, b + 8, b + 8,
-                                                   b + 12, b + 12, b + 12, b + 12)));
-      const __m512i bit = _mm512_set1_epi32(g % 2 ? static_cast<int>(0x80402010) : 0x08040201);
-      q = _mm512_mask_add_epi8(q, _mm512_test_epi8_mask(copies, bit), q, _mm512_set1_epi8(0x10));
+      q = _mm512_mask_add_epi8(q, _mm512_test_epi8_mask(qh, _mm512_set1_epi8(static_cast<char>(1 << g))), q,
+                               _mm512_set1_epi8(0x10));
     }
     if constexpr (kType == DType::IQ4_NL)
       q = _mm512_shuffle_epi8(_mm512_xor_si512(_mm512_broadcast_i32x4(iq4_table()), _mm512_set1_epi8(-128)), q);

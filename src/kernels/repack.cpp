@@ -54,6 +54,19 @@ UnitPlace unit_place(DType type, int i) {
           panel_has_qh(type) ? kPanelQhAt + 4 * i : -1};
 }
 
+// A block's 32 fifth bits (bit k: column k) as the panel holds them: byte c,
+// bit j is column c + 4j (repack.h); and back.
+uint32_t transpose_fifth_bits(uint32_t qh) {
+  uint32_t out = 0;
+  for (int k = 0; k < 32; ++k) out |= (qh >> k & 1u) << (8 * (k % 4) + k / 4);
+  return out;
+}
+uint32_t fifth_bits_of_panel(uint32_t panel_qh) {
+  uint32_t qh = 0;
+  for (int k = 0; k < 32; ++k) qh |= (panel_qh >> (8 * (k % 4) + k / 4) & 1u) << k;
+  return qh;
+}
+
 // A panel of blocks of 32 from its 16 rows (the unit layout in repack.h).
 void repack_blocks_panel(DType type, const uint8_t* rows, int64_t cols, uint8_t* panel) {
   const Block32Parts b = block32_parts(type);
@@ -66,7 +79,12 @@ void repack_blocks_panel(DType type, const uint8_t* rows, int64_t cols, uint8_t*
       const UnitPlace at = unit_place(type, i);
       std::memcpy(unit + at.d, block, 2);
       if (b.m >= 0) std::memcpy(unit + at.m, block + b.m, 2);
-      if (b.qh >= 0) std::memcpy(unit + at.qh, block + b.qh, 4);
+      if (b.qh >= 0) {
+        uint32_t qh;
+        std::memcpy(&qh, block + b.qh, 4);
+        qh = transpose_fifth_bits(qh);
+        std::memcpy(unit + at.qh, &qh, 4);
+      }
       for (int j = 0; j < quant_bytes; j += 4) {  // 4 bytes at a time: Q8_0 int8 + 128 as u8; nibbles as they are
         uint32_t four;
         std::memcpy(&four, block + b.qs + j, 4);
@@ -84,7 +102,12 @@ void block32_from_panel(DType type, const uint8_t* panel, int64_t u, int i, uint
   const UnitPlace at = unit_place(type, i);
   std::memcpy(block, unit + at.d, 2);
   if (b.m >= 0) std::memcpy(block + b.m, unit + at.m, 2);
-  if (b.qh >= 0) std::memcpy(block + b.qh, unit + at.qh, 4);
+  if (b.qh >= 0) {
+    uint32_t qh;
+    std::memcpy(&qh, unit + at.qh, 4);
+    qh = fifth_bits_of_panel(qh);
+    std::memcpy(block + b.qh, &qh, 4);
+  }
   for (int j = 0; j < (type == DType::Q8_0 ? 32 : 16); ++j)
     block[b.qs + j] = static_cast<uint8_t>(unit[panel_offset(j, i)] ^ (type == DType::Q8_0 ? 0x80 : 0));
 }

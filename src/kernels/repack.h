@@ -16,7 +16,11 @@
 //   the others: 4 vectors of 64 bytes, vector g holding bytes 4g..4g+3 of each
 //        row's 16 nibble bytes (row i at bytes 4i..4i+3): the low nibbles are
 //        columns 32u+4g.., the high ones 32u+16+4g..; Q5_0 / Q5_1: then a
-//        vector of the 16 rows' 32-bit qh (row i at 4i);
+//        vector of the 16 rows' fifth bits, byte 4i + c holding row i's
+//        columns c, c + 4, …, c + 28 at bits 0..7: bit j is column 4j + c,
+//        the one beside it in group j's vector (j >= 4: the high nibbles of
+//        vector j - 4), so a group's fifth bits are one shift and an and on
+//        AVX2, one vptestmb on AVX-512;
 //   then the 16 rows' fp16 block scales d; Q4_1 / Q5_1: then their fp16 mins m.
 // Q4_K: per super-block of 256 columns, 16 × 144 = 2304 bytes: the 16 rows'
 //   12 packed scale/min bytes as 3 vectors of 64 bytes (vector v: bytes

@@ -149,8 +149,10 @@ inline int first_tile(const skiff::AttentionQueries& qs, int r0, int begin, int 
 // Soft-caps a row's tile of scores (Gemma 2), then masks the keys the row
 // does not see.
 inline void mask_scores(const skiff::AttentionQueries& qs, int r, int n, int tile_start, float* sr) {
-  if (qs.softcap > 0)
-    for (int j = 0; j < n; ++j) sr[j] = fast_softcap(sr[j], qs.softcap);
+  if (const float cap = qs.softcap; cap > 0) {
+#pragma omp simd
+    for (int j = 0; j < n; ++j) sr[j] = fast_softcap(sr[j], cap);
+  }
   const int hidden = hidden_keys(qs, r, n, tile_start);
   for (int j = 0; j < hidden; ++j) sr[j] = kNegInf;
   for (int j = visible_keys(qs, r, n, tile_start); j < kTile; ++j) sr[j] = kNegInf;

@@ -271,9 +271,10 @@ void quant_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, 
   }
 }
 
-// Q5_0 and Q8_0 on the load-time panels (repack.h: per unit of 32 columns,
-// 16 rows' levels as 4 vectors of nibbles and their 32-bit qh, or 8 vectors
-// of bytes + 128; then their fp16 d). Rows as stored left Q5_0 decode
+// The blocks of 32 (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL) on the load-time
+// panels (repack.h: per unit of 32 columns, 16 rows' levels as 4 vectors of
+// nibbles, Q5's fifth bits as a fifth, or 8 vectors of Q8_0 bytes + 128; then
+// their fp16 d, and the _1 types' fp16 m). Rows as stored left Q5_0 decode
 // compute-bound at 10-12 GB/s a core: per block of 22 bytes a row spent a
 // nibble unpack, a fifth-bit spread, an fp16 scale and a horizontal sum. On
 // panels each unpack serves 8 rows a vector and the sums need no reduction.
@@ -282,41 +283,43 @@ void quant_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, 
 // same int32 unit dots in the same order (level_dots, add_unit), so a token's
 // outputs do not depend on its batch.
 
-// Unit u's levels (0..31: the value + 16) of rows 8h..8h+7 of a Q5_0 panel:
-// levels[g] columns 4g..4g+3 of each row (row i in dword lane i), g < 4 from
-// the low nibbles, g >= 4 columns 16 + 4(g - 4).. from the high ones.
-struct Q5_0Panels {
-  using W = RowsQ5_0;
-  static constexpr DType kType = DType::Q5_0;
+// Unit u's levels of rows 8h..8h+7 of a panel of W's blocks: levels[g] columns
+// 4g..4g+3 of each row (row i in dword lane i); for the nibble types g < 4
+// from the low nibbles, g >= 4 columns 16 + 4(g - 4).. from the high ones.
+template <class Rows>
+struct Block32Panels {
+  using W = Rows;
+  static constexpr DType kType = W::kType;
   [[gnu::always_inline]] static void levels(const uint8_t* unit, int h, __m256i levels[8]) {
-    const __m256i low4 = _mm256_set1_epi8(0x0f), sixteen = _mm256_set1_epi8(0x10);
-    // Group j's fifth bits are bit j of the qh bytes (repack.h): moved to bit
-    // 4 by a 16-bit shift (what crosses from the neighbouring byte lands
-    // below bit 4 or above it) and kept by the mask.
-    const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(unit + kPanelQhAt + 32 * h));
-    const auto fifth = [&](int j) {
-      const __m256i at4 = j < 4 ? _mm256_slli_epi16(qh, 4 - j) : j > 4 ? _mm256_srli_epi16(qh, j - 4) : qh;
-      return _mm256_and_si256(at4, sixteen);
-    };
+    if constexpr (kType == DType::Q8_0) {
+      // The stored bytes are the weights + 128 (the u8 operand of AVX-512's
+      // vpdpbusd); an xor gives back the signed weights the sign trick reads.
+#pragma GCC unroll 8
+      for (int g = 0; g < 8; ++g)
+        levels[g] = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(unit + 64 * g + 32 * h)),
+                                     _mm256_set1_epi8(static_cast<char>(0x80)));
+    } else {
+      const __m256i low4 = _mm256_set1_epi8(0x0f);
 #pragma GCC unroll 4
-    for (int g = 0; g < 4; ++g) {
-      const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(unit + 64 * g + 32 * h));
-      levels[g] = _mm256_or_si256(_mm256_and_si256(q, low4), fifth(g));
-      levels[4 + g] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), low4), fifth(4 + g));
+      for (int g = 0; g < 4; ++g) {
+        const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(unit + 64 * g + 32 * h));
+        levels[g] = finish(_mm256_and_si256(q, low4), unit, h, g);
+        levels[4 + g] = finish(_mm256_and_si256(_mm256_srli_epi16(q, 4), low4), unit, h, 4 + g);
+      }
     }
   }
-};
-
-// Q8_0: the stored bytes are the weights + 128 (the u8 operand of AVX-512's
-// vpdpbusd); an xor gives back the signed weights the row type's sign trick reads.
-struct Q8_0Panels {
-  using W = RowsQ8_0;
-  static constexpr DType kType = DType::Q8_0;
-  [[gnu::always_inline]] static void levels(const uint8_t* unit, int h, __m256i levels[8]) {
-#pragma GCC unroll 8
-    for (int g = 0; g < 8; ++g)
-      levels[g] = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(unit + 64 * g + 32 * h)),
-                                   _mm256_set1_epi8(static_cast<char>(0x80)));
+  // Group j's nibbles made levels: Q5's fifth bits are bit j of the qh bytes
+  // (repack.h), moved to bit 4 by a 16-bit shift (what crosses from the
+  // neighbouring byte lands below bit 4 or above it) and kept by a mask;
+  // IQ4_NL's are its table's values.
+  [[gnu::always_inline]] static __m256i finish(__m256i nibbles, const uint8_t* unit, int h, int j) {
+    if constexpr (W::kLevelKind == Block32Levels::kIq4) return iq4_levels(nibbles);
+    if constexpr (W::kLevelKind == Block32Levels::kFiveBits) {
+      const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(unit + kPanelQhAt + 32 * h));
+      const __m256i at4 = j < 4 ? _mm256_slli_epi16(qh, 4 - j) : j > 4 ? _mm256_srli_epi16(qh, j - 4) : qh;
+      return _mm256_or_si256(nibbles, _mm256_and_si256(at4, _mm256_set1_epi8(0x10)));
+    }
+    return nibbles;
   }
 };
 
@@ -326,6 +329,14 @@ template <class P>
 inline __m256 panel_unit_scales(const uint8_t* unit, int h) {
   return _mm256_cvtph_ps(
       _mm_loadu_si128(reinterpret_cast<const __m128i*>(unit + panel_weight_bytes(P::kType) + 16 * h)));
+}
+// The _1 types' mins as the row types take them (x = d·q + m: the min is -m).
+template <class P>
+inline __m256 panel_unit_mins(const uint8_t* unit, int h) {
+  if constexpr (!P::W::kMinTerm) return _mm256_setzero_ps();
+  const __m128i m = _mm_loadu_si128(
+      reinterpret_cast<const __m128i*>(unit + panel_weight_bytes(P::kType) + 2 * kPanelRowCount + 16 * h));
+  return _mm256_sub_ps(_mm256_setzero_ps(), _mm256_cvtph_ps(m));
 }
 
 template <class P, int T>
@@ -348,7 +359,7 @@ void block32_panel_decode(const Matrix& w, const Activations& x, float* y, int64
         __m256i levels[8], dots[T];
         P::levels(unit, h, levels);
         level_dots<typename P::W, T>(levels, act, u, dots);
-        add_unit<typename P::W, T>(dots, panel_unit_scales<P>(unit, h), _mm256_setzero_ps(), act, u, facc[h]);
+        add_unit<typename P::W, T>(dots, panel_unit_scales<P>(unit, h), panel_unit_mins<P>(unit, h), act, u, facc[h]);
       }
     }
     for (int h = 0; h < kPanelHalves; ++h)
@@ -365,7 +376,6 @@ void block32_panel_matmul(const Matrix& w, const Activations& x, float* y, int64
     default: break;
   }
   static_assert(kMaxDecodeTokens == 3, "the switch covers 1..kMaxDecodeTokens");
-  static_assert(!P::W::kMinTerm, "the packed units below carry no mins");
   constexpr int64_t kUnitBytes = panel_unit_bytes(P::kType);
   const ActLayout l = act_layout(ActivationFormat::kQ8_0, w.cols);
   const int64_t units = w.cols / 32;
@@ -377,7 +387,8 @@ void block32_panel_matmul(const Matrix& w, const Activations& x, float* y, int64
         __m256i levels[8];
         P::levels(panel + kUnitBytes * u, h, levels);
         for (int g = 0; g < 8; ++g) _mm256_store_si256(reinterpret_cast<__m256i*>(packed[u].w[g]), levels[g]);
-        _mm256_store_ps(packed[u].scale, panel_unit_scales<P>(panel + kUnitBytes * u, h));  // no min: not a _1 type
+        _mm256_store_ps(packed[u].scale, panel_unit_scales<P>(panel + kUnitBytes * u, h));
+        _mm256_store_ps(packed[u].min, panel_unit_mins<P>(panel + kUnitBytes * u, h));
       }
       all_tiles<typename P::W>(packed, units, x, l, y, ldy, r + kPanelRows * h, kPanelRows);
     }
@@ -387,9 +398,16 @@ void block32_panel_matmul(const Matrix& w, const Activations& x, float* y, int64
 }  // namespace
 
 KernelEntry block32_panel_kernel_avx2(DType type) {
-  if (type == DType::Q5_0) return {block32_panel_matmul<Q5_0Panels>, ActivationFormat::kQ8_0, kPanelRowCount};
-  if (type == DType::Q8_0) return {block32_panel_matmul<Q8_0Panels>, ActivationFormat::kQ8_0, kPanelRowCount};
-  return {};
+  switch (type) {
+    case DType::Q8_0: return {block32_panel_matmul<Block32Panels<Q8_0>>, ActivationFormat::kQ8_0, kPanelRowCount};
+    case DType::Q4_0: return {block32_panel_matmul<Block32Panels<Q4_0>>, ActivationFormat::kQ8_0, kPanelRowCount};
+    case DType::Q4_1: return {block32_panel_matmul<Block32Panels<RowsQ4_1>>, ActivationFormat::kQ8_0, kPanelRowCount};
+    case DType::Q5_0: return {block32_panel_matmul<Block32Panels<RowsQ5_0>>, ActivationFormat::kQ8_0, kPanelRowCount};
+    case DType::Q5_1: return {block32_panel_matmul<Block32Panels<RowsQ5_1>>, ActivationFormat::kQ8_0, kPanelRowCount};
+    case DType::IQ4_NL:
+      return {block32_panel_matmul<Block32Panels<RowsIq4Nl>>, ActivationFormat::kQ8_0, kPanelRowCount};
+    default: return {};
+  }
 }
 
 KernelEntry quant_kernel_avx2(DType type) {

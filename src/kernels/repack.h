@@ -1,5 +1,6 @@
 // Q8_0, the other blocks of 32, Q2_K, Q3_K, Q4_K, Q6_K and float weights repacked, once at load, into the layouts the
-// AVX-512 kernels read (Q4_K's, Q6_K's, Q5_0's and Q8_0's also the AVX2 kernels: matmul_q{4,6}_k_panel_avx2.cpp, matmul_quant_avx2.cpp) (as llama.cpp's CPU backend repacks Q4_0 into
+// AVX-512 kernels read (all but Q2_K's, Q3_K's and the floats' also the AVX2 kernels: matmul_q{4,6}_k_panel_avx2.cpp,
+// matmul_quant_avx2.cpp) (as llama.cpp's CPU backend repacks Q4_0 into
 // interleaved rows): no per-call packing in prefill, and decode streams 16
 // rows at once with no per-row reductions. Same bytes as the GGUF rows,
 // rewritten in place: panel p (rows 16p .. 16p+15) takes the place of its
@@ -116,7 +117,7 @@ constexpr int64_t kQ2KPanelUnitBytes = 2 * 64;
 static_assert(kQ2KPanelWeights + 8 * kQ2KPanelUnitBytes == kQ2KPanelGroupBytes, "a Q2_K panel is its rows' bytes");
 
 // Whether kernels of `isa` read panels of `type` (the loader repacks only
-// then): AVX-512 every type can_repack takes, AVX2 Q4_K, Q6_K, Q5_0 and Q8_0 (matmul.cpp).
+// then): AVX-512 every type can_repack takes, AVX2 all but Q2_K, Q3_K and the floats (matmul.cpp).
 bool panel_kernel_for(Isa isa, DType type);
 
 // Whether m can be repacked: Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, Q4_K, Q6_K, F32, F16 or BF16 rows,

@@ -11,6 +11,7 @@
 #include "each_isa.h"
 #include "kernels/matmul.h"
 #include "kernels/quant.h"
+#include "kernels/repack.h"
 
 namespace skiff {
 namespace {
@@ -41,23 +42,52 @@ bool token_outputs_match(const Matrix& w, const std::vector<float>& x, int max_t
   return true;
 }
 
+// Normal weights quantized to each type, and tokens with one outlier (added
+// from its weight column: activation_outliers.h).
+struct Case {
+  static constexpr int64_t kCols = 512;
+  static constexpr int kMaxTokens = 70;
+  std::vector<float> x = std::vector<float>(kMaxTokens * kCols), values;
+  int64_t rows;
+  explicit Case(int64_t rows_) : values(rows_ * kCols), rows(rows_) {
+    std::mt19937 rng(3);
+    std::normal_distribution<float> dist(0.0f, 1.0f);
+    for (float& v : x) v = dist(rng);
+    x[5 * kCols + 17] = 400.0f;
+    for (float& v : values) v = dist(rng);
+  }
+  Matrix quantized(DType type, std::vector<uint8_t>& bytes) const {
+    bytes.resize(row_bytes(type, kCols) * rows);
+    for (int64_t r = 0; r < rows; ++r)
+      quantize_row(type, &values[r * kCols], bytes.data() + r * row_bytes(type, kCols), kCols);
+    return Matrix{type, rows, kCols, bytes.data()};
+  }
+};
+
 TEST(BatchInvariantMatmul, RowsGiveEveryTokenItsOwnSumsEveryTypeAndIsa) {
-  constexpr int64_t kRows = 40, kCols = 512;
-  constexpr int kMaxTokens = 70;
-  std::mt19937 rng(3);
-  std::normal_distribution<float> dist(0.0f, 1.0f);
-  std::vector<float> x(kMaxTokens * kCols), values(kRows * kCols);
-  for (float& v : x) v = dist(rng);
-  x[5 * kCols + 17] = 400.0f;  // an outlier: added from its weight column (activation_outliers.h)
-  for (float& v : values) v = dist(rng);
+  const Case c(40);
   InvariantMode on(true);
   for (DType type : kTypes) {
-    std::vector<uint8_t> bytes(row_bytes(type, kCols) * kRows);
-    for (int64_t r = 0; r < kRows; ++r)
-      quantize_row(type, &values[r * kCols], bytes.data() + r * row_bytes(type, kCols), kCols);
-    const Matrix w{type, kRows, kCols, bytes.data()};
+    std::vector<uint8_t> bytes;
+    const Matrix w = c.quantized(type, bytes);
     testing::for_each_isa([&](Isa isa) {
-      EXPECT_TRUE(token_outputs_match(w, x, kMaxTokens)) << isa_name(isa) << " " << dtype_info(type).name;
+      EXPECT_TRUE(token_outputs_match(w, c.x, Case::kMaxTokens)) << isa_name(isa) << " " << dtype_info(type).name;
+    });
+  }
+}
+
+// Panels need no mode: their decode and their prefill add the same unit dots
+// in the same order.
+TEST(BatchInvariantMatmul, PanelsGiveEveryTokenItsOwnSumsWithoutTheMode) {
+  const Case c(48);
+  InvariantMode off(false);
+  for (DType type : kTypes) {
+    std::vector<uint8_t> bytes;
+    Matrix w = c.quantized(type, bytes);
+    if (!can_repack(w)) continue;
+    repack(w, bytes.data());
+    testing::for_each_isa([&](Isa isa) {
+      EXPECT_TRUE(token_outputs_match(w, c.x, Case::kMaxTokens)) << isa_name(isa) << " " << dtype_info(type).name;
     });
   }
 }

@@ -1,5 +1,5 @@
 // The loops of the AVX2 panel kernels over rows and tokens, shared by
-// matmul_q4_k_panel_avx2.cpp and matmul_q6_k_panel_avx2.cpp. Included inside
+// matmul_q4_k_panel_avx2.cpp and matmul_k16_panel_avx2.cpp. Included inside
 // their anonymous namespace after quant_activation_layout.h and repack.h, so
 // each copy stays local to its file.
 //

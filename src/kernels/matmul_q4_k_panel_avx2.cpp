@@ -120,7 +120,7 @@ void Q4KPanels::run(const uint8_t* panel, int64_t blocks, const Tokens& tokens, 
 
 KernelEntry quant_panel_kernel_avx2(DType type) {
   if (type == DType::Q4_K) return {panel_matmul<Q4KPanels>, ActivationFormat::kQ8_K, kPanelRowCount};
-  if (type == DType::Q6_K) return q6_k_panel_kernel_avx2();
+  if (KernelEntry k = k16_panel_kernel_avx2(type); k.fn) return k;
   return block32_panel_kernel_avx2(type);
 }
 

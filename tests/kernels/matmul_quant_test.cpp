@@ -355,8 +355,8 @@ TEST(MatmulQuant, SimdKernelsAreDispatched) {
       EXPECT_NE(k.fn, scalar_kernel(type).fn) << isa_name(isa) << " " << dtype_info(type).name;
       EXPECT_EQ(k.activations, format_for(type)) << isa_name(isa) << " " << dtype_info(type).name;
     }
-  // Repacked matrices: the AVX-512 panel kernels there, AVX2's for Q4_K, Q6_K and the blocks of 32,
-  // the scalar one elsewhere; the loader repacks for an ISA only what it has kernels for.
+  // Repacked matrices: the AVX-512 panel kernels there, AVX2's for the integer types, the scalar
+  // one elsewhere; the loader repacks for an ISA only what it has kernels for.
   for (DType type : {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::IQ4_NL, DType::Q2_K,
                      DType::Q3_K, DType::Q4_K, DType::Q6_K, DType::F16}) {
     const Matrix panels{type, 16, 256, nullptr, MatrixLayout::kPanels};
@@ -366,7 +366,7 @@ TEST(MatmulQuant, SimdKernelsAreDispatched) {
     EXPECT_NE(find_kernel(Isa::kAvx512, panels).fn, find_kernel(Isa::kAvx512, type).fn) << dtype_info(type).name;
     const KernelEntry avx2 = quant_panel_kernel_avx2(type);
     EXPECT_EQ(find_kernel(Isa::kAvx2, panels).fn, avx2.fn ? avx2.fn : scalar_kernel(type).fn) << dtype_info(type).name;
-    const bool avx2_panels = type != DType::Q2_K && type != DType::Q3_K && type != DType::F16;
+    const bool avx2_panels = type != DType::F16;
     EXPECT_EQ(avx2.fn != nullptr, avx2_panels) << dtype_info(type).name;
     EXPECT_TRUE(panel_kernel_for(Isa::kAvx512, type));
     EXPECT_EQ(panel_kernel_for(Isa::kAvx2, type), avx2_panels) << dtype_info(type).name;

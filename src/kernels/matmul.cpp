@@ -45,7 +45,7 @@ KernelEntry find_kernel(Isa isa, const Matrix& w) {
 }
 
 bool panel_kernel_for(Isa isa, DType type) {
-  if (isa == Isa::kAvx512) return true;
+  if (isa == Isa::kAvx512) return quant_panel_kernel_avx512(type).fn || float_panel_kernel_avx512(type).fn;
   return isa == Isa::kAvx2 && quant_panel_kernel_avx2(type).fn != nullptr;
 }
 

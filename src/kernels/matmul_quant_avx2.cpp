@@ -290,6 +290,20 @@ template <class Rows>
 struct Block32Panels {
   using W = Rows;
   static constexpr DType kType = W::kType;
+  static constexpr int64_t kUnitBytes = panel_unit_bytes(kType);
+  [[gnu::always_inline]] static const uint8_t* unit(const uint8_t* panel, int64_t u) { return panel + kUnitBytes * u; }
+  [[gnu::always_inline]] static void prefetch(const uint8_t* panel, int64_t u) { prefetch_unit<kUnitBytes>(panel, u); }
+  // Rows 8h..8h+7's d of unit u, and the _1 types' mins as the row types
+  // take them (x = d·q + m: the min is -m).
+  [[gnu::always_inline]] static __m256 scales(const uint8_t* panel, int64_t u, int h) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(unit(panel, u) + panel_weight_bytes(kType) + 16 * h)));
+  }
+  [[gnu::always_inline]] static __m256 mins(const uint8_t* panel, int64_t u, int h) {
+    if constexpr (!W::kMinTerm) return _mm256_setzero_ps();
+    const __m128i m = _mm_loadu_si128(reinterpret_cast<const __m128i*>(unit(panel, u) + panel_weight_bytes(kType) +
+                                                                         2 * kPanelRowCount + 16 * h));
+    return _mm256_sub_ps(_mm256_setzero_ps(), _mm256_cvtph_ps(m));
+  }
   [[gnu::always_inline]] static void levels(const uint8_t* unit, int h, __m256i levels[8]) {
     if constexpr (kType == DType::Q8_0) {
       // The stored bytes are the weights + 128 (the u8 operand of AVX-512's
@@ -323,26 +337,45 @@ struct Block32Panels {
   }
 };
 
-constexpr int kPanelHalves = kPanelRowCount / kPanelRows;  // a 16-row panel is two of the tiles' 8 rows
+// IQ4_XS (repack.h): IQ4_NL's units in super-blocks of 8, each unit's scale
+// d·(ls - 32) from the super-block's scale bits (the float the row types use).
+struct Iq4XsPanels {
+  using W = RowsIq4Xs;
+  static constexpr DType kType = DType::IQ4_XS;
+  [[gnu::always_inline]] static const uint8_t* group(const uint8_t* panel, int64_t u) {
+    return panel + (u / 8) * kIq4XsPanelGroupBytes;
+  }
+  [[gnu::always_inline]] static const uint8_t* unit(const uint8_t* panel, int64_t u) {
+    return group(panel, u) + kIq4XsPanelWeights + (u % 8) * panel_weight_bytes(DType::IQ4_NL);
+  }
+  [[gnu::always_inline]] static void prefetch(const uint8_t* panel, int64_t u) {
+    prefetch_unit<kIq4XsPanelGroupBytes / 8>(panel, u);
+  }
+  [[gnu::always_inline]] static void levels(const uint8_t* unit, int h, __m256i levels[8]) {
+    Block32Panels<RowsIq4Nl>::levels(unit, h, levels);
+  }
+  [[gnu::always_inline]] static __m256 scales(const uint8_t* panel, int64_t u, int h) {
+    const uint8_t* g = group(panel, u);
+    const int j = static_cast<int>(u % 8);
+    const __m256i low = _mm256_and_si256(
+        _mm256_srli_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(g + kIq4XsPanelScalesLow + 32 * h)), 4 * j),
+        _mm256_set1_epi32(0xF));
+    const __m256i high = _mm256_and_si256(
+        _mm256_srli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128(
+                              reinterpret_cast<const __m128i*>(g + kIq4XsPanelScalesHigh + 16 * h))), 2 * j),
+        _mm256_set1_epi32(3));
+    const __m256i ls = _mm256_or_si256(low, _mm256_slli_epi32(high, 4));
+    const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g + kIq4XsPanelD + 16 * h)));
+    return _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_sub_epi32(ls, _mm256_set1_epi32(32))));
+  }
+  [[gnu::always_inline]] static __m256 mins(const uint8_t*, int64_t, int) { return _mm256_setzero_ps(); }
+};
 
-template <class P>
-inline __m256 panel_unit_scales(const uint8_t* unit, int h) {
-  return _mm256_cvtph_ps(
-      _mm_loadu_si128(reinterpret_cast<const __m128i*>(unit + panel_weight_bytes(P::kType) + 16 * h)));
-}
-// The _1 types' mins as the row types take them (x = d·q + m: the min is -m).
-template <class P>
-inline __m256 panel_unit_mins(const uint8_t* unit, int h) {
-  if constexpr (!P::W::kMinTerm) return _mm256_setzero_ps();
-  const __m128i m = _mm_loadu_si128(
-      reinterpret_cast<const __m128i*>(unit + panel_weight_bytes(P::kType) + 2 * kPanelRowCount + 16 * h));
-  return _mm256_sub_ps(_mm256_setzero_ps(), _mm256_cvtph_ps(m));
-}
+constexpr int kPanelHalves = kPanelRowCount / kPanelRows;  // a 16-row panel is two of the tiles' 8 rows
 
 template <class P, int T>
 void block32_panel_decode(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
-  constexpr int64_t kUnitBytes = panel_unit_bytes(P::kType);
-  const ActLayout l = act_layout(ActivationFormat::kQ8_0, w.cols);
+  const ActLayout l = act_layout(P::W::kAct, w.cols);
   ActRow act[T];
   for (int t = 0; t < T; ++t) act[t] = act_row(x, l, t);
   const int64_t units = w.cols / 32;
@@ -352,14 +385,14 @@ void block32_panel_decode(const Matrix& w, const Activations& x, float* y, int64
     for (int h = 0; h < kPanelHalves; ++h)
       for (int t = 0; t < T; ++t) facc[h][t] = _mm256_setzero_ps();
     for (int64_t u = 0; u < units; ++u) {
-      prefetch_unit<kUnitBytes>(panel, u);
-      const uint8_t* unit = panel + kUnitBytes * u;
+      P::prefetch(panel, u);
+      const uint8_t* unit = P::unit(panel, u);
 #pragma GCC unroll 2
       for (int h = 0; h < kPanelHalves; ++h) {
         __m256i levels[8], dots[T];
         P::levels(unit, h, levels);
         level_dots<typename P::W, T>(levels, act, u, dots);
-        add_unit<typename P::W, T>(dots, panel_unit_scales<P>(unit, h), panel_unit_mins<P>(unit, h), act, u, facc[h]);
+        add_unit<typename P::W, T>(dots, P::scales(panel, u, h), P::mins(panel, u, h), act, u, facc[h]);
       }
     }
     for (int h = 0; h < kPanelHalves; ++h)
@@ -376,8 +409,7 @@ void block32_panel_matmul(const Matrix& w, const Activations& x, float* y, int64
     default: break;
   }
   static_assert(kMaxDecodeTokens == 3, "the switch covers 1..kMaxDecodeTokens");
-  constexpr int64_t kUnitBytes = panel_unit_bytes(P::kType);
-  const ActLayout l = act_layout(ActivationFormat::kQ8_0, w.cols);
+  const ActLayout l = act_layout(P::W::kAct, w.cols);
   const int64_t units = w.cols / 32;
   auto* packed = static_cast<PackedUnit*>(kernel_scratch(units * sizeof(PackedUnit)));
   for (int64_t r = r0; r < r1; r += kPanelRowCount) {
@@ -385,10 +417,10 @@ void block32_panel_matmul(const Matrix& w, const Activations& x, float* y, int64
     for (int h = 0; h < kPanelHalves; ++h) {
       for (int64_t u = 0; u < units; ++u) {
         __m256i levels[8];
-        P::levels(panel + kUnitBytes * u, h, levels);
+        P::levels(P::unit(panel, u), h, levels);
         for (int g = 0; g < 8; ++g) _mm256_store_si256(reinterpret_cast<__m256i*>(packed[u].w[g]), levels[g]);
-        _mm256_store_ps(packed[u].scale, panel_unit_scales<P>(panel + kUnitBytes * u, h));
-        _mm256_store_ps(packed[u].min, panel_unit_mins<P>(panel + kUnitBytes * u, h));
+        _mm256_store_ps(packed[u].scale, P::scales(panel, u, h));
+        _mm256_store_ps(packed[u].min, P::mins(panel, u, h));
       }
       all_tiles<typename P::W>(packed, units, x, l, y, ldy, r + kPanelRows * h, kPanelRows);
     }
@@ -406,6 +438,7 @@ KernelEntry block32_panel_kernel_avx2(DType type) {
     case DType::Q5_1: return {block32_panel_matmul<Block32Panels<RowsQ5_1>>, ActivationFormat::kQ8_0, kPanelRowCount};
     case DType::IQ4_NL:
       return {block32_panel_matmul<Block32Panels<RowsIq4Nl>>, ActivationFormat::kQ8_0, kPanelRowCount};
+    case DType::IQ4_XS: return {block32_panel_matmul<Iq4XsPanels>, ActivationFormat::kQ8_K, kPanelRowCount};
     default: return {};
   }
 }

@@ -32,7 +32,8 @@ Block32Parts block32_parts(DType type) {
 int64_t panel_offset(int j, int i) { return (j / 4) * 64 + 4 * i + j % 4; }
 
 bool k_quant_panels(DType type) {
-  return type == DType::Q2_K || type == DType::Q3_K || type == DType::Q4_K || type == DType::Q6_K;
+  return type == DType::Q2_K || type == DType::Q3_K || type == DType::Q4_K || type == DType::Q6_K ||
+         type == DType::IQ4_XS;
 }
 
 bool is_float(DType type) { return type == DType::F32 || type == DType::F16 || type == DType::BF16; }
@@ -153,6 +154,37 @@ void q4_k_block_from_panel(const uint8_t* panel, int64_t s, int i, uint8_t* bloc
       };
       block[kQ4KQs + 16 * j + e] = static_cast<uint8_t>(nibble(j) | nibble(j + 1) << 4);
     }
+}
+
+// IQ4_XS blocks: fp16 d, 16-bit scales_h, 4 bytes of scales_l, then sub-block
+// j's 16 nibble bytes at 8 + 16j (low nibbles its columns 0..15).
+constexpr int64_t kIq4XsBlockBytes = 136, kIq4XsQs = 8;
+
+// An IQ4_XS panel from its 16 rows (the layout in repack.h).
+void repack_iq4_xs_panel(const uint8_t* rows, int64_t cols, uint8_t* panel) {
+  const int64_t supers = cols / 256, row_bytes = supers * kIq4XsBlockBytes;
+  for (int64_t s = 0; s < supers; ++s) {
+    uint8_t* group = panel + s * kIq4XsPanelGroupBytes;
+    for (int i = 0; i < kPanelRowCount; ++i) {
+      const uint8_t* block = rows + i * row_bytes + s * kIq4XsBlockBytes;
+      std::memcpy(group + kIq4XsPanelD + 2 * i, block, 2);
+      std::memcpy(group + kIq4XsPanelScalesHigh + 2 * i, block + 2, 2);
+      std::memcpy(group + kIq4XsPanelScalesLow + 4 * i, block + 4, 4);
+      for (int j = 0; j < 8; ++j)
+        for (int k = 0; k < 16; ++k)
+          group[kIq4XsPanelWeights + 256 * j + panel_offset(k, i)] = block[kIq4XsQs + 16 * j + k];
+    }
+  }
+}
+
+// Row i's GGUF IQ4_XS block of super-block s, rebuilt from a panel.
+void iq4_xs_block_from_panel(const uint8_t* panel, int64_t s, int i, uint8_t* block) {
+  const uint8_t* group = panel + s * kIq4XsPanelGroupBytes;
+  std::memcpy(block, group + kIq4XsPanelD + 2 * i, 2);
+  std::memcpy(block + 2, group + kIq4XsPanelScalesHigh + 2 * i, 2);
+  std::memcpy(block + 4, group + kIq4XsPanelScalesLow + 4 * i, 4);
+  for (int j = 0; j < 8; ++j)
+    for (int k = 0; k < 16; ++k) block[kIq4XsQs + 16 * j + k] = group[kIq4XsPanelWeights + 256 * j + panel_offset(k, i)];
 }
 
 // Q6_K: where a level's low 4 bits and top 2 bits lie (byte offsets, shifts),
@@ -361,7 +393,8 @@ void q2_k_block_from_panel(const uint8_t* panel, int64_t s, int i, uint8_t* bloc
 bool can_repack(const Matrix& m) {
   switch (m.type) {
     case DType::Q8_0: case DType::Q4_0: case DType::Q4_1: case DType::Q5_0: case DType::Q5_1: case DType::IQ4_NL:
-    case DType::Q2_K: case DType::Q3_K: case DType::Q4_K: case DType::Q6_K: case DType::F32: case DType::F16: case DType::BF16:
+    case DType::Q2_K: case DType::Q3_K: case DType::Q4_K: case DType::Q6_K: case DType::IQ4_XS:
+    case DType::F32: case DType::F16: case DType::BF16:
       break;
     default:
       return false;
@@ -389,6 +422,7 @@ void repack(Matrix& m, uint8_t* data) {
       else if (m.type == DType::Q6_K) repack_q6_k_panel(rows, m.cols, panel);
       else if (m.type == DType::Q3_K) repack_q3_k_panel(rows, m.cols, panel);
       else if (m.type == DType::Q2_K) repack_q2_k_panel(rows, m.cols, panel);
+      else if (m.type == DType::IQ4_XS) repack_iq4_xs_panel(rows, m.cols, panel);
       else repack_blocks_panel(m.type, rows, m.cols, panel);
     }
   }
@@ -409,10 +443,11 @@ void panel_block(const Matrix& m, int64_t r, int64_t b, float* out) {
   // Through the GGUF block, so bit-identical to dequantize_row.
   uint8_t block[kQ6KBlockBytes];
   if (k_quant_panels(m.type)) {
-    const auto block_from_panel = m.type == DType::Q2_K   ? q2_k_block_from_panel
-                                  : m.type == DType::Q3_K ? q3_k_block_from_panel
-                                  : m.type == DType::Q4_K ? q4_k_block_from_panel
-                                                          : q6_k_block_from_panel;
+    const auto block_from_panel = m.type == DType::Q2_K     ? q2_k_block_from_panel
+                                  : m.type == DType::Q3_K   ? q3_k_block_from_panel
+                                  : m.type == DType::Q4_K   ? q4_k_block_from_panel
+                                  : m.type == DType::IQ4_XS ? iq4_xs_block_from_panel
+                                                            : q6_k_block_from_panel;
     block_from_panel(panel, b, i, block);
   } else {
     block32_from_panel(m.type, panel, b, i, block);

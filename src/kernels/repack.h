@@ -1,6 +1,6 @@
 // Q8_0, the other blocks of 32, Q2_K, Q3_K, Q4_K, Q6_K and float weights repacked, once at load, into the layouts the
-// AVX-512 kernels read (all but Q2_K's, Q3_K's and the floats' also the AVX2 kernels: matmul_q{4,6}_k_panel_avx2.cpp,
-// matmul_quant_avx2.cpp) (as llama.cpp's CPU backend repacks Q4_0 into
+// AVX-512 kernels read (the integer types' also the AVX2 kernels: matmul_q4_k_panel_avx2.cpp, matmul_k16_panel_avx2.cpp,
+// matmul_quant_avx2.cpp; IQ4_XS's only those) (as llama.cpp's CPU backend repacks Q4_0 into
 // interleaved rows): no per-call packing in prefill, and decode streams 16
 // rows at once with no per-row reductions. Same bytes as the GGUF rows,
 // rewritten in place: panel p (rows 16p .. 16p+15) takes the place of its
@@ -53,6 +53,10 @@
 //   then its 8 units as 2 vectors, byte 4i + c of vector m holding row i's
 //   levels of columns 8m + c, 8m + 4 + c, 16 + 8m + c, 16 + 8m + 4 + c at bits
 //   0, 2, 4, 6.
+// IQ4_XS: per super-block of 256 columns, 16 × 136 = 2176 bytes: the 16 rows'
+//   4 scales_l bytes as a vector of 64 (row i at 4i: sub-block j's low 4 bits
+//   at bits 4j of the dword), their 16-bit scales_h (sub-block j's top 2 bits
+//   at bits 2j), their fp16 d, then its 8 units' nibbles in the Q4_0 form.
 // The scales sit next to their weights so that decode reads one stream
 // (a separate scale array per panel measured 25% slower on Zen 4), and a Q4_K
 // super-block's scales come first, so the stream only ever moves forward:
@@ -116,11 +120,19 @@ constexpr int64_t kQ2KPanelWeights = kQ2KPanelDmin + 2 * kPanelRowCount;
 constexpr int64_t kQ2KPanelUnitBytes = 2 * 64;
 static_assert(kQ2KPanelWeights + 8 * kQ2KPanelUnitBytes == kQ2KPanelGroupBytes, "a Q2_K panel is its rows' bytes");
 
+// An IQ4_XS super-block's parts within a panel.
+constexpr int64_t kIq4XsPanelGroupBytes = 16 * 136;
+constexpr int64_t kIq4XsPanelScalesLow = 0;
+constexpr int64_t kIq4XsPanelScalesHigh = kIq4XsPanelScalesLow + 4 * kPanelRowCount;
+constexpr int64_t kIq4XsPanelD = kIq4XsPanelScalesHigh + 2 * kPanelRowCount;
+constexpr int64_t kIq4XsPanelWeights = kIq4XsPanelD + 2 * kPanelRowCount;
+static_assert(kIq4XsPanelWeights + 8 * 4 * 64 == kIq4XsPanelGroupBytes, "an IQ4_XS panel is its rows' bytes");
+
 // Whether kernels of `isa` read panels of `type` (the loader repacks only
-// then): AVX-512 every type can_repack takes, AVX2 all but Q2_K, Q3_K and the floats (matmul.cpp).
+// then): AVX-512 every type can_repack takes but IQ4_XS, AVX2 all but the floats (matmul.cpp).
 bool panel_kernel_for(Isa isa, DType type);
 
-// Whether m can be repacked: Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, Q4_K, Q6_K, F32, F16 or BF16 rows,
+// Whether m can be repacked: Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, Q4_K, Q6_K, IQ4_XS, F32, F16 or BF16 rows,
 // rows a multiple of 16, cols of 64.
 bool can_repack(const Matrix& m);
 

@@ -60,8 +60,8 @@ constexpr BlockFields kFields[] = {
     {DType::IQ1_M, {-1, -1}, 0, 0},  {DType::NVFP4, {-1, -1}, 0, 0},
 };
 // What the loader repacks into panels on AVX-512 (besides F16).
-constexpr DType kRepackedTypes[] = {DType::Q8_0,   DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1,
-                                    DType::IQ4_NL, DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q6_K};
+constexpr DType kRepackedTypes[] = {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1,   DType::IQ4_NL,
+                                    DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q6_K, DType::IQ4_XS};
 // Formats read through the scalar kernel alone.
 constexpr DType kReadOnlyTypes[] = {DType::TQ1_0, DType::TQ2_0,   DType::MXFP4, DType::NVFP4, DType::IQ2_XXS, DType::IQ2_XS,
                                     DType::IQ2_S, DType::IQ3_XXS, DType::IQ3_S, DType::IQ1_S, DType::IQ1_M};
@@ -373,6 +373,9 @@ TEST(MatmulQuant, SimdKernelsAreDispatched) {
     EXPECT_FALSE(panel_kernel_for(Isa::kScalar, type));
     EXPECT_EQ(find_kernel(Isa::kScalar, panels).fn, scalar_kernel(type).fn) << dtype_info(type).name;
   }
+  // IQ4_XS: panels on AVX2 only (AVX-512's rows decode two sub-blocks a zmm).
+  EXPECT_TRUE(panel_kernel_for(Isa::kAvx2, DType::IQ4_XS));
+  EXPECT_FALSE(panel_kernel_for(Isa::kAvx512, DType::IQ4_XS));
 }
 
 // Each element within half a step of its block's scale, |q| ≤ 127, the sums

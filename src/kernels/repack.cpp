@@ -455,35 +455,68 @@ void panel_block(const Matrix& m, int64_t r, int64_t b, float* out) {
   dequantize_row(m.type, block, out, static_cast<int64_t>(dtype_info(m.type).block_size));
 }
 
-bool panel_reads_columns(DType type) { return type == DType::Q4_K || type == DType::Q6_K; }
+bool panel_reads_columns(DType type) {
+  return type == DType::Q2_K || type == DType::Q3_K || type == DType::Q4_K || type == DType::Q6_K;
+}
+
+namespace {
+
+float fp16_at(const uint8_t* at) {
+  uint16_t h;
+  std::memcpy(&h, at, 2);
+  return fp16_to_f32(h);
+}
+
+// Element e of row i of a K-quant panel group, with dequantize_row's float
+// operations (quant.cpp, quant_k_low.cpp), so bit-identical to it.
+float q6_k_element(const uint8_t* group, int e, int i) {
+  const auto scale = static_cast<int8_t>(group[kQ6KPanelScales + 16 * (e / 16) + i]);
+  const int level = q6_k_level(group, q6_k_panel_bits(e, i));
+  return fp16_at(group + kQ6KPanelD + 2 * i) * static_cast<float>(scale) * static_cast<float>(level - 32);
+}
+float q4_k_element(const uint8_t* group, int e, int i) {
+  uint8_t scales[12], sc, min;
+  for (int v = 0; v < 3; ++v) std::memcpy(scales + 4 * v, group + kQ4KPanelScales + 64 * v + 4 * i, 4);
+  unpack_scale_min(scales, e / 32, sc, min);
+  const uint8_t* nibbles = group + kQ4KPanelWeights + (e / 32) * panel_weight_bytes(DType::Q4_K);
+  const int l = e % 32;
+  const uint8_t byte = nibbles[panel_offset(l % 16, i)];
+  const int level = l < 16 ? byte & 0x0F : byte >> 4;
+  return fp16_at(group + kQ4KPanelD + 2 * i) * sc * static_cast<float>(level) -
+         fp16_at(group + kQ4KPanelDmin + 2 * i) * min;
+}
+float q3_k_element(const uint8_t* group, int e, int i) {
+  const float scale = fp16_at(group + kQ3KPanelD + 2 * i) * static_cast<float>(q3_k_panel_scale(group, e / 16, i) - 32);
+  return scale * static_cast<float>(q3_k_level(group, q3_k_panel_bits(e, i)) - 4);
+}
+float q2_k_element(const uint8_t* group, int e, int i) {
+  const uint8_t sm = group[q2_k_panel_scale(e / 16, i)];
+  const float scale = fp16_at(group + kQ2KPanelD + 2 * i) * static_cast<float>(sm & 0xF);
+  const float min = fp16_at(group + kQ2KPanelDmin + 2 * i) * static_cast<float>(sm >> 4);
+  const Q6Bits b = q2_k_panel_bits(e, i);
+  return scale * static_cast<float>(group[b.low] >> b.low_shift & 3) - min;
+}
+
+// A K-quant panel type's element reader and super-block group size.
+struct ColumnReader {
+  float (*element)(const uint8_t* group, int e, int i);
+  int64_t group_bytes;
+};
+ColumnReader column_reader(DType type) {
+  switch (type) {
+    case DType::Q6_K: return {q6_k_element, kQ6KPanelGroupBytes};
+    case DType::Q4_K: return {q4_k_element, kQ4KPanelGroupBytes};
+    case DType::Q3_K: return {q3_k_element, kQ3KPanelGroupBytes};
+    default: return {q2_k_element, kQ2KPanelGroupBytes};
+  }
+}
+
+}  // namespace
 
 void panel_column(const Matrix& m, int64_t p, int64_t c, float* out) {
-  const int e = static_cast<int>(c % 256), l = e % 32;
-  const uint8_t* panel = panel_start(m, p);
-  if (m.type == DType::Q6_K) {
-    const uint8_t* group = panel + (c / 256) * kQ6KPanelGroupBytes;
-    for (int i = 0; i < kPanelRowCount; ++i) {
-      uint16_t d;
-      std::memcpy(&d, group + kQ6KPanelD + 2 * i, 2);
-      const auto scale = static_cast<int8_t>(group[kQ6KPanelScales + 16 * (e / 16) + i]);
-      const int level = q6_k_level(group, q6_k_panel_bits(e, i));
-      out[i] = fp16_to_f32(d) * static_cast<float>(scale) * static_cast<float>(level - 32);
-    }
-    return;
-  }
-  const uint8_t* group = panel + (c / 256) * kQ4KPanelGroupBytes;
-  const uint8_t* nibbles = group + kQ4KPanelWeights + (e / 32) * panel_weight_bytes(DType::Q4_K);
-  for (int i = 0; i < kPanelRowCount; ++i) {
-    uint8_t scales[12], sc, min;
-    for (int v = 0; v < 3; ++v) std::memcpy(scales + 4 * v, group + kQ4KPanelScales + 64 * v + 4 * i, 4);
-    unpack_scale_min(scales, e / 32, sc, min);
-    uint16_t d, dmin;
-    std::memcpy(&d, group + kQ4KPanelD + 2 * i, 2);
-    std::memcpy(&dmin, group + kQ4KPanelDmin + 2 * i, 2);
-    const uint8_t byte = nibbles[panel_offset(l % 16, i)];
-    const int level = l < 16 ? byte & 0x0F : byte >> 4;
-    out[i] = fp16_to_f32(d) * sc * static_cast<float>(level) - fp16_to_f32(dmin) * min;
-  }
+  const ColumnReader reader = column_reader(m.type);
+  const uint8_t* group = panel_start(m, p) + (c / 256) * reader.group_bytes;
+  for (int i = 0; i < kPanelRowCount; ++i) out[i] = reader.element(group, static_cast<int>(c % 256), i);
 }
 
 void panel_row(const Matrix& m, int64_t r, float* out) {

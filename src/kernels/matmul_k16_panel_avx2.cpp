@@ -53,14 +53,29 @@ struct alignas(32) K16Factors {
   return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at));
 }
 
+// What a unit's groups share: kVectors of its 64-byte vectors from byte kAt, both halves.
+template <int kVectors, int64_t kAt>
+struct UnitVectors {
+  __m256i v[kVectors][kHalves];
+  void load(const uint8_t* unit) {
+    for (int m = 0; m < kVectors; ++m)
+      for (int h = 0; h < kHalves; ++h) v[m][h] = load256(unit + kAt + 64 * m + 32 * h);
+  }
+};
+
+// A format's facts: its panel's group and unit sizes, where the units start,
+// how many groups' products sum in int16, whether it has mins (Q2_K).
+template <DType T, int64_t kGroup, int64_t kWeightsAt, int64_t kUnit, int kSum, bool kHasMins>
+struct K16Facts {
+  static constexpr DType kType = T;
+  static constexpr int64_t kGroupBytes = kGroup, kWeights = kWeightsAt, kUnitBytes = kUnit;
+  static constexpr int kSumGroups = kSum;
+  static constexpr bool kMins = kHasMins;
+};
+
 // Q6_K: the 16 rows' int8 scales per sub-block (repack.h); levels 0..63, two
 // low-nibble vectors' worth of top bits per unit.
-struct Q6KFormat {
-  static constexpr DType kType = DType::Q6_K;
-  static constexpr int64_t kGroupBytes = kQ6KPanelGroupBytes, kWeights = kQ6KPanelWeights,
-                           kUnitBytes = kQ6KPanelUnitBytes;
-  static constexpr int kSumGroups = 2;
-  static constexpr bool kMins = false;
+struct Q6KFormat : K16Facts<DType::Q6_K, kQ6KPanelGroupBytes, kQ6KPanelWeights, kQ6KPanelUnitBytes, 2, false> {
   static void factors(const uint8_t* sb, K16Factors& f) {
 #pragma GCC unroll 2
     for (int h = 0; h < kHalves; ++h) {
@@ -74,14 +89,7 @@ struct Q6KFormat {
       }
     }
   }
-  // What a unit's groups share: its top-bit vectors.
-  struct Unit {
-    __m256i top[2][kHalves];
-  };
-  static void load_unit(const uint8_t* unit, Unit& s) {
-    for (int v = 0; v < 2; ++v)
-      for (int h = 0; h < kHalves; ++h) s.top[v][h] = load256(unit + 256 + 64 * v + 32 * h);
-  }
+  using Unit = UnitVectors<2, 4 * 64>;  // the top-bit vectors, after the 4 of nibbles
   // Bits 2g, 2g+1 of each byte moved to bits 4, 5 (the levels' top two bits).
   [[gnu::always_inline]] static __m256i top_bits(__m256i v, int g) {
     const __m256i moved = g < 2 ? _mm256_slli_epi16(v, 4 - 2 * g) : g == 2 ? v : _mm256_srli_epi16(v, 2);
@@ -92,20 +100,15 @@ struct Q6KFormat {
     const __m256i low4 = _mm256_set1_epi8(0x0f);
     for (int h = 0; h < kHalves; ++h) {
       const __m256i q = load256(unit + 64 * g + 32 * h);
-      lo[h] = _mm256_or_si256(_mm256_and_si256(q, low4), top_bits(s.top[0][h], g));
-      hi[h] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), low4), top_bits(s.top[1][h], g));
+      lo[h] = _mm256_or_si256(_mm256_and_si256(q, low4), top_bits(s.v[0][h], g));
+      hi[h] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), low4), top_bits(s.v[1][h], g));
     }
   }
 };
 
 // Q3_K: signed 6-bit scales packed per unit (repack.h), 3-bit levels u with
 // the value u - 4.
-struct Q3KFormat {
-  static constexpr DType kType = DType::Q3_K;
-  static constexpr int64_t kGroupBytes = kQ3KPanelGroupBytes, kWeights = kQ3KPanelWeights,
-                           kUnitBytes = kQ3KPanelUnitBytes;
-  static constexpr int kSumGroups = 4;
-  static constexpr bool kMins = false;
+struct Q3KFormat : K16Facts<DType::Q3_K, kQ3KPanelGroupBytes, kQ3KPanelWeights, kQ3KPanelUnitBytes, 4, false> {
   // Unit k's sc of A (low word) and B (high) for rows 8h.., sign-extended from
   // the top of each word.
   [[gnu::always_inline]] static __m256i scale_pairs(const uint8_t* sb, int k, int h) {
@@ -130,13 +133,7 @@ struct Q3KFormat {
       }
     }
   }
-  struct Unit {
-    __m256i v[3][kHalves];
-  };
-  static void load_unit(const uint8_t* unit, Unit& s) {
-    for (int m = 0; m < 3; ++m)
-      for (int h = 0; h < kHalves; ++h) s.v[m][h] = load256(unit + 64 * m + 32 * h);
-  }
+  using Unit = UnitVectors<3, 0>;
   // Columns 4g.. of A (bits 0..2 of vector g) and of B (bits 3..5); g = 3:
   // their low 2 bits at bits 6, 7 of vector 0 (A) or 1 (B), the third at bit
   // 6 (A) or 7 (B) of vector 2. 16-bit shifts leak across bytes only into
@@ -160,12 +157,7 @@ struct Q3KFormat {
 
 // Q2_K: 4-bit scales and mins packed per unit (repack.h), 2-bit levels u with
 // the value u·sc·d - m·dmin.
-struct Q2KFormat {
-  static constexpr DType kType = DType::Q2_K;
-  static constexpr int64_t kGroupBytes = kQ2KPanelGroupBytes, kWeights = kQ2KPanelWeights,
-                           kUnitBytes = kQ2KPanelUnitBytes;
-  static constexpr int kSumGroups = 4;
-  static constexpr bool kMins = true;
+struct Q2KFormat : K16Facts<DType::Q2_K, kQ2KPanelGroupBytes, kQ2KPanelWeights, kQ2KPanelUnitBytes, 4, true> {
   // Unit k's sc (nibble 0) or m (1) of A (low word) and B (high) for rows 8h...
   [[gnu::always_inline]] static __m256i nibble_pairs(const uint8_t* sb, int k, int h, int nibble) {
     const __m256i bytes = load256(sb + kQ2KPanelScales + 64 * (k / 2) + 32 * h);
@@ -189,13 +181,7 @@ struct Q2KFormat {
       }
     }
   }
-  struct Unit {
-    __m256i v[2][kHalves];
-  };
-  static void load_unit(const uint8_t* unit, Unit& s) {
-    for (int m = 0; m < 2; ++m)
-      for (int h = 0; h < kHalves; ++h) s.v[m][h] = load256(unit + 64 * m + 32 * h);
-  }
+  using Unit = UnitVectors<2, 0>;
   // Columns 4g.. of A at bits 2·(g % 2) of vector g / 2, of B 4 bits higher.
   [[gnu::always_inline]] static void group_levels(const uint8_t*, const Unit& s, int g, __m256i lo[kHalves],
                                                   __m256i hi[kHalves]) {
@@ -253,7 +239,7 @@ struct K16Panels {
     for (int64_t u = 0; u < 8 * blocks; ++u) {
       const uint8_t* unit = unit_at(panel, u);
       typename F::Unit s;
-      F::load_unit(unit, s);
+      s.load(unit);
       for (int g = 0; g < 4; ++g) {
         __m256i lo[kHalves], hi[kHalves];
         F::group_levels(unit, s, g, lo, hi);
@@ -296,7 +282,7 @@ void K16Panels<F>::run_levels(const uint8_t* panel, const uint8_t* unpacked, int
       const uint8_t* levels = nullptr;
       if constexpr (kUnpacked) levels = unpacked + (8 * k + j) * kUnpackedUnitBytes;
       typename F::Unit s;
-      if constexpr (!kUnpacked) F::load_unit(unit, s);
+      if constexpr (!kUnpacked) s.load(unit);
       // Groups kSumGroups at a time: their vpmaddubsw sums fit int16 (see the top).
 #pragma GCC unroll 2
       for (int g0 = 0; g0 < 4; g0 += F::kSumGroups) {

@@ -31,6 +31,16 @@ Block32Parts block32_parts(DType type) {
 // goes in its unit.
 int64_t panel_offset(int j, int i) { return (j / 4) * 64 + 4 * i + j % 4; }
 
+// Calls fill(group, block, i) for each 256-column super-block: its group in
+// the panel and row i's GGUF block of it (blocks of block_bytes).
+template <class Fill>
+void for_each_super_block(const uint8_t* rows, int64_t cols, int64_t block_bytes, int64_t group_bytes, uint8_t* panel,
+                          Fill fill) {
+  const int64_t supers = cols / 256, row_bytes = supers * block_bytes;
+  for (int64_t s = 0; s < supers; ++s)
+    for (int i = 0; i < kPanelRowCount; ++i) fill(panel + s * group_bytes, rows + i * row_bytes + s * block_bytes, i);
+}
+
 bool k_quant_panels(DType type) {
   return type == DType::Q2_K || type == DType::Q3_K || type == DType::Q4_K || type == DType::Q6_K ||
          type == DType::IQ4_XS;
@@ -124,20 +134,16 @@ uint8_t q4_k_nibble(const uint8_t* block, int j, int e) {
 
 // A Q4_K panel from its 16 rows (the layout in repack.h).
 void repack_q4_k_panel(const uint8_t* rows, int64_t cols, uint8_t* panel) {
-  const int64_t supers = cols / 256, row_bytes = supers * kQ4KBlockBytes;
-  for (int64_t s = 0; s < supers; ++s) {
-    uint8_t* group = panel + s * kQ4KPanelGroupBytes;
-    for (int i = 0; i < kPanelRowCount; ++i) {
-      const uint8_t* block = rows + i * row_bytes + s * kQ4KBlockBytes;
-      for (int j = 0; j < 8; ++j)
-        for (int k = 0; k < 16; ++k)  // byte k: column k (low nibble) and 16 + k (high)
-          group[kQ4KPanelWeights + j * panel_weight_bytes(DType::Q4_K) + panel_offset(k, i)] =
-              static_cast<uint8_t>(q4_k_nibble(block, j, k) | q4_k_nibble(block, j, 16 + k) << 4);
-      for (int v = 0; v < 3; ++v) std::memcpy(group + kQ4KPanelScales + 64 * v + 4 * i, block + kQ4KScales + 4 * v, 4);
-      std::memcpy(group + kQ4KPanelD + 2 * i, block, 2);
-      std::memcpy(group + kQ4KPanelDmin + 2 * i, block + 2, 2);
-    }
-  }
+  const auto fill = [](uint8_t* group, const uint8_t* block, int i) {
+    for (int j = 0; j < 8; ++j)
+      for (int k = 0; k < 16; ++k)  // byte k: column k (low nibble) and 16 + k (high)
+        group[kQ4KPanelWeights + j * panel_weight_bytes(DType::Q4_K) + panel_offset(k, i)] =
+            static_cast<uint8_t>(q4_k_nibble(block, j, k) | q4_k_nibble(block, j, 16 + k) << 4);
+    for (int v = 0; v < 3; ++v) std::memcpy(group + kQ4KPanelScales + 64 * v + 4 * i, block + kQ4KScales + 4 * v, 4);
+    std::memcpy(group + kQ4KPanelD + 2 * i, block, 2);
+    std::memcpy(group + kQ4KPanelDmin + 2 * i, block + 2, 2);
+  };
+  for_each_super_block(rows, cols, kQ4KBlockBytes, kQ4KPanelGroupBytes, panel, fill);
 }
 
 // Row i's GGUF Q4_K block of super-block s, rebuilt from a panel.
@@ -162,19 +168,15 @@ constexpr int64_t kIq4XsBlockBytes = 136, kIq4XsQs = 8;
 
 // An IQ4_XS panel from its 16 rows (the layout in repack.h).
 void repack_iq4_xs_panel(const uint8_t* rows, int64_t cols, uint8_t* panel) {
-  const int64_t supers = cols / 256, row_bytes = supers * kIq4XsBlockBytes;
-  for (int64_t s = 0; s < supers; ++s) {
-    uint8_t* group = panel + s * kIq4XsPanelGroupBytes;
-    for (int i = 0; i < kPanelRowCount; ++i) {
-      const uint8_t* block = rows + i * row_bytes + s * kIq4XsBlockBytes;
-      std::memcpy(group + kIq4XsPanelD + 2 * i, block, 2);
-      std::memcpy(group + kIq4XsPanelScalesHigh + 2 * i, block + 2, 2);
-      std::memcpy(group + kIq4XsPanelScalesLow + 4 * i, block + 4, 4);
-      for (int j = 0; j < 8; ++j)
-        for (int k = 0; k < 16; ++k)
-          group[kIq4XsPanelWeights + 256 * j + panel_offset(k, i)] = block[kIq4XsQs + 16 * j + k];
-    }
-  }
+  const auto fill = [](uint8_t* group, const uint8_t* block, int i) {
+    std::memcpy(group + kIq4XsPanelD + 2 * i, block, 2);
+    std::memcpy(group + kIq4XsPanelScalesHigh + 2 * i, block + 2, 2);
+    std::memcpy(group + kIq4XsPanelScalesLow + 4 * i, block + 4, 4);
+    for (int j = 0; j < 8; ++j)
+      for (int k = 0; k < 16; ++k)
+        group[kIq4XsPanelWeights + 256 * j + panel_offset(k, i)] = block[kIq4XsQs + 16 * j + k];
+  };
+  for_each_super_block(rows, cols, kIq4XsBlockBytes, kIq4XsPanelGroupBytes, panel, fill);
 }
 
 // Row i's GGUF IQ4_XS block of super-block s, rebuilt from a panel.
@@ -184,7 +186,8 @@ void iq4_xs_block_from_panel(const uint8_t* panel, int64_t s, int i, uint8_t* bl
   std::memcpy(block + 2, group + kIq4XsPanelScalesHigh + 2 * i, 2);
   std::memcpy(block + 4, group + kIq4XsPanelScalesLow + 4 * i, 4);
   for (int j = 0; j < 8; ++j)
-    for (int k = 0; k < 16; ++k) block[kIq4XsQs + 16 * j + k] = group[kIq4XsPanelWeights + 256 * j + panel_offset(k, i)];
+    for (int k = 0; k < 16; ++k)
+      block[kIq4XsQs + 16 * j + k] = group[kIq4XsPanelWeights + 256 * j + panel_offset(k, i)];
 }
 
 // Q6_K: where a level's low 4 bits and top 2 bits lie (byte offsets, shifts),
@@ -218,29 +221,25 @@ void set_q6_k_level(uint8_t* bytes, Q6Bits b, int level) {  // into zeroed bits
 // whose low 4 bits are those of ql[64h + 32(k % 2) + l] >> 4(k / 2) and top 2
 // bits of qh[32h + l] >> 2k (q6_k_block_bits).
 void repack_q6_k_panel(const uint8_t* rows, int64_t cols, uint8_t* panel) {
-  const int64_t supers = cols / 256, row_bytes = supers * kQ6KBlockBytes;
-  for (int64_t s = 0; s < supers; ++s) {
-    uint8_t* group = panel + s * kQ6KPanelGroupBytes;
-    for (int i = 0; i < kPanelRowCount; ++i) {
-      const uint8_t* block = rows + i * row_bytes + s * kQ6KBlockBytes;
-      for (int u = 0; u < 8; ++u) {
-        const int h = u / 4, k = u % 4, shift = 4 * (k / 2);
-        const uint8_t* ql = block + 64 * h + 32 * (k % 2);
-        const uint8_t* qh = block + 128 + 32 * h;
-        uint8_t* unit = group + kQ6KPanelWeights + u * kQ6KPanelUnitBytes;
-        for (int b = 0; b < 16; ++b)  // columns b (low nibble) and 16 + b (high)
-          unit[panel_offset(b, i)] = static_cast<uint8_t>((ql[b] >> shift & 0x0F) | (ql[16 + b] >> shift & 0x0F) << 4);
-        for (int v = 0; v < 2; ++v)
-          for (int c = 0; c < 4; ++c) {  // bits 2m, 2m + 1: column 16v + 4m + c
-            int top = 0;
-            for (int m = 0; m < 4; ++m) top |= (qh[16 * v + 4 * m + c] >> 2 * k & 3) << 2 * m;
-            unit[4 * 64 + 64 * v + 4 * i + c] = static_cast<uint8_t>(top);
-          }
-      }
-      for (int j = 0; j < 16; ++j) group[kQ6KPanelScales + 16 * j + i] = block[kQ6KScalesAt + j];
-      std::memcpy(group + kQ6KPanelD + 2 * i, block + kQ6KDAt, 2);
+  const auto fill = [](uint8_t* group, const uint8_t* block, int i) {
+    for (int u = 0; u < 8; ++u) {
+      const int h = u / 4, k = u % 4, shift = 4 * (k / 2);
+      const uint8_t* ql = block + 64 * h + 32 * (k % 2);
+      const uint8_t* qh = block + 128 + 32 * h;
+      uint8_t* unit = group + kQ6KPanelWeights + u * kQ6KPanelUnitBytes;
+      for (int b = 0; b < 16; ++b)  // columns b (low nibble) and 16 + b (high)
+        unit[panel_offset(b, i)] = static_cast<uint8_t>((ql[b] >> shift & 0x0F) | (ql[16 + b] >> shift & 0x0F) << 4);
+      for (int v = 0; v < 2; ++v)
+        for (int c = 0; c < 4; ++c) {  // bits 2m, 2m + 1: column 16v + 4m + c
+          int top = 0;
+          for (int m = 0; m < 4; ++m) top |= (qh[16 * v + 4 * m + c] >> 2 * k & 3) << 2 * m;
+          unit[4 * 64 + 64 * v + 4 * i + c] = static_cast<uint8_t>(top);
+        }
     }
-  }
+    for (int j = 0; j < 16; ++j) group[kQ6KPanelScales + 16 * j + i] = block[kQ6KScalesAt + j];
+    std::memcpy(group + kQ6KPanelD + 2 * i, block + kQ6KDAt, 2);
+  };
+  for_each_super_block(rows, cols, kQ6KBlockBytes, kQ6KPanelGroupBytes, panel, fill);
 }
 
 // Row i's GGUF Q6_K block of super-block s, rebuilt from a panel.
@@ -322,17 +321,13 @@ void set_q3_k_panel_scale(uint8_t* group, int j, int i, int v) {  // into zeroed
 
 // A Q3_K panel from its 16 rows (the layout in repack.h).
 void repack_q3_k_panel(const uint8_t* rows, int64_t cols, uint8_t* panel) {
-  const int64_t supers = cols / 256, row_bytes = supers * kQ3KBlockBytes;
-  std::memset(panel, 0, supers * kQ3KPanelGroupBytes);
-  for (int64_t s = 0; s < supers; ++s) {
-    uint8_t* group = panel + s * kQ3KPanelGroupBytes;
-    for (int i = 0; i < kPanelRowCount; ++i) {
-      const uint8_t* block = rows + i * row_bytes + s * kQ3KBlockBytes;
-      for (int e = 0; e < 256; ++e) set_q3_k_level(group, q3_k_panel_bits(e, i), q3_k_level(block, q3_k_block_bits(e)));
-      for (int j = 0; j < 16; ++j) set_q3_k_panel_scale(group, j, i, q3_k_block_scale(block, j));
-      std::memcpy(group + kQ3KPanelD + 2 * i, block + kQ3KDAt, 2);
-    }
-  }
+  std::memset(panel, 0, cols / 256 * kQ3KPanelGroupBytes);
+  const auto fill = [](uint8_t* group, const uint8_t* block, int i) {
+    for (int e = 0; e < 256; ++e) set_q3_k_level(group, q3_k_panel_bits(e, i), q3_k_level(block, q3_k_block_bits(e)));
+    for (int j = 0; j < 16; ++j) set_q3_k_panel_scale(group, j, i, q3_k_block_scale(block, j));
+    std::memcpy(group + kQ3KPanelD + 2 * i, block + kQ3KDAt, 2);
+  };
+  for_each_super_block(rows, cols, kQ3KBlockBytes, kQ3KPanelGroupBytes, panel, fill);
 }
 
 // Row i's GGUF Q3_K block of super-block s, rebuilt from a panel.
@@ -358,21 +353,17 @@ int64_t q2_k_panel_scale(int j, int i) { return kQ2KPanelScales + 64 * (j / 4) +
 
 // A Q2_K panel from its 16 rows (the layout in repack.h).
 void repack_q2_k_panel(const uint8_t* rows, int64_t cols, uint8_t* panel) {
-  const int64_t supers = cols / 256, row_bytes = supers * kQ2KBlockBytes;
-  std::memset(panel, 0, supers * kQ2KPanelGroupBytes);
-  for (int64_t s = 0; s < supers; ++s) {
-    uint8_t* group = panel + s * kQ2KPanelGroupBytes;
-    for (int i = 0; i < kPanelRowCount; ++i) {
-      const uint8_t* block = rows + i * row_bytes + s * kQ2KBlockBytes;
-      for (int e = 0; e < 256; ++e) {
-        const Q6Bits from = q2_k_block_bits(e), to = q2_k_panel_bits(e, i);
-        group[to.low] = static_cast<uint8_t>(group[to.low] | (block[from.low] >> from.low_shift & 3) << to.low_shift);
-      }
-      for (int j = 0; j < 16; ++j) group[q2_k_panel_scale(j, i)] = block[j];
-      std::memcpy(group + kQ2KPanelD + 2 * i, block + kQ2KDAt, 2);
-      std::memcpy(group + kQ2KPanelDmin + 2 * i, block + kQ2KDAt + 2, 2);
+  std::memset(panel, 0, cols / 256 * kQ2KPanelGroupBytes);
+  const auto fill = [](uint8_t* group, const uint8_t* block, int i) {
+    for (int e = 0; e < 256; ++e) {
+      const Q6Bits from = q2_k_block_bits(e), to = q2_k_panel_bits(e, i);
+      group[to.low] = static_cast<uint8_t>(group[to.low] | (block[from.low] >> from.low_shift & 3) << to.low_shift);
     }
-  }
+    for (int j = 0; j < 16; ++j) group[q2_k_panel_scale(j, i)] = block[j];
+    std::memcpy(group + kQ2KPanelD + 2 * i, block + kQ2KDAt, 2);
+    std::memcpy(group + kQ2KPanelDmin + 2 * i, block + kQ2KDAt + 2, 2);
+  };
+  for_each_super_block(rows, cols, kQ2KBlockBytes, kQ2KPanelGroupBytes, panel, fill);
 }
 
 // Row i's GGUF Q2_K block of super-block s, rebuilt from a panel.

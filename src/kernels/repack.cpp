@@ -447,7 +447,7 @@ void panel_block(const Matrix& m, int64_t r, int64_t b, float* out) {
 }
 
 bool panel_reads_columns(DType type) {
-  return type == DType::Q2_K || type == DType::Q3_K || type == DType::Q4_K || type == DType::Q6_K;
+  return k_quant_panels(type);
 }
 
 namespace {
@@ -488,6 +488,16 @@ float q2_k_element(const uint8_t* group, int e, int i) {
   return scale * static_cast<float>(group[b.low] >> b.low_shift & 3) - min;
 }
 
+float iq4_xs_element(const uint8_t* group, int e, int i) {
+  const int j = e / 32, l = e % 32;
+  uint16_t high;
+  std::memcpy(&high, group + kIq4XsPanelScalesHigh + 2 * i, 2);
+  const int ls = (group[kIq4XsPanelScalesLow + 4 * i + j / 2] >> 4 * (j % 2) & 0xF) | (high >> 2 * j & 3) << 4;
+  const uint8_t byte = group[kIq4XsPanelWeights + 256 * j + panel_offset(l % 16, i)];
+  const float scale = fp16_at(group + kIq4XsPanelD + 2 * i) * static_cast<float>(ls - 32);
+  return scale * static_cast<float>(kIq4Levels[l < 16 ? byte & 0x0F : byte >> 4]);
+}
+
 // A K-quant panel type's element reader and super-block group size.
 struct ColumnReader {
   float (*element)(const uint8_t* group, int e, int i);
@@ -498,6 +508,7 @@ ColumnReader column_reader(DType type) {
     case DType::Q6_K: return {q6_k_element, kQ6KPanelGroupBytes};
     case DType::Q4_K: return {q4_k_element, kQ4KPanelGroupBytes};
     case DType::Q3_K: return {q3_k_element, kQ3KPanelGroupBytes};
+    case DType::IQ4_XS: return {iq4_xs_element, kIq4XsPanelGroupBytes};
     default: return {q2_k_element, kQ2KPanelGroupBytes};
   }
 }

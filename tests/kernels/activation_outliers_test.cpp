@@ -24,7 +24,7 @@ using testing::PrecisionGuard;
 
 constexpr DType kPanelTypes[] = {DType::F32,  DType::F16,  DType::BF16, DType::Q8_0, DType::Q4_0,
                                  DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::IQ4_NL, DType::Q2_K,
-                                 DType::Q3_K, DType::Q4_K, DType::Q6_K};
+                                 DType::Q3_K, DType::Q4_K, DType::Q6_K, DType::IQ4_XS};
 constexpr DType kRowOnlyTypes[] = {DType::Q5_K};  // no panels; quantize_row writes it
 
 struct Weights {
@@ -76,11 +76,23 @@ void expect_columns_are_rows_elements(const Matrix& w) {
   }
 }
 
+// IQ4_XS, which quantize_row does not write: random bytes, each block's d a
+// small normal fp16.
+Weights random_iq4_xs(int64_t rows, int64_t cols, uint32_t seed) {
+  std::mt19937 rng(seed);
+  Weights out;
+  out.bytes.resize(rows * row_bytes(DType::IQ4_XS, cols));
+  for (uint8_t& b : out.bytes) b = static_cast<uint8_t>(rng());
+  for (size_t at = 0; at < out.bytes.size(); at += 136) out.bytes[at + 1] = 0x20;  // d = 2^-7 · (1 + m/1024)
+  out.w = Matrix{DType::IQ4_XS, rows, cols, out.bytes.data()};
+  return out;
+}
+
 TEST(ActivationOutliers, ColumnsAreTheRowsElementsInEveryLayout) {
   uint32_t seed = 1;
   for (DType type : kRowOnlyTypes) expect_columns_are_rows_elements(random_weights(type, 48, 512, seed++).w);
   for (DType type : kPanelTypes) {
-    Weights weights = random_weights(type, 48, 512, seed++);
+    Weights weights = type == DType::IQ4_XS ? random_iq4_xs(48, 512, seed++) : random_weights(type, 48, 512, seed++);
     expect_columns_are_rows_elements(weights.w);
     repack(weights.w, weights.bytes.data());
     expect_columns_are_rows_elements(weights.w);

@@ -14,6 +14,7 @@
 #include "bench/machine.h"
 #include "bench/report.h"
 #include "bench/runner.h"
+#include "cli/engine_flags.h"
 #include "cli/commands.h"
 #include "cli/list_flags.h"
 #include "model/loader.h"
@@ -149,7 +150,7 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("-d,--n-depth", args->n_depth, "KV cache depths (tokens already cached), comma-separated")
       ->capture_default_str();
   cmd->add_option("--kv-type", args->kv_type, "KV cache element type: f16, f32, q8_0")->capture_default_str();
-  cmd->add_flag("--mmap", args->mmap, "use weights from a file mapping instead of reading them into memory (where, on AVX-512, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q4_K, Q6_K, F32, F16 and BF16 are also repacked for the kernels)");
+  cmd->add_flag("--mmap", args->mmap, kMmapHelp);
   cmd->add_option("-o,--output", args->output, "output format")
       ->capture_default_str()->check(CLI::IsMember({"md", "json"}));
   cmd->callback([args] { bench(*args); });

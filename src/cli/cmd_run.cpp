@@ -188,7 +188,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--kv-type", args->kv_type, "KV cache element type: f16, f32, q8_0")->capture_default_str();
   cmd->add_option("--kv-mem", args->kv_mem, "KV pool size: bytes, 512M, 2G or a % of available memory (default: the context)");
   cmd->add_option("--block-size", args->block_size, "tokens per KV block")->capture_default_str()->check(CLI::Range(1, 4096));
-  cmd->add_flag("--mmap", args->mmap, "use weights from a file mapping (faster start) instead of reading them into huge-page memory (where, on AVX-512, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q4_K, Q6_K, F32, F16 and BF16 are also repacked for the kernels)");
+  cmd->add_flag("--mmap", args->mmap, kMmapHelp);
   add_spec_flags(cmd, args->spec);
   cmd->callback([args] { run(*args); });
 }

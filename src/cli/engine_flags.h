@@ -59,6 +59,11 @@ inline SpeculationOptions speculation_options(const SpecFlags& f, Model* draft) 
   return o;
 }
 
+// --mmap's help, for every command that loads a model.
+inline constexpr const char* kMmapHelp =
+    "use weights from a file mapping (faster start) instead of reading them into huge-page memory (where most "
+    "quantized types, and on AVX-512 also F32, F16 and BF16, are repacked into panels for the kernels)";
+
 struct EngineFlags {
   int max_seqs = SchedulerOptions{}.max_seqs;
   int max_batch_tokens = SchedulerOptions{}.max_batch_tokens;
@@ -93,10 +98,10 @@ inline void add_engine_flags(CLI::App* cmd, EngineFlags& f, bool with_max_model_
   cmd->add_flag("--no-prefix-caching", f.no_prefix_caching,
                 "do not reuse the KV blocks of prompt prefixes seen before");
   cmd->add_flag("--mmap", f.mmap,
-                "use weights from a file mapping (faster start) instead of reading them into huge-page memory (where, on AVX-512, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q4_K, Q6_K, F32, F16 and BF16 are also repacked for the kernels)");
+                kMmapHelp);
   cmd->add_flag("--batch-invariant", f.batch_invariant,
-                "bit-identical logits for a sequence in any batch also on weights as stored (AVX2, --mmap), "
-                "whose prefill then runs 3 tokens a pass (repacked weights on AVX-512 are invariant anyway)");
+                "bit-identical logits for a sequence in any batch also on weights as stored (--mmap, Q5_K), "
+                "whose prefill then runs 3 tokens a pass (repacked weights are invariant anyway)");
   add_spec_flags(cmd, f.spec, with_spec_k);
 }
 

@@ -12,7 +12,7 @@ class ColumnCache;  // kernels/activation_outliers.h
 // How a matrix's bytes are arranged.
 enum class MatrixLayout {
   kRows,        // row-major, each row row_bytes(type, cols) bytes, as GGUF stores it
-  kPanels,  // repacked in panels of 16 rows for the AVX-512 kernels and AVX2's Q4_K and Q6_K ones (kernels/repack.h)
+  kPanels,  // repacked in panels of 16 rows for the AVX-512 and AVX2 kernels (kernels/repack.h)
 };
 
 // A weight matrix of `rows` output features × `cols` input features

@@ -68,10 +68,10 @@ KernelEntry float_kernel_avx512(DType type);  // matmul_float_avx512.cpp
 KernelEntry quant_kernel_avx2(DType type);    // matmul_quant_avx2.cpp: Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL,
                                               // Q4_K, Q5_K, Q6_K, IQ4_XS
 KernelEntry quant_kernel_avx512(DType type);  // matmul_quant_avx512.cpp: the same
-KernelEntry quant_panel_kernel_avx512(DType type);  // matmul_quant_avx512.cpp: kPanels of what can_repack takes
-KernelEntry quant_panel_kernel_avx2(DType type);    // matmul_q4_k_panel_avx2.cpp: Q4_K, Q6_K and the blocks of 32 kPanels
-KernelEntry k16_panel_kernel_avx2(DType type);    // matmul_k16_panel_avx2.cpp: Q6_K, Q3_K, Q2_K, for quant_panel_kernel_avx2
-KernelEntry block32_panel_kernel_avx2(DType type);  // matmul_quant_avx2.cpp: the blocks of 32, for quant_panel_kernel_avx2
+KernelEntry quant_panel_kernel_avx512(DType type);  // matmul_quant_avx512.cpp: kPanels of the integer types but IQ4_XS
+KernelEntry quant_panel_kernel_avx2(DType type);    // matmul_q4_k_panel_avx2.cpp: kPanels of every integer type
+KernelEntry k16_panel_kernel_avx2(DType type);      // matmul_k16_panel_avx2.cpp: Q6_K, Q3_K, Q2_K, for it
+KernelEntry block32_panel_kernel_avx2(DType type);  // matmul_quant_avx2.cpp: the blocks of 32 and IQ4_XS, for it
 // Q6_K rows × any tokens (matmul_q6_k_{avx2,avx512}.cpp), for quant_kernel_*.
 KernelEntry q6_k_kernel_avx2();
 KernelEntry q6_k_kernel_avx512();

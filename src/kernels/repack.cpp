@@ -509,7 +509,8 @@ ColumnReader column_reader(DType type) {
     case DType::Q4_K: return {q4_k_element, kQ4KPanelGroupBytes};
     case DType::Q3_K: return {q3_k_element, kQ3KPanelGroupBytes};
     case DType::IQ4_XS: return {iq4_xs_element, kIq4XsPanelGroupBytes};
-    default: return {q2_k_element, kQ2KPanelGroupBytes};
+    case DType::Q2_K: return {q2_k_element, kQ2KPanelGroupBytes};
+    default: fail("panel_column: {} panels are not read by column", dtype_info(type).name);
   }
 }
 

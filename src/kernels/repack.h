@@ -1,4 +1,4 @@
-// Q8_0, the other blocks of 32, Q2_K, Q3_K, Q4_K, Q6_K and float weights repacked, once at load, into the layouts the
+// Q8_0, the other blocks of 32, Q2_K, Q3_K, Q4_K, Q6_K, IQ4_XS and float weights repacked, once at load, into the layouts the
 // AVX-512 kernels read (the integer types' also the AVX2 kernels: matmul_q4_k_panel_avx2.cpp, matmul_k16_panel_avx2.cpp,
 // matmul_quant_avx2.cpp; IQ4_XS's only those) (as llama.cpp's CPU backend repacks Q4_0 into
 // interleaved rows): no per-call packing in prefill, and decode streams 16

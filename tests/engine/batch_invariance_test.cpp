@@ -2,7 +2,7 @@
 // in a batch, with prefill chunks of 16, 64 or 512 tokens, from a warm prefix
 // cache and when a small KV pool preempts and recomputes it, on random-weight
 // models of the types the loader repacks into panels (AVX-512: the float and
-// integer types; AVX2: Q4_K, Q6_K, Q5_0 and Q8_0), whose kernels give a token
+// integer types; AVX2: the integer types), whose kernels give a token
 // the same sums in any batch (attention cuts every context at the same
 // ranges). Contexts pass 512 positions, so decoding alone splits them over
 // threads. The row kernels (AVX2's other types, and weights as stored with

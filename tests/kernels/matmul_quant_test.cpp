@@ -366,14 +366,15 @@ TEST(MatmulQuant, SimdKernelsAreDispatched) {
     EXPECT_NE(find_kernel(Isa::kAvx512, panels).fn, find_kernel(Isa::kAvx512, type).fn) << dtype_info(type).name;
     const KernelEntry avx2 = quant_panel_kernel_avx2(type);
     EXPECT_EQ(find_kernel(Isa::kAvx2, panels).fn, avx2.fn ? avx2.fn : scalar_kernel(type).fn) << dtype_info(type).name;
-    const bool avx2_panels = type != DType::F16;
-    EXPECT_EQ(avx2.fn != nullptr, avx2_panels) << dtype_info(type).name;
+    EXPECT_EQ(panel_kernel_for(Isa::kAvx2, type), type != DType::F16) << dtype_info(type).name;
     EXPECT_TRUE(panel_kernel_for(Isa::kAvx512, type));
-    EXPECT_EQ(panel_kernel_for(Isa::kAvx2, type), avx2_panels) << dtype_info(type).name;
     EXPECT_FALSE(panel_kernel_for(Isa::kScalar, type));
     EXPECT_EQ(find_kernel(Isa::kScalar, panels).fn, scalar_kernel(type).fn) << dtype_info(type).name;
   }
   // IQ4_XS: panels on AVX2 only (AVX-512's rows decode two sub-blocks a zmm).
+  const Matrix iq4_xs_panels{DType::IQ4_XS, 16, 256, nullptr, MatrixLayout::kPanels};
+  EXPECT_EQ(find_kernel(Isa::kAvx2, iq4_xs_panels).fn, block32_panel_kernel_avx2(DType::IQ4_XS).fn);
+  EXPECT_NE(find_kernel(Isa::kAvx2, iq4_xs_panels).fn, nullptr);
   EXPECT_TRUE(panel_kernel_for(Isa::kAvx2, DType::IQ4_XS));
   EXPECT_FALSE(panel_kernel_for(Isa::kAvx512, DType::IQ4_XS));
 }

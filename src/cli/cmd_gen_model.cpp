@@ -1,6 +1,10 @@
 // skiff gen-model: writes a random-weight Llama GGUF (see model/random_model.h).
+#include <fmt/core.h>
+
 #include "base/error.h"
 #include "cli/commands.h"
+#include "gguf/file_type.h"
+#include "kernels/quant.h"
 #include "model/random_model.h"
 
 namespace skiff::cli {
@@ -18,7 +22,7 @@ void add_gen_model_command(CLI::App& app) {
   cmd->add_option("--heads", spec->n_heads, "attention heads")->capture_default_str();
   cmd->add_option("--kv-heads", spec->n_kv_heads, "key/value heads")->capture_default_str();
   cmd->add_option("--ffn", spec->ffn_dim, "feed-forward size")->capture_default_str();
-  cmd->add_option("--type", *type, "matrix type: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl q2_k q3_k q4_k q5_k q6_k, or the mix q4_k_m / q5_k_m")
+  cmd->add_option("--type", *type, fmt::format("matrix type: {}", gguf::kWritableFileTypes))
       ->capture_default_str();
   cmd->add_option("--vocab-from", spec->vocab_path, "GGUF whose tokenizer is copied")->capture_default_str();
   cmd->add_option("--ctx", spec->context_length, "context length")->capture_default_str();
@@ -28,7 +32,8 @@ void add_gen_model_command(CLI::App& app) {
 
   cmd->callback([spec, out, type] {
     const auto file_type = gguf::file_type_from_name(*type);
-    if (!file_type) fail("unknown --type '{}' (f32, f16, bf16, q8_0, q4_0, q4_k, q5_k, q6_k, q4_k_m, q5_k_m)", *type);
+    if (!file_type || !can_quantize(file_type->base))
+      fail("--type '{}' is not one skiff writes ({})", *type, gguf::kWritableFileTypes);
     spec->file_type = *file_type;
     write_random_llama(*spec, *out);
   });

@@ -6,6 +6,7 @@
 
 #include "base/error.h"
 #include "cli/commands.h"
+#include "gguf/file_type.h"
 #include "convert/quantize.h"
 
 namespace skiff::cli {
@@ -20,8 +21,7 @@ struct QuantizeArgs {
 void quantize(const QuantizeArgs& a) {
   const auto type = gguf::file_type_from_name(a.type);
   if (!type)
-    fail("unknown type '{}' (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, "
-         "Q4_K_M, Q5_K_M)", a.type);
+    fail("unknown type '{}' ({})", a.type, gguf::kWritableFileTypes);
   const convert::QuantizeSummary s = convert::quantize_model(a.input, a.output, *type);
   fmt::print(stderr,
              "quantize: {} ({:.2f} MiB) -> {} ({:.2f} MiB, {}), {} tensors, {} fallbacks, {:.2f} s\n",
@@ -37,9 +37,8 @@ void add_quantize_command(CLI::App& app) {
   cmd->add_option("input", args->input, "GGUF file or Hugging Face directory")->required();
   cmd->add_option("output", args->output, "output .gguf path")->required();
   cmd->add_option("type", args->type,
-                  "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, Q4_K, Q5_K or Q6_K; or the "
-                  "mixes Q4_K_M, Q5_K_M (Q6_K for the "
-                  "output head and some attn_v / ffn_down, as llama-quantize)")
+                  fmt::format("{} (the mixes: Q6_K for the output head and some attn_v / ffn_down, as "
+                              "llama-quantize)", gguf::kWritableFileTypes))
       ->required();
   cmd->callback([args] { quantize(*args); });
 }

@@ -44,6 +44,11 @@ struct FileType {
   DType matrix_type(std::string_view tensor, const MixModel& model) const;
 };
 
+// The file types skiff writes (quantize, gen-model), for their help and errors.
+inline constexpr std::string_view kWritableFileTypes =
+    "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, IQ4_XS, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, or the mixes Q4_K_M, "
+    "Q5_K_M";
+
 // "Q8_0", "q4_k_m", ...: a DType name or Q4_K_M / Q5_K_M; nullopt otherwise.
 std::optional<FileType> file_type_from_name(std::string_view name);
 // The FileType whose id() is `id`; nullopt for ids skiff has no FileType for.

@@ -129,13 +129,7 @@ void quantize_iq4_nl(const float* x, uint8_t* dst, int64_t nb) {
     std::memcpy(dst, &hd, 2);
     const float d = fp16_to_f32(hd);
     const float id = d != 0 ? 1.0f / d : 0.0f;
-    for (int j = 0; j < 32; ++j) {
-      const float v = x[j] * id;
-      int best = 0;
-      for (int k = 1; k < 16; ++k)
-        if (std::fabs(v - kIq4Levels[k]) < std::fabs(v - kIq4Levels[best])) best = k;
-      q[j] = static_cast<uint8_t>(best);
-    }
+    for (int j = 0; j < 32; ++j) q[j] = nearest_iq4_level(x[j] * id);
     store_levels(q, kIq4Nl, dst);
   }
 }

@@ -14,6 +14,14 @@ namespace skiff {
 // IQ4_NL's and IQ4_XS's 16 levels (a non-linear grid, ggml-common.h's kvalues_iq4nl).
 constexpr int8_t kIq4Levels[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 
+// The index of the level nearest v (the lower of two as near).
+inline uint8_t nearest_iq4_level(float v) {
+  int best = 0;
+  for (int k = 1; k < 16; ++k)
+    if (std::fabs(v - kIq4Levels[k]) < std::fabs(v - kIq4Levels[best])) best = k;
+  return static_cast<uint8_t>(best);
+}
+
 // The smallest fp16 not below v (v >= 0), so a scale stored in fp16 still
 // covers the range it was computed for.
 inline uint16_t fp16_round_up(float v) {
@@ -74,6 +82,7 @@ void dequantize_iq4_xs(const uint8_t* src, float* y, int64_t nb);
 // Max-abs / min-max quantizers, as quant.cpp's Q4_K (not ggml's search).
 void quantize_q2_k(const float* x, uint8_t* dst, int64_t nb);
 void quantize_q3_k(const float* x, uint8_t* dst, int64_t nb);
+void quantize_iq4_xs(const float* x, uint8_t* dst, int64_t nb);
 
 // quant_other.cpp: read only, through the scalar kernel.
 void dequantize_tq1_0(const uint8_t* src, float* y, int64_t nb);

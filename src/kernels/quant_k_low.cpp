@@ -152,4 +152,37 @@ void quantize_q3_k(const float* x, uint8_t* dst, int64_t nb) {
   }
 }
 
+// Per sub-block of 32, as IQ4_NL: the element of largest magnitude maps to
+// level -127, so the step's sign is the opposite of its; the signed step is a
+// 6-bit multiple (-32..31) of the fp16 d, rounded away from zero, and every
+// element takes the nearest level on it.
+void quantize_iq4_xs(const float* x, uint8_t* dst, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i, x += 256, dst += kXsBytes) {
+    float steps[8], max_step = 0;
+    for (int j = 0; j < 8; ++j) {
+      steps[j] = signed_max(x + 32 * j, 32) / -127;
+      max_step = std::max(max_step, std::fabs(steps[j]));
+    }
+    const uint16_t hd = fp16_round_up(max_step / 32);
+    const float d = fp16_to_f32(hd);
+    std::memset(dst, 0, kXsQs);
+    std::memcpy(dst + kXsD, &hd, 2);
+    uint16_t scales_h = 0;
+    for (int j = 0; j < 8; ++j) {
+      const int magnitude = ceil_multiple(std::fabs(steps[j]), d, steps[j] < 0 ? 32 : 31);
+      const int sc = steps[j] < 0 ? -magnitude : magnitude;
+      const int stored = sc + 32;
+      dst[kXsScalesL + j / 2] |= static_cast<uint8_t>((stored & 0xF) << (4 * (j % 2)));
+      scales_h = static_cast<uint16_t>(scales_h | (stored >> 4) << (2 * j));
+      const float step = d * static_cast<float>(sc);
+      const float inverse = step != 0 ? 1.0f / step : 0.0f;
+      uint8_t* qs = dst + kXsQs + 16 * j;
+      for (int l = 0; l < 16; ++l)
+        qs[l] = static_cast<uint8_t>(nearest_iq4_level(x[32 * j + l] * inverse) |
+                                     nearest_iq4_level(x[32 * j + 16 + l] * inverse) << 4);
+    }
+    std::memcpy(dst + kXsScalesH, &scales_h, 2);
+  }
+}
+
 }  // namespace skiff

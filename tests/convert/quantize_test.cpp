@@ -256,7 +256,7 @@ TEST(QuantizeRandom, KQuantsWithRowsOf256) {
 
 TEST(QuantizeErrors, OutputOverInputAndMissingInput) {
   EXPECT_THROW(quantize_model(kStoriesF32, kStoriesF32, DType::Q8_0), Error);
-  EXPECT_THROW(quantize_model(kStoriesF32, temp_path("iq4_xs"), DType::IQ4_XS), Error);  // read only
+  EXPECT_THROW(quantize_model(kStoriesF32, temp_path("iq3_s"), DType::IQ3_S), Error);  // read only
   EXPECT_THROW(quantize_model(kModels + "/nonexistent.gguf", temp_path("x"), DType::Q8_0), Error);
 }
 

@@ -10,6 +10,7 @@
 //   Q5_0 |e| <= A/16 * (1 + 2^-7)            (a whole step where x = -max clamps 32 -> 31)
 //   Q5_1 |e| <= R/31 * 0.53
 //   IQ4_NL |e| <= A/127 * 14.2              (the widest table gap, 113 -> 127, where x = -max clamps)
+//   IQ4_XS |e| <= A/127 * 14.2 * 1.04       (the same on a sub-block's 6-bit step, rounded up by < 1/32 of A/127)
 //   Q2_K |e| <= R/3 * 0.54                   (half a step; 4-bit scale/min rounding adds ~3%)
 //   Q3_K |e| <= A/4 * 1.05                   (a whole step where x = -max clamps, as Q4_0)
 //   Q4_K |e| <= R/15 * 0.53                  (half a step; 6-bit scale/min rounding adds ~3%)
@@ -34,7 +35,7 @@ struct Format {
   double (*bound)(double x, double amax, double range);
   double max_rms;  // RMS error on N(0, 1) data (measured: F16 2.1e-4, BF16 1.7e-3,
                    // Q8_0 5.4e-3, Q4_0 0.086, Q4_1 0.079, Q5_0 0.043, Q5_1 0.038,
-                   // IQ4_NL 0.080, Q2_K 0.357, Q3_K 0.157, Q4_K 0.080, Q5_K 0.039, Q6_K 0.020)
+                   // IQ4_NL 0.080, IQ4_XS 0.081, Q2_K 0.357, Q3_K 0.157, Q4_K 0.080, Q5_K 0.039, Q6_K 0.020)
 };
 
 const Format kFormats[] = {
@@ -47,6 +48,7 @@ const Format kFormats[] = {
     {DType::Q5_0, [](double, double a, double) { return a / 16 * (1 + 1.0 / 128); }, 0.05},
     {DType::Q5_1, [](double, double, double r) { return r / 31 * 0.53; }, 0.05},
     {DType::IQ4_NL, [](double, double a, double) { return a / 127 * 14.2; }, 0.1},
+    {DType::IQ4_XS, [](double, double a, double) { return a / 127 * 14.2 * 1.04; }, 0.1},
     {DType::Q2_K, [](double, double, double r) { return r / 3 * 0.54; }, 0.4},
     {DType::Q3_K, [](double, double a, double) { return a / 4 * 1.05; }, 0.18},
     {DType::Q4_K, [](double, double, double r) { return r / 15 * 0.53; }, 0.1},
@@ -135,8 +137,8 @@ TEST(QuantRoundTrip, RejectsPartialBlocks) {
 TEST(QuantRoundTrip, ReadOnlyTypesRefuseToQuantize) {
   std::vector<float> x(256);
   std::vector<uint8_t> q(1024);
-  EXPECT_FALSE(can_quantize(DType::IQ4_XS));
-  EXPECT_THROW(quantize_row(DType::IQ4_XS, x.data(), q.data(), 256), Error);
+  EXPECT_FALSE(can_quantize(DType::IQ3_S));
+  EXPECT_THROW(quantize_row(DType::IQ3_S, x.data(), q.data(), 256), Error);
   for (const Format& f : kFormats) EXPECT_TRUE(can_quantize(f.type)) << dtype_info(f.type).name;
 }
 

@@ -20,9 +20,9 @@
 // every token. The tokens' activations are interleaved per unit first
 // (QuadUnit), so one pointer reaches all of a tile's.
 //
-// Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL and Q4_K matrices the loader repacked
+// Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q4_K and IQ4_XS matrices the loader repacked
 // into such panels (kernels/repack.h; nibbles, fifth bits and IQ4 levels
-// unpacked as the tile loads them, Q4_K's 6-bit scales and mins per unit) skip the packing and use the same tiles for every
+// unpacked as the tile loads them, the 6-bit scales (and Q4_K's mins) per unit) skip the packing and use the same tiles for every
 // token count, decode included: one panel at a time for 1-8 tokens (one memory
 // stream; two measured slower), no per-row reductions.
 #include <immintrin.h>
@@ -145,9 +145,14 @@ struct LoadPanel {
   // Constants, not calls: an out-of-line copy of repack.h's constexpr
   // functions (at -O0) compiled here could serve generic callers.
   static constexpr int64_t kWeightBytes = panel_weight_bytes(kType), kUnitBytes = panel_unit_bytes(kType);
+  // The K-quant-like panels hold super-blocks of 8 units with their scales first.
+  static constexpr bool kSuperBlocks = kType == DType::Q4_K || kType == DType::IQ4_XS;
+  static constexpr int64_t kGroupBytes = kType == DType::Q4_K ? kQ4KPanelGroupBytes : kIq4XsPanelGroupBytes;
+  static constexpr int64_t kGroupWeights = kType == DType::Q4_K ? kQ4KPanelWeights : kIq4XsPanelWeights;
   const uint8_t* units;
+  [[gnu::always_inline]] const uint8_t* group(int64_t u) const { return units + (u / 8) * kGroupBytes; }
   [[gnu::always_inline]] const uint8_t* unit(int64_t u) const {
-    if constexpr (kType == DType::Q4_K) return units + (u / 8) * kQ4KPanelGroupBytes + kQ4KPanelWeights + (u % 8) * kWeightBytes;
+    if constexpr (kSuperBlocks) return group(u) + kGroupWeights + (u % 8) * kWeightBytes;
     return units + kUnitBytes * u;
   }
   // The decode stream fetched ahead (matmul_panel_tiles.h), one thread on Zen 5:
@@ -155,10 +160,10 @@ struct LoadPanel {
   // already at 41, lost 4% (its 9 fetches per unit cost more than they gain).
   [[gnu::always_inline]] void prefetch(int64_t u) const {
     if constexpr (kType != DType::Q8_0)
-      prefetch_unit<kType == DType::Q4_K ? kQ4KPanelGroupBytes / 8 : kUnitBytes>(units, u);
+      prefetch_unit<kSuperBlocks ? kGroupBytes / 8 : kUnitBytes>(units, u);
   }
   // Columns 4g..4g+3 of the 16 rows: nibbles, with Q5's fifth bits (bit g
-  // of the qh bytes, repack.h: 16 added where set), or IQ4_NL's levels + 128
+  // of the qh bytes, repack.h: 16 added where set), or the IQ4 levels + 128
   // (the unsigned operand).
   [[gnu::always_inline]] __m512i w(int64_t u, int g) const {
     if constexpr (kType == DType::Q8_0) return _mm512_loadu_si512(unit(u) + 64 * g);
@@ -170,16 +175,18 @@ struct LoadPanel {
       q = _mm512_mask_add_epi8(q, _mm512_test_epi8_mask(qh, _mm512_set1_epi8(static_cast<char>(1 << g))), q,
                                _mm512_set1_epi8(0x10));
     }
-    if constexpr (kType == DType::IQ4_NL)
+    if constexpr (kType == DType::IQ4_NL || kType == DType::IQ4_XS)
       q = _mm512_shuffle_epi8(_mm512_xor_si512(_mm512_broadcast_i32x4(iq4_table()), _mm512_set1_epi8(-128)), q);
     return q;
   }
   [[gnu::always_inline]] __m512 scale(int64_t u) const {
     if constexpr (kType == DType::Q4_K) return q4_k_factor(u, kQ4KPanelD, 0);
+    if constexpr (kType == DType::IQ4_XS) return iq4_xs_scale(u);
     return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(unit(u) + kWeightBytes)));
   }
   [[gnu::always_inline]] __m512 min(int64_t u) const {  // x = d·q + m: the min is -m
     if constexpr (kType == DType::Q4_K) return q4_k_factor(u, kQ4KPanelDmin, 1);
+    if constexpr (kType == DType::IQ4_XS) return _mm512_mul_ps(_mm512_set1_ps(128), iq4_xs_scale(u));  // the + 128
     if constexpr (panel_has_min(kType))
       return _mm512_sub_ps(_mm512_setzero_ps(), _mm512_cvtph_ps(_mm256_loadu_si256(
                                                     reinterpret_cast<const __m256i*>(unit(u) + kWeightBytes + 32))));
@@ -207,6 +214,21 @@ struct LoadPanel {
     }
     const __m512 factor = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(group + factor_offset)));
     return _mm512_mul_ps(factor, _mm512_cvtepi32_ps(six));
+  }
+
+  // IQ4_XS: the 16 rows' d·(sc_j - 32) of sub-block j = u % 8, sc_j's low 4
+  // bits at bits 4j of each row's scales_l dword, its top 2 at bits 2j of its
+  // 16-bit scales_h.
+  [[gnu::always_inline]] __m512 iq4_xs_scale(int64_t u) const {
+    const unsigned j = static_cast<unsigned>(u % 8);
+    const __m512i low = _mm512_loadu_si512(group(u) + kIq4XsPanelScalesLow);
+    const __m512i high = _mm512_cvtepu16_epi32(
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(group(u) + kIq4XsPanelScalesHigh)));
+    const __m512i sc = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(low, 4 * j), _mm512_set1_epi32(15)),
+                                       _mm512_and_si512(_mm512_srli_epi32(_mm512_slli_epi32(high, 4), 2 * j),
+                                                        _mm512_set1_epi32(48)));
+    const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(group(u) + kIq4XsPanelD)));
+    return _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_sub_epi32(sc, _mm512_set1_epi32(32))));
   }
 };
 
@@ -268,10 +290,11 @@ struct UnitTile {
   }
 };
 
-// A Q4_K panel whose units' d·sc and dmin·m were unpacked once per call
-// (factors: [units] pairs), not once per token quad of a prefill.
-struct Q4KFactorPanel {
-  LoadPanel<DType::Q4_K> weights;
+// A Q4_K or IQ4_XS panel whose units' scales and mins were unpacked once per
+// call (factors: [units] pairs), not once per token quad of a prefill.
+template <DType kType>
+struct FactorPanel {
+  LoadPanel<kType> weights;
   const __m512* factors;
   [[gnu::always_inline]] __m512i w(int64_t u, int g) const { return weights.w(u, g); }
   [[gnu::always_inline]] __m512 scale(int64_t u) const { return factors[2 * u]; }
@@ -305,7 +328,7 @@ void panel_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, 
     const RowAct<W::kAct> act{act_row(x, act_layout(W::kAct, x.cols), 0)};
     return panel_decode<UnitTile<W>>(panel, act, units, y, ldy, r0, r1);
   }
-  if constexpr (W::kType == DType::Q4_K) {
+  if constexpr (Panel::kSuperBlocks) {
     if (x.n_tokens > kPassTokens) {
       auto* factors = static_cast<__m512*>(kernel_scratch(2 * 2 * units * sizeof(__m512)));
       auto unpacked = [&](int64_t r, int k) {
@@ -315,7 +338,7 @@ void panel_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, 
           f[2 * u] = p.scale(u);
           f[2 * u + 1] = p.min(u);
         }
-        return Q4KFactorPanel{p, f};
+        return FactorPanel<W::kType>{p, f};
       };
       return panel_rows<UnitTile<W>>(unpacked, x, units, y, ldy, r0, r1);
     }
@@ -349,6 +372,7 @@ KernelEntry quant_panel_kernel_avx512(DType type) {
     case DType::Q5_0: return {panel_matmul<RowsQ5_0>, RowsQ5_0::kAct, kPanelRows, 2};
     case DType::Q5_1: return {panel_matmul<RowsQ5_1>, RowsQ5_1::kAct, kPanelRows, 2};
     case DType::IQ4_NL: return {panel_matmul<RowsIq4Nl>, RowsIq4Nl::kAct, kPanelRows, 2};
+    case DType::IQ4_XS: return {panel_matmul<RowsIq4Xs>, RowsIq4Xs::kAct, kPanelRows, 2};
     case DType::Q6_K: return q6_k_panel_kernel_avx512();
     case DType::Q2_K: case DType::Q3_K: return k16_panel_kernel_avx512(type);
     default: return {};

@@ -1,6 +1,6 @@
 // Q8_0, the other blocks of 32, Q2_K, Q3_K, Q4_K, Q6_K, IQ4_XS and float weights repacked, once at load, into the layouts the
 // AVX-512 kernels read (the integer types' also the AVX2 kernels: matmul_q4_k_panel_avx2.cpp, matmul_k16_panel_avx2.cpp,
-// matmul_quant_avx2.cpp; IQ4_XS's only those) (as llama.cpp's CPU backend repacks Q4_0 into
+// matmul_quant_avx2.cpp) (as llama.cpp's CPU backend repacks Q4_0 into
 // interleaved rows): no per-call packing in prefill, and decode streams 16
 // rows at once with no per-row reductions. Same bytes as the GGUF rows,
 // rewritten in place: panel p (rows 16p .. 16p+15) takes the place of its
@@ -129,7 +129,7 @@ constexpr int64_t kIq4XsPanelWeights = kIq4XsPanelD + 2 * kPanelRowCount;
 static_assert(kIq4XsPanelWeights + 8 * 4 * 64 == kIq4XsPanelGroupBytes, "an IQ4_XS panel is its rows' bytes");
 
 // Whether kernels of `isa` read panels of `type` (the loader repacks only
-// then): AVX-512 every type can_repack takes but IQ4_XS, AVX2 all but the floats (matmul.cpp).
+// then): AVX-512 every type can_repack takes, AVX2 all but the floats (matmul.cpp).
 bool panel_kernel_for(Isa isa, DType type);
 
 // Whether m can be repacked: Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, Q4_K, Q6_K, IQ4_XS, F32, F16 or BF16 rows,

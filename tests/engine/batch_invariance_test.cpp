@@ -169,7 +169,8 @@ TEST_P(BatchInvariance, RowsAreBitIdenticalInBatchInvariantModeOnEveryIsa) {
 
 INSTANTIATE_TEST_SUITE_P(PanelTypes, BatchInvariance,
                          ::testing::Values(DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0,
-                                           DType::Q5_0, DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q6_K),
+                                           DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::IQ4_NL, DType::Q2_K,
+                                           DType::Q3_K, DType::Q4_K, DType::Q6_K, DType::IQ4_XS),
                          [](const ::testing::TestParamInfo<DType>& info) { return std::string(dtype_info(info.param).name); });
 
 }  // namespace

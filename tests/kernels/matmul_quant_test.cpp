@@ -358,7 +358,7 @@ TEST(MatmulQuant, SimdKernelsAreDispatched) {
   // Repacked matrices: the AVX-512 panel kernels there, AVX2's for the integer types, the scalar
   // one elsewhere; the loader repacks for an ISA only what it has kernels for.
   for (DType type : {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::IQ4_NL, DType::Q2_K,
-                     DType::Q3_K, DType::Q4_K, DType::Q6_K, DType::F16}) {
+                     DType::Q3_K, DType::Q4_K, DType::Q6_K, DType::IQ4_XS, DType::F16}) {
     const Matrix panels{type, 16, 256, nullptr, MatrixLayout::kPanels};
     const KernelEntry want = type == DType::F16 ? float_panel_kernel_avx512(type) : quant_panel_kernel_avx512(type);
     ASSERT_NE(want.fn, nullptr) << dtype_info(type).name;
@@ -371,12 +371,6 @@ TEST(MatmulQuant, SimdKernelsAreDispatched) {
     EXPECT_FALSE(panel_kernel_for(Isa::kScalar, type));
     EXPECT_EQ(find_kernel(Isa::kScalar, panels).fn, scalar_kernel(type).fn) << dtype_info(type).name;
   }
-  // IQ4_XS: panels on AVX2 only (AVX-512's rows decode two sub-blocks a zmm).
-  const Matrix iq4_xs_panels{DType::IQ4_XS, 16, 256, nullptr, MatrixLayout::kPanels};
-  EXPECT_EQ(find_kernel(Isa::kAvx2, iq4_xs_panels).fn, block32_panel_kernel_avx2(DType::IQ4_XS).fn);
-  EXPECT_NE(find_kernel(Isa::kAvx2, iq4_xs_panels).fn, nullptr);
-  EXPECT_TRUE(panel_kernel_for(Isa::kAvx2, DType::IQ4_XS));
-  EXPECT_FALSE(panel_kernel_for(Isa::kAvx512, DType::IQ4_XS));
 }
 
 // Each element within half a step of its block's scale, |q| ≤ 127, the sums

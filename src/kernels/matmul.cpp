@@ -258,6 +258,9 @@ void run_products_at_once(std::span<const MatmulProduct> products, const float* 
   }
   for (Job& j : jobs)  // after the loop above: a later product may have asked for the quads
     if (j.k.activations != ActivationFormat::kF32) j.act.quads = quantized[static_cast<int>(j.k.activations)].quads;
+  // Decode packs no quads: its threads skip that loop and its barrier.
+  const bool any_quads = std::any_of(std::begin(quantized), std::end(quantized),
+                                     [](const QuantizedInput& q) { return q.quads != nullptr; });
   const int64_t n_quads = (n_tokens + kQuadTokens - 1) / kQuadTokens;
 
   // One parallel region: quantize, interleave quads, then contiguous unit
@@ -274,13 +277,15 @@ void run_products_at_once(std::span<const MatmulProduct> products, const float* 
           quantize_activation_row(static_cast<ActivationFormat>(f), x + t * cols,
                                   q.data + q.row_bytes * t, cols);
       }
+    if (any_quads) {  // the same for every thread
 #pragma omp for schedule(static)
-    for (int64_t k = 0; k < n_quads; ++k)
-      for (int f = 0; f < kNumFormats; ++f) {
-        const QuantizedInput& q = quantized[f];
-        if (q.quads)
-          pack_activation_quad(static_cast<ActivationFormat>(f), q.data, q.row_bytes, n_tokens, cols, k, q.quads);
-      }
+      for (int64_t k = 0; k < n_quads; ++k)
+        for (int f = 0; f < kNumFormats; ++f) {
+          const QuantizedInput& q = quantized[f];
+          if (q.quads)
+            pack_activation_quad(static_cast<ActivationFormat>(f), q.data, q.row_bytes, n_tokens, cols, k, q.quads);
+        }
+    }
     // One contiguous range per thread: handing out 2-8 pieces per thread
     // dynamically measured no better on 1B decode and slower on 110M.
     const int nt = omp_get_num_threads(), id = omp_get_thread_num();

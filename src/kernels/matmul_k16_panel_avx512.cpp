@@ -23,7 +23,9 @@
 // of 16 exact products made an exact integer sum, and every token's
 // arithmetic is the same for any token count: batch invariant.
 //
-// Decode reads a panel as one stream, prefetched as the other panels are.
+// Decode reads a panel as one stream, left to the hardware prefetcher: the
+// software prefetch of the other panel kernels (prefetch_unit, tuned on Zen 5)
+// halved this one's decode on Zen 4 (Q3_K 14-17 -> 29-31 GB/s a core without).
 // Register pressure (an int32 sum per super-block besides the float one)
 // caps one pass at kBlockTokens tokens; more go in quads over panel pairs.
 #include <immintrin.h>
@@ -61,7 +63,6 @@ struct Q3Panel {
   [[gnu::always_inline]] __m512i v(int64_t u, int m) const {
     return _mm512_loadu_si512(group(u) + kQ3KPanelWeights + (u % 8) * kQ3KPanelUnitBytes + 64 * m);
   }
-  [[gnu::always_inline]] void prefetch(int64_t u) const { prefetch_unit<kGroupBytes / 8>(groups, u); }
   // Columns 4g..4g+3 of unit u: u (g < 4, sub-block A) or u·8 (B) as bytes.
   [[gnu::always_inline]] __m512i w(int64_t u, int g) const {
     const __m512i low3 = _mm512_set1_epi8(0x07), high3 = _mm512_set1_epi8(0x38);
@@ -103,7 +104,6 @@ struct Q2Panel {
   [[gnu::always_inline]] __m512i v(int64_t u, int m) const {
     return _mm512_loadu_si512(group(u) + kQ2KPanelWeights + (u % 8) * kQ2KPanelUnitBytes + 64 * m);
   }
-  [[gnu::always_inline]] void prefetch(int64_t u) const { prefetch_unit<kGroupBytes / 8>(groups, u); }
   // Columns 4g..4g+3 of unit u: u (g < 4, A) or u·16 (B) as bytes (16-bit
   // shifts leak across bytes only into bits the masks drop).
   [[gnu::always_inline]] __m512i w(int64_t u, int g) const {
@@ -176,7 +176,6 @@ struct K16Tile {
         __m512i sc[R];
 #pragma GCC unroll 4
         for (int p = 0; p < R; ++p) {
-          panels[p].prefetch(s + k);
           sc[p] = panels[p].scales(s, k);
           bias[p] = _mm512_dpwssd_epi32(bias[p], sc[p], minus_bias);
         }

@@ -217,7 +217,12 @@ struct K16Tile {
   [[gnu::always_inline]] static void tokens(const Panel panels[R], int64_t u, const __m512i sc[R], const Act& a,
                                             __m512i isum[R][T]) {
     if constexpr (R == 1 && T == 1) {
-      isum[0][0] = _mm512_dpwssd_epi32(isum[0][0], one_token_unit(panels[0], u, a), sc[0]);
+      // Decode: sub-block A's sum (groups 0..3) and B's in short chains.
+      const __m512i init[2] = {_mm512_set1_epi32(start<Panel>(a, u, 0, 0)), _mm512_set1_epi32(start<Panel>(a, u, 1, 0))};
+      __m512i half[2];
+      one_token_halves(panels[0], u, a, init, half);
+      isum[0][0] = _mm512_dpwssd_epi32(
+          isum[0][0], _mm512_add_epi32(_mm512_slli_epi32(half[1], Panel::kHighShift), half[0]), sc[0]);
       return;
     }
     constexpr int TB = kBlockSize<T, T0>;
@@ -241,22 +246,6 @@ struct K16Tile {
 #pragma GCC unroll 8
       for (int t = 0; t < TB; ++t) isum[p][T0 + t] = _mm512_dpwssd_epi32(isum[p][T0 + t], iacc[p][t], sc[p]);
     if constexpr (T0 + TB < T) tokens<R, T, T0 + TB>(panels, u, sc, a, isum);
-  }
-
-  // Decode's unit: the same integer sums as tokens(), in four chains of two
-  // vpdpbusd where tokens() chains eight. One panel and one token leave no
-  // other work to overlap with, and a chain of eight made the AVX-512 kernel
-  // latency-bound: 12 GB/s a core on Zen 4 against the AVX2 kernel's 20.
-  template <class Panel, class Act>
-  [[gnu::always_inline]] static __m512i one_token_unit(const Panel& panel, int64_t u, const Act& a) {
-    __m512i chain[4] = {_mm512_set1_epi32(start<Panel>(a, u, 0, 0)), _mm512_setzero_si512(),
-                        _mm512_set1_epi32(start<Panel>(a, u, 1, 0)), _mm512_setzero_si512()};
-#pragma GCC unroll 8
-    for (int g = 0; g < 8; ++g)
-      chain[g / 4 * 2 + g % 2] =
-          _mm512_dpbusd_epi32(chain[g / 4 * 2 + g % 2], panel.w(u, g), _mm512_set1_epi32(a.q(u, g, 0)));
-    const __m512i low = _mm512_add_epi32(chain[0], chain[1]), high = _mm512_add_epi32(chain[2], chain[3]);
-    return _mm512_add_epi32(_mm512_slli_epi32(high, Panel::kHighShift), low);
   }
 };
 

@@ -275,7 +275,12 @@ struct UnitTile {
     }
     if constexpr (T == 1) {
 #pragma GCC unroll 4
-      for (int p = 0; p < R; ++p) iacc[p][0] = one_token_unit(panels[p], u, a, iacc[p][0]);
+      for (int p = 0; p < R; ++p) {
+        const __m512i init[2] = {iacc[p][0], _mm512_setzero_si512()};
+        __m512i half[2];
+        one_token_halves(panels[p], u, a, init, half);
+        iacc[p][0] = _mm512_add_epi32(half[0], half[1]);
+      }
     } else {
       group_dots<8, R, TB>(panels, u, 0, a, T0, iacc);
     }
@@ -292,18 +297,6 @@ struct UnitTile {
       }
     }
     if constexpr (T0 + TB < T) tokens<R, T, T0 + TB>(panels, u, a, facc);
-  }
-
-  // Decode's unit: group_dots' integer sum from init in four chains of two
-  // vpdpbusd, not one of eight: with one token nothing else overlaps the
-  // chain, which held a core to ~31 GB/s on Q8_0 (Zen 4).
-  template <class Panel, class Act>
-  [[gnu::always_inline]] static __m512i one_token_unit(const Panel& panel, int64_t u, const Act& a, __m512i init) {
-    __m512i chain[4] = {init, _mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512()};
-#pragma GCC unroll 8
-    for (int g = 0; g < 8; ++g)
-      chain[g % 4] = _mm512_dpbusd_epi32(chain[g % 4], panel.w(u, g), _mm512_set1_epi32(a.q(u, g, 0)));
-    return _mm512_add_epi32(_mm512_add_epi32(chain[0], chain[1]), _mm512_add_epi32(chain[2], chain[3]));
   }
 };
 

@@ -87,6 +87,13 @@ struct QuantizedInput {
   QuadUnit* quads = nullptr;
 };
 
+struct QuantizedInputs {
+  QuantizedInput formats[kNumFormats];
+};
+
+// Up to this many tokens, every thread quantizes all of them for itself.
+constexpr int kOwnQuantizationTokens = 4;
+
 // One product as the parallel region sees it: its kernel, its activations, and
 // its place among the concatenated row units (of row_granularity rows) of all products.
 struct Job {
@@ -111,6 +118,37 @@ struct UnitSplit {
 
 UnitSplit split_units(int64_t n_units, int n_threads) {
   return {n_units - n_units / 4, std::max<int64_t>(1, n_units / (16 * int64_t{n_threads}))};
+}
+
+// Points each job at the quantized input its kernel reads, in this thread's
+// buffers: each activation format the kernels read is quantized once, shared by its products.
+QuantizedInputs attach_input_buffers(std::vector<Job>& jobs, int n_tokens, int64_t cols) {
+  QuantizedInputs quantized;
+  for (Job& j : jobs) {
+    if (j.k.activations == ActivationFormat::kF32) continue;
+    QuantizedInput& q = quantized.formats[static_cast<int>(j.k.activations)];
+    if (!q.data) {
+      q.row_bytes = activation_row_bytes(j.k.activations, cols);
+      q.data = activation_buffer<uint8_t>(j.k.activations, q.row_bytes * n_tokens);
+    }
+    if (j.k.quads_from_tokens > 0 && n_tokens >= j.k.quads_from_tokens && !q.quads)
+      q.quads = activation_buffer<QuadUnit>(j.k.activations, activation_quads_bytes(cols, n_tokens));
+    j.act.quant = q.data;
+    j.act.quant_row_bytes = q.row_bytes;
+  }
+  for (Job& j : jobs)  // after the loop above: a later product may have asked for the quads
+    if (j.k.activations != ActivationFormat::kF32) j.act.quads = quantized.formats[static_cast<int>(j.k.activations)].quads;
+  return quantized;
+}
+
+// Quantizes tokens [t0, t1) of x into every format some job reads.
+void quantize_tokens(const QuantizedInputs& quantized, const float* x, int t0, int t1, int64_t cols) {
+  for (int t = t0; t < t1; ++t)
+    for (int f = 0; f < kNumFormats; ++f) {
+      const QuantizedInput& q = quantized.formats[f];
+      if (q.data)
+        quantize_activation_row(static_cast<ActivationFormat>(f), x + t * cols, q.data + q.row_bytes * t, cols);
+    }
 }
 
 // Runs the rows of units [u0, u1) of the concatenation, product by product.
@@ -258,56 +296,46 @@ void run_products_at_once(std::span<const MatmulProduct> products, const float* 
     n_units += units;
     work += p.w->rows * cols * n_tokens;
   }
-  // Each activation format the kernels read is quantized once, shared by its products.
-  QuantizedInput quantized[kNumFormats];
-  for (Job& j : jobs) {
-    if (j.k.activations == ActivationFormat::kF32) continue;
-    QuantizedInput& q = quantized[static_cast<int>(j.k.activations)];
-    if (!q.data) {
-      q.row_bytes = activation_row_bytes(j.k.activations, cols);
-      q.data = activation_buffer<uint8_t>(j.k.activations, q.row_bytes * n_tokens);
-    }
-    if (j.k.quads_from_tokens > 0 && n_tokens >= j.k.quads_from_tokens && !q.quads)
-      q.quads = activation_buffer<QuadUnit>(j.k.activations, activation_quads_bytes(cols, n_tokens));
-    j.act.quant = q.data;
-    j.act.quant_row_bytes = q.row_bytes;
-  }
-  for (Job& j : jobs)  // after the loop above: a later product may have asked for the quads
-    if (j.k.activations != ActivationFormat::kF32) j.act.quads = quantized[static_cast<int>(j.k.activations)].quads;
+  QuantizedInputs quantized = attach_input_buffers(jobs, n_tokens, cols);
   // Decode packs no quads: its threads skip that loop and its barrier.
-  const bool any_quads = std::any_of(std::begin(quantized), std::end(quantized),
+  const bool any_quads = std::any_of(std::begin(quantized.formats), std::end(quantized.formats),
                                      [](const QuantizedInput& q) { return q.quads != nullptr; });
+  // A decode step's few tokens are quantized by every thread for itself, into
+  // its own buffers: a microsecond's work, where sharing one thread's would
+  // cost a barrier per product.
+  const bool each_thread_quantizes = !any_quads && n_tokens <= kOwnQuantizationTokens;
   const int64_t n_quads = (n_tokens + kQuadTokens - 1) / kQuadTokens;
 
-  // One parallel region: quantize, interleave quads, then contiguous unit
-  // ranges, one per thread.
+  // One parallel region: quantize, interleave quads, then the units.
   // Threads only pay off once the products have real work; tiny models run serially.
   const int n_threads = work >= (int64_t{1} << 16) ? omp_get_max_threads() : 1;
   std::atomic<int64_t> next_unit{split_units(n_units, n_threads).shared_from};
 #pragma omp parallel num_threads(n_threads)
   {
+    const std::vector<Job>* thread_jobs = &jobs;
+    if (each_thread_quantizes) {
+      thread_local std::vector<Job> own_jobs;
+      own_jobs.assign(jobs.begin(), jobs.end());
+      quantize_tokens(attach_input_buffers(own_jobs, n_tokens, cols), x, 0, n_tokens, cols);
+      thread_jobs = &own_jobs;
+    } else {
 #pragma omp for schedule(static)
-    for (int t = 0; t < n_tokens; ++t)
-      for (int f = 0; f < kNumFormats; ++f) {
-        const QuantizedInput& q = quantized[f];
-        if (q.data)
-          quantize_activation_row(static_cast<ActivationFormat>(f), x + t * cols,
-                                  q.data + q.row_bytes * t, cols);
-      }
+      for (int t = 0; t < n_tokens; ++t) quantize_tokens(quantized, x, t, t + 1, cols);
+    }
     if (any_quads) {  // the same for every thread
 #pragma omp for schedule(static)
       for (int64_t k = 0; k < n_quads; ++k)
         for (int f = 0; f < kNumFormats; ++f) {
-          const QuantizedInput& q = quantized[f];
+          const QuantizedInput& q = quantized.formats[f];
           if (q.quads)
             pack_activation_quad(static_cast<ActivationFormat>(f), q.data, q.row_bytes, n_tokens, cols, k, q.quads);
         }
     }
     const int nt = omp_get_num_threads(), id = omp_get_thread_num();
     const UnitSplit split = split_units(n_units, nt);
-    run_units(jobs, split.shared_from * id / nt, split.shared_from * (id + 1) / nt);
+    run_units(*thread_jobs, split.shared_from * id / nt, split.shared_from * (id + 1) / nt);
     for (int64_t u; (u = next_unit.fetch_add(split.chunk, std::memory_order_relaxed)) < n_units;)
-      run_units(jobs, u, std::min(n_units, u + split.chunk));
+      run_units(*thread_jobs, u, std::min(n_units, u + split.chunk));
   }
 }
 

@@ -39,17 +39,25 @@ float outlier_limit(const float* row, int64_t cols) {
 
 int threads_for(int64_t work) { return work >= (int64_t{1} << 16) ? omp_get_max_threads() : 1; }
 
+// fn(t) for t in [0, n), on the threads when `work` is worth waking them for.
+// A decode step's row runs here: a one-thread parallel region costs more than the scan.
+template <class F>
+void for_rows(int n, int64_t work, F&& fn) {
+  const int threads = threads_for(work);
+  if (threads == 1) {
+    for (int t = 0; t < n; ++t) fn(t);
+    return;
+  }
+#pragma omp parallel for num_threads(threads)
+  for (int t = 0; t < n; ++t) fn(t);
+}
+
 }  // namespace
 
 bool split_outliers(const float* x, int n_tokens, int64_t cols, ActivationOutliers& out) {
   std::vector<float> limits(n_tokens);
-  int with_outliers = 0;
-#pragma omp parallel for num_threads(threads_for(n_tokens * cols)) reduction(+ : with_outliers)
-  for (int t = 0; t < n_tokens; ++t) {
-    limits[t] = outlier_limit(x + t * cols, cols);
-    with_outliers += std::isfinite(limits[t]);
-  }
-  if (with_outliers == 0) return false;
+  for_rows(n_tokens, n_tokens * cols, [&](int t) { limits[t] = outlier_limit(x + t * cols, cols); });
+  if (std::none_of(limits.begin(), limits.end(), [](float limit) { return std::isfinite(limit); })) return false;
   // Reused across calls: a fresh 10 MB buffer a prefill's ffn_down call cost page faults.
   thread_local std::vector<float> buffer;  // this thread's; the workers below write into it
   if (buffer.size() < static_cast<size_t>(n_tokens) * cols) buffer.resize(static_cast<size_t>(n_tokens) * cols);
@@ -61,18 +69,17 @@ bool split_outliers(const float* x, int n_tokens, int64_t cols, ActivationOutlie
   const int64_t slots_per_token = cols / 256 + 1;
   std::vector<ActivationOutliers::Value> slots(n_tokens * slots_per_token);
   std::vector<int64_t> counts(n_tokens, 0);
-#pragma omp parallel for num_threads(threads_for(n_tokens * cols))
-  for (int t = 0; t < n_tokens; ++t) {
+  for_rows(n_tokens, n_tokens * cols, [&](int t) {
     const float* row = x + t * cols;
     float* rest_row = rest + t * cols;
     std::copy(row, row + cols, rest_row);
-    if (!std::isfinite(limits[t])) continue;
+    if (!std::isfinite(limits[t])) return;
     for (int64_t i = 0; i < cols && counts[t] < slots_per_token; ++i)
       if (std::fabs(row[i]) > limits[t]) {
         slots[t * slots_per_token + counts[t]++] = {t, i, row[i]};
         rest_row[i] = 0.0f;
       }
-  }
+  });
   for (int t = 0; t < n_tokens; ++t)
     out.values.insert(out.values.end(), slots.begin() + t * slots_per_token,
                       slots.begin() + t * slots_per_token + counts[t]);
@@ -161,18 +168,18 @@ std::vector<const float*> find_columns(const Matrix& w, std::span<const int64_t>
 
 }  // namespace
 
-void add_outlier_products(std::span<const MatmulProduct> products, const ActivationOutliers& outliers) {
+std::vector<std::vector<OutlierTerm>> outlier_terms(std::span<const MatmulProduct> products,
+                                                    const ActivationOutliers& outliers,
+                                                    std::vector<std::vector<float>>& scratch) {
   const std::vector<int64_t> cols = outlier_columns(outliers);
-  std::vector<float> scratch;
-  for (const MatmulProduct& p : products) {
-    const std::vector<const float*> columns = find_columns(*p.w, cols, scratch);
-    const int64_t rows = p.w->rows;
-    for (const auto& v : outliers.values) {
-      const float* column = columns[std::lower_bound(cols.begin(), cols.end(), v.col) - cols.begin()];
-      float* y = p.y + v.token * rows;
-      for (int64_t r = 0; r < rows; ++r) y[r] += v.value * column[r];
-    }
+  scratch.resize(products.size());
+  std::vector<std::vector<OutlierTerm>> terms(products.size());
+  for (size_t p = 0; p < products.size(); ++p) {
+    const std::vector<const float*> columns = find_columns(*products[p].w, cols, scratch[p]);
+    for (const auto& v : outliers.values)
+      terms[p].push_back({v.token, v.value, columns[std::lower_bound(cols.begin(), cols.end(), v.col) - cols.begin()]});
   }
+  return terms;
 }
 
 }  // namespace skiff

@@ -29,9 +29,31 @@ struct ActivationOutliers {
 // False when no token has an outlier (the common case: x is used as it is).
 bool split_outliers(const float* x, int n_tokens, int64_t cols, ActivationOutliers& out);
 
-// y[t] += v · W[:, j] for each outlier (t, j, v), in column order per token,
-// so a token's outputs do not depend on the others'.
-void add_outlier_products(std::span<const MatmulProduct> products, const ActivationOutliers& outliers);
+// One term of a product's outlier correction: y[token][r] += value · column[r].
+struct OutlierTerm {
+  int token;
+  float value;
+  const float* column;  // W[:, j] of the outlier's column j, rows floats
+};
+
+// Each product's terms for the outliers (t, j, v), by token then column, so a
+// token's outputs do not depend on the others'. Columns come from the matrix's
+// ColumnCache, or are dequantized into scratch[p] (which must outlive the terms).
+std::vector<std::vector<OutlierTerm>> outlier_terms(std::span<const MatmulProduct> products,
+                                                    const ActivationOutliers& outliers,
+                                                    std::vector<std::vector<float>>& scratch);
+
+// Adds the terms of tokens [first_token, first_token + n_tokens) to rows
+// [r0, r1) of y (n_tokens × rows, token first_token at y[0]), term by term:
+// the threads add them to the rows each has just computed.
+inline void add_outlier_terms(std::span<const OutlierTerm> terms, float* y, int64_t rows, int first_token,
+                              int n_tokens, int64_t r0, int64_t r1) {
+  for (const OutlierTerm& term : terms) {
+    if (term.token < first_token || term.token >= first_token + n_tokens) continue;
+    float* out = y + (term.token - first_token) * rows;
+    for (int64_t r = r0; r < r1; ++r) out[r] += term.value * term.column[r];
+  }
+}
 
 // Columns of one weight matrix (Matrix::column_cache), dequantized: the few
 // input channels where a model's massive activations recur (~2-4 a token in

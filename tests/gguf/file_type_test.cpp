@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include "base/error.h"
+#include "kernels/quant.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -31,6 +33,37 @@ TEST(FileType, NamesAndIds) {
   EXPECT_FALSE(file_type_from_id(12).has_value());  // Q3_K_M
   EXPECT_FALSE(file_type_from_id(-1).has_value());
   EXPECT_FALSE(file_type_from_name("Q4_K_M2").has_value());
+}
+
+// The help texts' list (kWritableFileTypes) names exactly the types skiff can
+// write that have a llama.cpp file type, and the two mixes.
+TEST(FileType, WritableListMatchesWhatQuantizeWrites) {
+  std::vector<std::string> listed;
+  std::string list(kWritableFileTypes);
+  const std::string mixes = ", or the mixes ";
+  const size_t at = list.find(mixes);
+  ASSERT_NE(at, std::string::npos);
+  list.replace(at, mixes.size(), ", ");
+  for (size_t begin = 0; begin < list.size();) {
+    const size_t end = std::min(list.find(", ", begin), list.size());
+    listed.push_back(list.substr(begin, end - begin));
+    begin = end + 2;
+  }
+  std::vector<std::string> writable = {"Q4_K_M", "Q5_K_M"};
+  for (uint32_t id = 0; id < 64; ++id) {
+    const auto info = dtype_info(id);
+    if (!info || !can_quantize(info->type)) continue;
+    const FileType type(info->type);
+    try {
+      (void)type.id();
+    } catch (const Error&) {
+      continue;  // no llama.cpp file type of it
+    }
+    writable.push_back(std::string(info->name));
+  }
+  std::sort(listed.begin(), listed.end());
+  std::sort(writable.begin(), writable.end());
+  EXPECT_EQ(listed, writable);
 }
 
 // 32 layers (Llama 2 7B): Q6_K in layers 0-3 and 28-31 and every third from 6

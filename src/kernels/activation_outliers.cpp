@@ -111,12 +111,18 @@ void matrix_block(const Matrix& w, int64_t r, int64_t b, float* out) {
 
 }  // namespace
 
+// How many panels ahead matrix_columns asks for the lines it will read.
+constexpr int64_t kColumnPrefetchPanels = 8;
+
 void matrix_columns(const Matrix& w, std::span<const int64_t> cols, float* out) {
   const int64_t n = static_cast<int64_t>(cols.size());
   if (w.layout == MatrixLayout::kPanels && panel_reads_columns(w.type)) {
+    const int64_t n_panels = w.rows / kPanelRowCount;
 #pragma omp parallel for num_threads(threads_for(w.rows * n * 16)) schedule(static)
-    for (int64_t p = 0; p < w.rows / kPanelRowCount; ++p) {
+    for (int64_t p = 0; p < n_panels; ++p) {
       float values[kPanelRowCount];
+      if (p + kColumnPrefetchPanels < n_panels)
+        for (int64_t k = 0; k < n; ++k) prefetch_panel_column(w, p + kColumnPrefetchPanels, cols[k]);
       for (int64_t k = 0; k < n; ++k) {
         panel_column(w, p, cols[k], values);
         std::copy(values, values + kPanelRowCount, out + k * w.rows + p * kPanelRowCount);

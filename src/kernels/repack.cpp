@@ -447,7 +447,7 @@ void panel_block(const Matrix& m, int64_t r, int64_t b, float* out) {
 }
 
 bool panel_reads_columns(DType type) {
-  return k_quant_panels(type);
+  return !is_float(type);  // the K-quant super-block groups and the blocks of 32
 }
 
 namespace {
@@ -498,28 +498,62 @@ float iq4_xs_element(const uint8_t* group, int e, int i) {
   return scale * static_cast<float>(kIq4Levels[l < 16 ? byte & 0x0F : byte >> 4]);
 }
 
-// A K-quant panel type's element reader and super-block group size.
+// Column c (0..31) of row i of a unit of a blocks-of-32 panel, with
+// dequantize_row's float operations (quant.cpp, quant_blocks32.cpp).
+float block32_element(DType type, const uint8_t* unit, int c, int i) {
+  const UnitPlace at = unit_place(type, i);
+  const float d = fp16_at(unit + at.d);
+  if (type == DType::Q8_0) return static_cast<float>(static_cast<int8_t>(unit[panel_offset(c, i)] ^ 0x80)) * d;
+  const uint8_t byte = unit[panel_offset(c % 16, i)];
+  int q = c < 16 ? byte & 0x0F : byte >> 4;
+  if (at.qh >= 0) q |= (unit[at.qh + c % 4] >> c / 4 & 1) << 4;  // byte c % 4, bit c / 4 (repack.h)
+  if (at.m >= 0) return d * static_cast<float>(q) + fp16_at(unit + at.m);
+  if (type == DType::IQ4_NL) return d * static_cast<float>(kIq4Levels[q]);
+  return type == DType::Q5_0 ? d * static_cast<float>(q - 16) : static_cast<float>(q - 8) * d;
+}
+
+// A K-quant panel type's element reader and the layout of its super-block
+// group: the scales first (header_bytes), then a unit of unit_bytes per 32 columns.
 struct ColumnReader {
   float (*element)(const uint8_t* group, int e, int i);
-  int64_t group_bytes;
+  int64_t group_bytes, header_bytes, unit_bytes;
 };
 ColumnReader column_reader(DType type) {
   switch (type) {
-    case DType::Q6_K: return {q6_k_element, kQ6KPanelGroupBytes};
-    case DType::Q4_K: return {q4_k_element, kQ4KPanelGroupBytes};
-    case DType::Q3_K: return {q3_k_element, kQ3KPanelGroupBytes};
-    case DType::IQ4_XS: return {iq4_xs_element, kIq4XsPanelGroupBytes};
-    case DType::Q2_K: return {q2_k_element, kQ2KPanelGroupBytes};
+    case DType::Q6_K: return {q6_k_element, kQ6KPanelGroupBytes, kQ6KPanelWeights, kQ6KPanelUnitBytes};
+    case DType::Q4_K:
+      return {q4_k_element, kQ4KPanelGroupBytes, kQ4KPanelWeights, panel_weight_bytes(DType::Q4_K)};
+    case DType::Q3_K: return {q3_k_element, kQ3KPanelGroupBytes, kQ3KPanelWeights, kQ3KPanelUnitBytes};
+    case DType::IQ4_XS: return {iq4_xs_element, kIq4XsPanelGroupBytes, kIq4XsPanelWeights, 256};
+    case DType::Q2_K: return {q2_k_element, kQ2KPanelGroupBytes, kQ2KPanelWeights, kQ2KPanelUnitBytes};
     default: fail("panel_column: {} panels are not read by column", dtype_info(type).name);
   }
+}
+
+void prefetch_bytes(const uint8_t* at, int64_t n) {
+  for (int64_t k = 0; k < n; k += 64) __builtin_prefetch(at + k);
 }
 
 }  // namespace
 
 void panel_column(const Matrix& m, int64_t p, int64_t c, float* out) {
+  if (!k_quant_panels(m.type)) {
+    const uint8_t* unit = panel_start(m, p) + (c / 32) * panel_unit_bytes(m.type);
+    for (int i = 0; i < kPanelRowCount; ++i) out[i] = block32_element(m.type, unit, static_cast<int>(c % 32), i);
+    return;
+  }
   const ColumnReader reader = column_reader(m.type);
   const uint8_t* group = panel_start(m, p) + (c / 256) * reader.group_bytes;
   for (int i = 0; i < kPanelRowCount; ++i) out[i] = reader.element(group, static_cast<int>(c % 256), i);
+}
+
+void prefetch_panel_column(const Matrix& m, int64_t p, int64_t c) {
+  if (!k_quant_panels(m.type))
+    return prefetch_bytes(panel_start(m, p) + (c / 32) * panel_unit_bytes(m.type), panel_unit_bytes(m.type));
+  const ColumnReader reader = column_reader(m.type);
+  const uint8_t* group = panel_start(m, p) + (c / 256) * reader.group_bytes;
+  prefetch_bytes(group, reader.header_bytes);
+  prefetch_bytes(group + reader.header_bytes + (c % 256 / 32) * reader.unit_bytes, reader.unit_bytes);
 }
 
 void panel_row(const Matrix& m, int64_t r, float* out) {

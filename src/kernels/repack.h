@@ -147,10 +147,13 @@ const uint8_t* panel_start(const Matrix& m, int64_t p);
 void panel_row(const Matrix& m, int64_t r, float* out);
 // Block b (dtype_info(m.type).block_size columns) of that row.
 void panel_block(const Matrix& m, int64_t r, int64_t b, float* out);
-// Column c of panel p's 16 rows of a repacked Q2_K, Q3_K, Q4_K, Q6_K or IQ4_XS matrix
-// (panel_reads_columns), as dequantize_row gives it, read in place: the few
-// columns activation outliers meet cost no rebuilt blocks.
+// Column c of panel p's 16 rows of a repacked integer matrix (panel_reads_columns),
+// as dequantize_row gives it, read in place: the few columns activation
+// outliers meet cost no rebuilt blocks.
 bool panel_reads_columns(DType type);
 void panel_column(const Matrix& m, int64_t p, int64_t c, float* out);
+// Asks for the cache lines panel_column(m, p, c) reads: a column's elements lie
+// a panel apart, too far for the hardware prefetcher to follow.
+void prefetch_panel_column(const Matrix& m, int64_t p, int64_t c);
 
 }  // namespace skiff

@@ -4,6 +4,8 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "kernels/isa.h"
 
 namespace skiff::testing {
@@ -18,6 +20,16 @@ class IsaGuard {
  private:
   Isa saved_;
 };
+
+// The ISAs of `isas` this CPU runs. Dispatch tests ask only these: a kernel
+// selector lives in its ISA's file, compiled for that ISA, so even calling it
+// may execute that ISA's instructions.
+inline std::vector<Isa> supported_isas(std::initializer_list<Isa> isas = {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
+  std::vector<Isa> out;
+  for (Isa isa : isas)
+    if (isa_supported(isa)) out.push_back(isa);
+  return out;
+}
 
 template <typename F>
 void for_each_isa(F&& check) {

@@ -169,7 +169,7 @@ TEST(MatmulFloat, TokenOutputsDoNotDependOnTheBatchOnPanels) {
 
 // The SIMD paths must really be taken, not fall back to the scalar kernel.
 TEST(MatmulFloat, SimdKernelsAreDispatched) {
-  for (Isa isa : {Isa::kAvx2, Isa::kAvx512})
+  for (Isa isa : testing::supported_isas({Isa::kAvx2, Isa::kAvx512}))
     for (DType type : kTypes)
       EXPECT_NE(find_kernel(isa, type).fn, scalar_kernel(type).fn)
           << isa_name(isa) << " " << dtype_info(type).name;

@@ -55,31 +55,35 @@ void for_rows(int n, int64_t work, F&& fn) {
 }  // namespace
 
 bool split_outliers(const float* x, int n_tokens, int64_t cols, ActivationOutliers& out) {
-  std::vector<float> limits(n_tokens);
-  for_rows(n_tokens, n_tokens * cols, [&](int t) { limits[t] = outlier_limit(x + t * cols, cols); });
-  if (std::none_of(limits.begin(), limits.end(), [](float limit) { return std::isfinite(limit); })) return false;
+  // A lone row without outliers (most decode calls) is only scanned.
+  if (n_tokens == 1 && !std::isfinite(outlier_limit(x, cols))) return false;
   // Reused across calls: a fresh 10 MB buffer a prefill's ffn_down call cost page faults.
   thread_local std::vector<float> buffer;  // this thread's; the workers below write into it
   if (buffer.size() < static_cast<size_t>(n_tokens) * cols) buffer.resize(static_cast<size_t>(n_tokens) * cols);
   float* const rest = buffer.data();
-  out.rest = rest;
   // k values over 16x the RMS hold more than k·256/cols of the row's sum of
   // squares, so k < cols/256; a slot more covers rounding. Allocated here:
   // nothing may throw inside the parallel region.
   const int64_t slots_per_token = cols / 256 + 1;
   std::vector<ActivationOutliers::Value> slots(n_tokens * slots_per_token);
   std::vector<int64_t> counts(n_tokens, 0);
+  // Each row is copied right after its scan, while it is in cache: a prompt's
+  // rows nearly always hold an outlier somewhere, and a second pass over them
+  // read them from memory again.
   for_rows(n_tokens, n_tokens * cols, [&](int t) {
     const float* row = x + t * cols;
     float* rest_row = rest + t * cols;
+    const float limit = outlier_limit(row, cols);
     std::copy(row, row + cols, rest_row);
-    if (!std::isfinite(limits[t])) return;
+    if (!std::isfinite(limit)) return;
     for (int64_t i = 0; i < cols && counts[t] < slots_per_token; ++i)
-      if (std::fabs(row[i]) > limits[t]) {
+      if (std::fabs(row[i]) > limit) {
         slots[t * slots_per_token + counts[t]++] = {t, i, row[i]};
         rest_row[i] = 0.0f;
       }
   });
+  if (std::all_of(counts.begin(), counts.end(), [](int64_t n) { return n == 0; })) return false;
+  out.rest = rest;
   for (int t = 0; t < n_tokens; ++t)
     out.values.insert(out.values.end(), slots.begin() + t * slots_per_token,
                       slots.begin() + t * slots_per_token + counts[t]);

@@ -67,14 +67,15 @@ UnitPlace unit_place(DType type, int i) {
 
 // A block's 32 fifth bits (bit k: column k) as the panel holds them: byte c,
 // bit j is column c + 4j (repack.h); and back.
+constexpr int panel_fifth_bit(int k) { return 8 * (k % 4) + k / 4; }
 uint32_t transpose_fifth_bits(uint32_t qh) {
   uint32_t out = 0;
-  for (int k = 0; k < 32; ++k) out |= (qh >> k & 1u) << (8 * (k % 4) + k / 4);
+  for (int k = 0; k < 32; ++k) out |= (qh >> k & 1u) << panel_fifth_bit(k);
   return out;
 }
 uint32_t fifth_bits_of_panel(uint32_t panel_qh) {
   uint32_t qh = 0;
-  for (int k = 0; k < 32; ++k) qh |= (panel_qh >> (8 * (k % 4) + k / 4) & 1u) << k;
+  for (int k = 0; k < 32; ++k) qh |= (panel_qh >> panel_fifth_bit(k) & 1u) << k;
   return qh;
 }
 
@@ -506,7 +507,11 @@ float block32_element(DType type, const uint8_t* unit, int c, int i) {
   if (type == DType::Q8_0) return static_cast<float>(static_cast<int8_t>(unit[panel_offset(c, i)] ^ 0x80)) * d;
   const uint8_t byte = unit[panel_offset(c % 16, i)];
   int q = c < 16 ? byte & 0x0F : byte >> 4;
-  if (at.qh >= 0) q |= (unit[at.qh + c % 4] >> c / 4 & 1) << 4;  // byte c % 4, bit c / 4 (repack.h)
+  if (at.qh >= 0) {
+    uint32_t qh;
+    std::memcpy(&qh, unit + at.qh, 4);
+    q |= static_cast<int>(qh >> panel_fifth_bit(c) & 1u) << 4;
+  }
   if (at.m >= 0) return d * static_cast<float>(q) + fp16_at(unit + at.m);
   if (type == DType::IQ4_NL) return d * static_cast<float>(kIq4Levels[q]);
   return type == DType::Q5_0 ? d * static_cast<float>(q - 16) : static_cast<float>(q - 8) * d;
@@ -524,7 +529,8 @@ ColumnReader column_reader(DType type) {
     case DType::Q4_K:
       return {q4_k_element, kQ4KPanelGroupBytes, kQ4KPanelWeights, panel_weight_bytes(DType::Q4_K)};
     case DType::Q3_K: return {q3_k_element, kQ3KPanelGroupBytes, kQ3KPanelWeights, kQ3KPanelUnitBytes};
-    case DType::IQ4_XS: return {iq4_xs_element, kIq4XsPanelGroupBytes, kIq4XsPanelWeights, 256};
+    case DType::IQ4_XS:
+      return {iq4_xs_element, kIq4XsPanelGroupBytes, kIq4XsPanelWeights, panel_weight_bytes(DType::IQ4_XS)};
     case DType::Q2_K: return {q2_k_element, kQ2KPanelGroupBytes, kQ2KPanelWeights, kQ2KPanelUnitBytes};
     default: fail("panel_column: {} panels are not read by column", dtype_info(type).name);
   }
@@ -534,24 +540,31 @@ void prefetch_bytes(const uint8_t* at, int64_t n) {
   for (int64_t k = 0; k < n; k += 64) __builtin_prefetch(at + k);
 }
 
+// Where column c of panel p lies: its blocks-of-32 unit, or its K-quant super-block group.
+const uint8_t* block32_unit(const Matrix& m, int64_t p, int64_t c) {
+  return panel_start(m, p) + (c / 32) * panel_unit_bytes(m.type);
+}
+const uint8_t* k_quant_group(const Matrix& m, const ColumnReader& reader, int64_t p, int64_t c) {
+  return panel_start(m, p) + (c / 256) * reader.group_bytes;
+}
+
 }  // namespace
 
 void panel_column(const Matrix& m, int64_t p, int64_t c, float* out) {
   if (!k_quant_panels(m.type)) {
-    const uint8_t* unit = panel_start(m, p) + (c / 32) * panel_unit_bytes(m.type);
+    const uint8_t* unit = block32_unit(m, p, c);
     for (int i = 0; i < kPanelRowCount; ++i) out[i] = block32_element(m.type, unit, static_cast<int>(c % 32), i);
     return;
   }
   const ColumnReader reader = column_reader(m.type);
-  const uint8_t* group = panel_start(m, p) + (c / 256) * reader.group_bytes;
+  const uint8_t* group = k_quant_group(m, reader, p, c);
   for (int i = 0; i < kPanelRowCount; ++i) out[i] = reader.element(group, static_cast<int>(c % 256), i);
 }
 
 void prefetch_panel_column(const Matrix& m, int64_t p, int64_t c) {
-  if (!k_quant_panels(m.type))
-    return prefetch_bytes(panel_start(m, p) + (c / 32) * panel_unit_bytes(m.type), panel_unit_bytes(m.type));
+  if (!k_quant_panels(m.type)) return prefetch_bytes(block32_unit(m, p, c), panel_unit_bytes(m.type));
   const ColumnReader reader = column_reader(m.type);
-  const uint8_t* group = panel_start(m, p) + (c / 256) * reader.group_bytes;
+  const uint8_t* group = k_quant_group(m, reader, p, c);
   prefetch_bytes(group, reader.header_bytes);
   prefetch_bytes(group + reader.header_bytes + (c % 256 / 32) * reader.unit_bytes, reader.unit_bytes);
 }

@@ -33,12 +33,6 @@ void check_cols(ActivationFormat format, int64_t cols) {
 
 }  // namespace
 
-int32_t q6_k_offset(const int8_t* q) {
-  int32_t sum = 0;
-  for (int k = 0; k < 16; ++k) sum += q[k];
-  return -32 * sum;
-}
-
 size_t activation_quads_bytes(int64_t cols, int n_tokens) {
   return static_cast<size_t>((n_tokens + kQuadTokens - 1) / kQuadTokens) * (cols / 32) * sizeof(QuadUnit);
 }

@@ -55,8 +55,10 @@ void for_rows(int n, int64_t work, F&& fn) {
 }  // namespace
 
 bool split_outliers(const float* x, int n_tokens, int64_t cols, ActivationOutliers& out) {
-  // A lone row without outliers (most decode calls) is only scanned.
-  if (n_tokens == 1 && !std::isfinite(outlier_limit(x, cols))) return false;
+  // A lone row without outliers (most decode calls) is only scanned, and one
+  // with outliers not scanned again.
+  const float lone_limit = n_tokens == 1 ? outlier_limit(x, cols) : 0.0f;
+  if (n_tokens == 1 && !std::isfinite(lone_limit)) return false;
   // Reused across calls: a fresh 10 MB buffer a prefill's ffn_down call cost page faults.
   thread_local std::vector<float> buffer;  // this thread's; the workers below write into it
   if (buffer.size() < static_cast<size_t>(n_tokens) * cols) buffer.resize(static_cast<size_t>(n_tokens) * cols);
@@ -73,7 +75,7 @@ bool split_outliers(const float* x, int n_tokens, int64_t cols, ActivationOutlie
   for_rows(n_tokens, n_tokens * cols, [&](int t) {
     const float* row = x + t * cols;
     float* rest_row = rest + t * cols;
-    const float limit = outlier_limit(row, cols);
+    const float limit = n_tokens == 1 ? lone_limit : outlier_limit(row, cols);
     std::copy(row, row + cols, rest_row);
     if (!std::isfinite(limit)) return;
     for (int64_t i = 0; i < cols && counts[t] < slots_per_token; ++i)
@@ -115,34 +117,34 @@ void matrix_block(const Matrix& w, int64_t r, int64_t b, float* out) {
 
 }  // namespace
 
-// How many panels ahead matrix_columns asks for the lines it will read.
+// How many panels ahead fill_columns asks for the lines it will read.
 constexpr int64_t kColumnPrefetchPanels = 8;
 
-void matrix_columns(const Matrix& w, std::span<const int64_t> cols, float* out) {
-  const int64_t n = static_cast<int64_t>(cols.size());
+void fill_columns(const Matrix& w, std::span<const ColumnFill> fills, int64_t r0, int64_t r1) {
+  const int64_t n = static_cast<int64_t>(fills.size());
+  if (n == 0 || r0 >= r1) return;
   if (w.layout == MatrixLayout::kPanels && panel_reads_columns(w.type)) {
-    const int64_t n_panels = w.rows / kPanelRowCount;
-#pragma omp parallel for num_threads(threads_for(w.rows * n * 16)) schedule(static)
-    for (int64_t p = 0; p < n_panels; ++p) {
+    const int64_t p0 = r0 / kPanelRowCount, p1 = (r1 + kPanelRowCount - 1) / kPanelRowCount;
+    for (int64_t p = p0; p < p1; ++p) {
       float values[kPanelRowCount];
-      if (p + kColumnPrefetchPanels < n_panels)
-        for (int64_t k = 0; k < n; ++k) prefetch_panel_column(w, p + kColumnPrefetchPanels, cols[k]);
+      if (p + kColumnPrefetchPanels < p1)
+        for (int64_t k = 0; k < n; ++k) prefetch_panel_column(w, p + kColumnPrefetchPanels, fills[k].col);
+      const int64_t first = std::max(r0, p * kPanelRowCount), last = std::min(r1, (p + 1) * kPanelRowCount);
       for (int64_t k = 0; k < n; ++k) {
-        panel_column(w, p, cols[k], values);
-        std::copy(values, values + kPanelRowCount, out + k * w.rows + p * kPanelRowCount);
+        panel_column(w, p, fills[k].col, values);
+        std::copy(values + first - p * kPanelRowCount, values + last - p * kPanelRowCount, fills[k].column + first);
       }
     }
     return;
   }
   const int64_t block = static_cast<int64_t>(dtype_info(w.type).block_size);
-#pragma omp parallel for num_threads(threads_for(w.rows * n * block)) schedule(static)
-  for (int64_t r = 0; r < w.rows; ++r) {
+  for (int64_t r = r0; r < r1; ++r) {
     float values[256];  // the largest block
     int64_t decoded = -1;
     for (int64_t k = 0; k < n; ++k) {
-      const int64_t b = cols[k] / block;
+      const int64_t b = fills[k].col / block;
       if (b != decoded) matrix_block(w, r, decoded = b, values);
-      out[k * w.rows + r] = values[cols[k] - b * block];
+      fills[k].column[r] = values[fills[k].col - b * block];
     }
   }
 }
@@ -158,38 +160,44 @@ std::vector<int64_t> outlier_columns(const ActivationOutliers& outliers) {
   return cols;
 }
 
-// Pointers to w's columns `cols`: kept ones from its cache, the others
-// dequantized into `scratch` (and kept while the cache has room).
-std::vector<const float*> find_columns(const Matrix& w, std::span<const int64_t> cols, std::vector<float>& scratch) {
+// Pointers to w's columns `cols`: kept ones from its cache, the others in
+// out.filled, listed in out.fills for the threads to fill.
+std::vector<const float*> find_columns(const Matrix& w, std::span<const int64_t> cols, ProductOutliers& out) {
   std::vector<const float*> found(cols.size());
-  std::vector<int64_t> missing;
+  size_t missing = 0;
   for (size_t k = 0; k < cols.size(); ++k)
-    if (!(found[k] = w.column_cache ? w.column_cache->find(cols[k]) : nullptr)) missing.push_back(cols[k]);
-  if (missing.empty()) return found;
-  scratch.resize(missing.size() * w.rows);
-  matrix_columns(w, missing, scratch.data());
-  for (size_t k = 0, m = 0; k < cols.size(); ++k) {
+    if (!(found[k] = w.column_cache ? w.column_cache->find(cols[k]) : nullptr)) ++missing;
+  out.filled.reset(new float[missing * w.rows]);
+  for (size_t k = 0; k < cols.size(); ++k) {
     if (found[k]) continue;
-    found[k] = scratch.data() + m++ * w.rows;
-    if (w.column_cache) w.column_cache->keep(cols[k], found[k], w.rows);
+    float* column = out.filled.get() + out.fills.size() * w.rows;
+    out.fills.push_back({cols[k], column});
+    found[k] = column;
   }
   return found;
 }
 
 }  // namespace
 
-std::vector<std::vector<OutlierTerm>> outlier_terms(std::span<const MatmulProduct> products,
-                                                    const ActivationOutliers& outliers,
-                                                    std::vector<std::vector<float>>& scratch) {
+std::vector<ProductOutliers> outlier_terms(std::span<const MatmulProduct> products,
+                                           const ActivationOutliers& outliers) {
   const std::vector<int64_t> cols = outlier_columns(outliers);
-  scratch.resize(products.size());
-  std::vector<std::vector<OutlierTerm>> terms(products.size());
+  std::vector<ProductOutliers> out(products.size());
   for (size_t p = 0; p < products.size(); ++p) {
-    const std::vector<const float*> columns = find_columns(*products[p].w, cols, scratch[p]);
+    const std::vector<const float*> columns = find_columns(*products[p].w, cols, out[p]);
     for (const auto& v : outliers.values)
-      terms[p].push_back({v.token, v.value, columns[std::lower_bound(cols.begin(), cols.end(), v.col) - cols.begin()]});
+      out[p].terms.push_back(
+          {v.token, v.value, columns[std::lower_bound(cols.begin(), cols.end(), v.col) - cols.begin()]});
   }
-  return terms;
+  return out;
+}
+
+void keep_filled_columns(std::span<const MatmulProduct> products, std::span<const ProductOutliers> outliers) {
+  for (size_t p = 0; p < products.size(); ++p) {
+    const Matrix& w = *products[p].w;
+    if (w.column_cache)
+      for (const ColumnFill& fill : outliers[p].fills) w.column_cache->keep(fill.col, fill.column, w.rows);
+  }
 }
 
 }  // namespace skiff

@@ -36,12 +36,32 @@ struct OutlierTerm {
   const float* column;  // W[:, j] of the outlier's column j, rows floats
 };
 
+// A column the terms read that the matrix's cache does not keep: the threads
+// write its rows into `column` as they compute those rows of the product
+// (fill_columns), while the weights are still in cache, before adding the terms.
+struct ColumnFill {
+  int64_t col;
+  float* column;  // rows floats
+};
+
+// One product's outlier correction.
+struct ProductOutliers {
+  std::vector<OutlierTerm> terms;   // by token, then column
+  std::vector<ColumnFill> fills;    // ascending columns
+  std::unique_ptr<float[]> filled;  // the fills' columns, rows floats each (left unset: the threads write them)
+};
+
 // Each product's terms for the outliers (t, j, v), by token then column, so a
 // token's outputs do not depend on the others'. Columns come from the matrix's
-// ColumnCache, or are dequantized into scratch[p] (which must outlive the terms).
-std::vector<std::vector<OutlierTerm>> outlier_terms(std::span<const MatmulProduct> products,
-                                                    const ActivationOutliers& outliers,
-                                                    std::vector<std::vector<float>>& scratch);
+// ColumnCache, or are filled per row range by the threads (fill_columns).
+std::vector<ProductOutliers> outlier_terms(std::span<const MatmulProduct> products,
+                                           const ActivationOutliers& outliers);
+// Keeps the products' filled columns in their caches, while they have room.
+void keep_filled_columns(std::span<const MatmulProduct> products, std::span<const ProductOutliers> outliers);
+
+// fills[k].column[r] = W[r, fills[k].col] for r in [r0, r1), bit-identical to
+// matrix_row; columns ascending.
+void fill_columns(const Matrix& w, std::span<const ColumnFill> fills, int64_t r0, int64_t r1);
 
 // Adds the terms of tokens [first_token, first_token + n_tokens) to rows
 // [r0, r1) of y (n_tokens × rows, token first_token at y[0]), term by term:
@@ -70,7 +90,5 @@ class ColumnCache {
   std::map<int64_t, std::unique_ptr<float[]>> columns_;
 };
 
-// out[k · w.rows + r] = W[r, cols[k]], bit-identical to matrix_row; cols ascending.
-void matrix_columns(const Matrix& w, std::span<const int64_t> cols, float* out);
 
 }  // namespace skiff

@@ -103,11 +103,9 @@ struct Job {
   Activations act;
   int64_t first_unit, n_units;
   std::span<const OutlierTerm> outlier_terms;  // added to the rows after the kernel's products
+  std::span<const ColumnFill> column_fills;    // the columns those terms read, filled per row range first
   int first_token;                             // of the outliers' token numbering, at y[0]
 };
-
-// Each product's outlier terms (empty: none), indexed as the products.
-using ProductOutlierTerms = std::span<const std::vector<OutlierTerm>>;
 
 // How a parallel region hands out the units: each thread streams one contiguous
 // range of the first three quarters, then threads take the rest in chunks of
@@ -165,6 +163,7 @@ void run_units(const std::vector<Job>& jobs, int64_t u0, int64_t u1) {
     if (a >= b) continue;
     const int64_t r0 = std::min(rows, a * g), r1 = std::min(rows, b * g);
     j.k.fn(*j.w, j.act, j.y, rows, r0, r1);
+    fill_columns(*j.w, j.column_fills, r0, r1);
     add_outlier_terms(j.outlier_terms, j.y, rows, j.first_token, j.act.n_tokens, r0, r1);
   }
 }
@@ -194,8 +193,9 @@ std::atomic<ActivationPrecision>& precision_setting() {
   return precision;
 }
 
+// outliers: each product's correction (empty: none), indexed as the products.
 void run_products(std::span<const MatmulProduct> products, const float* x, int n_tokens,
-                  ProductOutlierTerms outlier_terms = {});
+                  std::span<const ProductOutliers> outliers = {});
 void run_refined(std::span<const MatmulProduct> products, const float* x, int n_tokens);
 // Runs the rows [n_tokens token rows; one extra row per owner] in one pass over
 // each matrix; each extra row's products are added to its owner token's.
@@ -223,9 +223,9 @@ void matmul_many(std::span<const MatmulProduct> products, const float* x, int n_
   ActivationOutliers outliers;
   if (precision == ActivationPrecision::kPlainInt8 || !split_outliers(x, n_tokens, products[0].w->cols, outliers))
     return run_products(products, x, n_tokens);
-  std::vector<std::vector<float>> scratch;  // the columns the terms read that no cache keeps
-  const std::vector<std::vector<OutlierTerm>> terms = outlier_terms(products, outliers, scratch);
+  const std::vector<ProductOutliers> terms = outlier_terms(products, outliers);
   run_products(products, outliers.rest, n_tokens, terms);
+  keep_filled_columns(products, terms);
 }
 
 namespace {
@@ -283,22 +283,22 @@ bool needs_invariant_passes(std::span<const MatmulProduct> products, int n_token
 }
 
 void run_products_at_once(std::span<const MatmulProduct> products, const float* x, int n_tokens,
-                          ProductOutlierTerms outlier_terms, int first_token);
+                          std::span<const ProductOutliers> outliers, int first_token);
 
 void run_products(std::span<const MatmulProduct> products, const float* x, int n_tokens,
-                  ProductOutlierTerms outlier_terms) {
+                  std::span<const ProductOutliers> outliers) {
   if (!needs_invariant_passes(products, n_tokens))
-    return run_products_at_once(products, x, n_tokens, outlier_terms, 0);
+    return run_products_at_once(products, x, n_tokens, outliers, 0);
   const int64_t cols = products[0].w->cols;
   std::vector<MatmulProduct> pass(products.begin(), products.end());
   for (int t0 = 0; t0 < n_tokens; t0 += kInvariantTokens) {
     for (size_t p = 0; p < products.size(); ++p) pass[p].y = products[p].y + t0 * products[p].w->rows;
-    run_products_at_once(pass, x + t0 * cols, std::min(kInvariantTokens, n_tokens - t0), outlier_terms, t0);
+    run_products_at_once(pass, x + t0 * cols, std::min(kInvariantTokens, n_tokens - t0), outliers, t0);
   }
 }
 
 void run_products_at_once(std::span<const MatmulProduct> products, const float* x, int n_tokens,
-                          ProductOutlierTerms outlier_terms, int first_token) {
+                          std::span<const ProductOutliers> outliers, int first_token) {
   const int64_t cols = products[0].w->cols;
   std::vector<Job> jobs;
   int64_t n_units = 0, work = 0;
@@ -306,8 +306,13 @@ void run_products_at_once(std::span<const MatmulProduct> products, const float* 
     if (p.w->cols != cols) fail("matmul_many: a {}-column matrix with {}-column ones", p.w->cols, cols);
     const KernelEntry k = find_kernel(active_isa(), *p.w);
     const int64_t units = (p.w->rows + k.row_granularity - 1) / k.row_granularity;
-    const std::span<const OutlierTerm> terms = outlier_terms.empty() ? std::span<const OutlierTerm>() : outlier_terms[jobs.size()];
-    jobs.push_back({p.w, p.y, k, Activations{x, nullptr, 0, nullptr, n_tokens, cols}, n_units, units, terms, first_token});
+    Job job{p.w, p.y, k, Activations{x, nullptr, 0, nullptr, n_tokens, cols}, n_units, units, {}, {}, first_token};
+    if (!outliers.empty()) {
+      job.outlier_terms = outliers[jobs.size()].terms;
+      // Every pass computes all rows: the first fills the columns for the rest.
+      if (first_token == 0) job.column_fills = outliers[jobs.size()].fills;
+    }
+    jobs.push_back(job);
     n_units += units;
     work += p.w->rows * cols * n_tokens;
   }

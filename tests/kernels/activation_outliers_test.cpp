@@ -65,14 +65,22 @@ std::vector<float> activations_with_outliers(int n_tokens, uint32_t seed) {
   return x;
 }
 
+// fill_columns over all rows at once, and over ranges that cut panels (as
+// the threads' row ranges may on row layouts), gives each row's elements.
 void expect_columns_are_rows_elements(const Matrix& w) {
   const std::vector<int64_t> cols = {0, 1, 31, 32, 255, 256, 300, w.cols - 1};
-  std::vector<float> got(cols.size() * w.rows), row(w.cols);
-  matrix_columns(w, cols, got.data());
-  for (int64_t r = 0; r < w.rows; ++r) {
-    matrix_row(w, r, row.data());
-    for (size_t k = 0; k < cols.size(); ++k)
-      ASSERT_EQ(got[k * w.rows + r], row[cols[k]]) << dtype_info(w.type).name << " row " << r << " col " << cols[k];
+  const std::vector<std::vector<int64_t>> cuts = {{0, w.rows}, {0, 5, 16, 37, w.rows}};
+  for (const std::vector<int64_t>& cut : cuts) {
+    std::vector<float> got(cols.size() * w.rows, std::nanf("")), row(w.cols);
+    std::vector<ColumnFill> fills;
+    for (size_t k = 0; k < cols.size(); ++k) fills.push_back({cols[k], got.data() + k * w.rows});
+    for (size_t i = 0; i + 1 < cut.size(); ++i) fill_columns(w, fills, cut[i], cut[i + 1]);
+    for (int64_t r = 0; r < w.rows; ++r) {
+      matrix_row(w, r, row.data());
+      for (size_t k = 0; k < cols.size(); ++k)
+        ASSERT_EQ(got[k * w.rows + r], row[cols[k]])
+            << dtype_info(w.type).name << " row " << r << " col " << cols[k] << " in " << cut.size() - 1 << " ranges";
+    }
   }
 }
 

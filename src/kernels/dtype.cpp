@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cctype>
 #include <string>
 
@@ -73,9 +74,15 @@ std::optional<DType> dtype_from_name(std::string_view name) {
   return std::nullopt;
 }
 
+// Every block size is a power of two: row_bytes (per panel in the kernels)
+// shifts rather than divides.
+constexpr bool kBlockSizesArePowersOfTwo =
+    std::all_of(std::begin(kTypes), std::end(kTypes), [](const DTypeInfo& t) { return std::has_single_bit(t.block_size); });
+static_assert(kBlockSizesArePowersOfTwo);
+
 size_t row_bytes(DType type, int64_t n) {
   const DTypeInfo& info = dtype_info(type);
-  return static_cast<size_t>(n) / info.block_size * info.type_size;
+  return (static_cast<size_t>(n) >> std::countr_zero(info.block_size)) * info.type_size;
 }
 
 }  // namespace skiff

@@ -58,6 +58,14 @@ template <int kGroups, int R, int T, class Panel, class Act>
 // overlaps a chain, and one of eight made decode latency-bound (Zen 4: Q3_K
 // 12 GB/s a core where AVX2's kernel did 20, Q8_0 ~31). The same exact int32
 // sums as group_dots gives.
+//
+// A panel of plain nibbles (Panel::kHighNibblesInPlace) gives half 1's
+// weights as the byte's high nibble in place, 16 times the level, which spares
+// a shift per group; half 1, which must then start at zero, is divided by 16
+// at the end, exactly (every product is a multiple of 16).
+template <class Panel>
+concept HighNibblesInPlace = Panel::kHighNibblesInPlace;
+
 template <class Panel, class Act>
 [[gnu::always_inline]] inline void one_token_halves(const Panel& panel, int64_t u, const Act& a,
                                                     const __m512i init[2], __m512i half[2]) {
@@ -67,11 +75,14 @@ template <class Panel, class Act>
 #pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) {
       const int g = 4 * h + k;
-      chain[2 * h + k % 2] =
-          _mm512_dpbusd_epi32(chain[2 * h + k % 2], panel.w(u, g), _mm512_set1_epi32(a.q(u, g, 0)));
+      __m512i w;
+      if constexpr (HighNibblesInPlace<Panel>) w = h ? panel.high_nibbles_in_place(u, k) : panel.w(u, g);
+      else w = panel.w(u, g);
+      chain[2 * h + k % 2] = _mm512_dpbusd_epi32(chain[2 * h + k % 2], w, _mm512_set1_epi32(a.q(u, g, 0)));
     }
   half[0] = _mm512_add_epi32(chain[0], chain[1]);
   half[1] = _mm512_add_epi32(chain[2], chain[3]);
+  if constexpr (HighNibblesInPlace<Panel>) half[1] = _mm512_srai_epi32(half[1], 4);
 }
 
 // Tiles take their tokens in blocks of at most this many: a block's int32 sums

@@ -162,6 +162,11 @@ struct LoadPanel {
     if constexpr (kType != DType::Q8_0)
       prefetch_unit<kSuperBlocks ? kGroupBytes / 8 : kUnitBytes>(units, u);
   }
+  // one_token_halves may read 16 × the high nibbles (matmul_panel_tiles.h).
+  static constexpr bool kHighNibblesInPlace = kType == DType::Q4_K || kType == DType::Q4_1 || kType == DType::Q4_0;
+  [[gnu::always_inline]] __m512i high_nibbles_in_place(int64_t u, int k) const {
+    return _mm512_and_si512(_mm512_loadu_si512(unit(u) + 64 * k), _mm512_set1_epi8(static_cast<char>(0xF0)));
+  }
   // Columns 4g..4g+3 of the 16 rows: nibbles, with Q5's fifth bits (bit g
   // of the qh bytes, repack.h: 16 added where set), or the IQ4 levels + 128
   // (the unsigned operand).

@@ -18,6 +18,8 @@
 // operations in the same order for any number of tokens: batch-invariant.
 #include <immintrin.h>
 
+#include <type_traits>
+
 #include "kernels/matmul_kernels.h"
 #include "kernels/quant_activation_layout.h"
 #include "kernels/quant_blocks_simd.h"
@@ -39,11 +41,14 @@ namespace {
 
 // A super-block's factors for the 16 rows, unpacked once for all tokens:
 // per sub-block sc and offset/2·sc as int16 pairs per dword lane (Q2_K: its
-// m pairs), and the rows' d (and dmin).
+// m pairs), and the rows' d; Q2_K's also their dmin.
 struct alignas(32) K16Factors {
   __m256i scale_words[16][kHalves];
   __m256i offset_words[16][kHalves];
-  __m256 d[kHalves], dmin[kHalves];
+  __m256 d[kHalves];
+};
+struct alignas(32) K16FactorsWithMins : K16Factors {
+  __m256 dmin[kHalves];
 };
 
 [[gnu::always_inline]] inline __m256 load_fp16x8(const uint8_t* at) {
@@ -67,6 +72,7 @@ struct UnitVectors {
 // how many groups' products sum in int16, whether it has mins (Q2_K).
 template <DType T, int64_t kGroup, int64_t kWeightsAt, int64_t kUnit, int kSum, bool kHasMins>
 struct K16Facts {
+  using Factors = std::conditional_t<kHasMins, K16FactorsWithMins, K16Factors>;
   static constexpr DType kType = T;
   static constexpr int64_t kGroupBytes = kGroup, kWeights = kWeightsAt, kUnitBytes = kUnit;
   static constexpr int kSumGroups = kSum;
@@ -76,7 +82,7 @@ struct K16Facts {
 // Q6_K: the 16 rows' int8 scales per sub-block (repack.h); levels 0..63, two
 // low-nibble vectors' worth of top bits per unit.
 struct Q6KFormat : K16Facts<DType::Q6_K, kQ6KPanelGroupBytes, kQ6KPanelWeights, kQ6KPanelUnitBytes, 2, false> {
-  static void factors(const uint8_t* sb, K16Factors& f) {
+  static void factors(const uint8_t* sb, Factors& f) {
 #pragma GCC unroll 2
     for (int h = 0; h < kHalves; ++h) {
       f.d[h] = load_fp16x8(sb + kQ6KPanelD + 16 * h);
@@ -119,7 +125,7 @@ struct Q3KFormat : K16Facts<DType::Q3_K, kQ3KPanelGroupBytes, kQ3KPanelWeights, 
     const __m256i top_mask = _mm256_set1_epi16(static_cast<int16_t>(0xF000));
     return _mm256_srai_epi16(_mm256_or_si256(_mm256_and_si256(top_mask, top), _mm256_andnot_si256(top_mask, low)), 10);
   }
-  static void factors(const uint8_t* sb, K16Factors& f) {
+  static void factors(const uint8_t* sb, Factors& f) {
 #pragma GCC unroll 2
     for (int h = 0; h < kHalves; ++h) {
       f.d[h] = load_fp16x8(sb + kQ3KPanelD + 16 * h);
@@ -165,7 +171,7 @@ struct Q2KFormat : K16Facts<DType::Q2_K, kQ2KPanelGroupBytes, kQ2KPanelWeights, 
     if (shift == 12) return _mm256_srli_epi16(bytes, 12);
     return _mm256_and_si256(shift ? _mm256_srli_epi16(bytes, shift) : bytes, _mm256_set1_epi16(0x0F));
   }
-  static void factors(const uint8_t* sb, K16Factors& f) {
+  static void factors(const uint8_t* sb, Factors& f) {
 #pragma GCC unroll 2
     for (int h = 0; h < kHalves; ++h) {
       f.d[h] = load_fp16x8(sb + kQ2KPanelD + 16 * h);
@@ -268,7 +274,7 @@ void K16Panels<F>::run_levels(const uint8_t* panel, const uint8_t* unpacked, int
     act[t] = act_row(*tokens.x, tokens.l, t0 + t);
     sums[t] = tokens.sums + tokens.per_token * (t0 + t);
   }
-  K16Factors f;
+  typename F::Factors f;
   for (int64_t k = 0; k < blocks; ++k) {
     const uint8_t* sb = panel + k * F::kGroupBytes;
     F::factors(sb, f);

@@ -139,6 +139,11 @@ bool claim_chunk(std::atomic<int64_t>& next_unit, int64_t n_units, int n_threads
   return true;
 }
 
+// Whether a kernel reads n_tokens tokens' activations as quads.
+bool reads_quads(const KernelEntry& k, int n_tokens) {
+  return k.activations != ActivationFormat::kF32 && k.quads_from_tokens > 0 && n_tokens >= k.quads_from_tokens;
+}
+
 // Points each job at the quantized input its kernel reads, in this thread's
 // buffers: each activation format the kernels read is quantized once, shared by its products.
 QuantizedInputs attach_input_buffers(std::vector<Job>& jobs, int n_tokens, int64_t cols) {
@@ -150,7 +155,7 @@ QuantizedInputs attach_input_buffers(std::vector<Job>& jobs, int n_tokens, int64
       q.row_bytes = activation_row_bytes(j.k.activations, cols);
       q.data = activation_buffer<uint8_t>(j.k.activations, q.row_bytes * n_tokens);
     }
-    if (j.k.quads_from_tokens > 0 && n_tokens >= j.k.quads_from_tokens && !q.quads)
+    if (reads_quads(j.k, n_tokens) && !q.quads)
       q.quads = activation_buffer<QuadUnit>(j.k.activations, activation_quads_bytes(cols, n_tokens));
     j.act.quant = q.data;
     j.act.quant_row_bytes = q.row_bytes;
@@ -332,14 +337,13 @@ void run_products_at_once(std::span<const MatmulProduct> products, const float* 
     n_units += units;
     work += p.w->rows * cols * n_tokens;
   }
-  QuantizedInputs quantized = attach_input_buffers(jobs, n_tokens, cols);
   // Decode packs no quads: its threads skip that loop and its barrier.
-  const bool any_quads = std::any_of(std::begin(quantized.formats), std::end(quantized.formats),
-                                     [](const QuantizedInput& q) { return q.quads != nullptr; });
+  const bool any_quads = std::any_of(jobs.begin(), jobs.end(), [&](const Job& j) { return reads_quads(j.k, n_tokens); });
   // A decode step's few tokens are quantized by every thread for itself, into
   // its own buffers: a microsecond's work, where sharing one thread's would
-  // cost a barrier per product.
+  // cost a barrier per product. Otherwise the threads share these buffers.
   const bool each_thread_quantizes = !any_quads && n_tokens <= kOwnQuantizationTokens;
+  const QuantizedInputs quantized = each_thread_quantizes ? QuantizedInputs{} : attach_input_buffers(jobs, n_tokens, cols);
   const int64_t n_quads = (n_tokens + kQuadTokens - 1) / kQuadTokens;
 
   // One parallel region: quantize, interleave quads, then the units.

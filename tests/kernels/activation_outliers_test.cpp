@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -121,6 +122,35 @@ TEST(ActivationOutliers, SplitTakesOnlyValuesOverTheRatio) {
   EXPECT_EQ(out.values[0].value, 1000.0f);
   EXPECT_EQ(out.rest[kCols + 7], 0.0f);
   EXPECT_EQ(out.rest[7], 1.0f);
+}
+
+// Outliers among the first values, in the middle and in a row's tail past its
+// last four (at most cols/256 can be over 16x the RMS): each taken once, in
+// column order, and zeroed in the rest.
+TEST(ActivationOutliers, SplitFindsOutliersAnywhereInARow) {
+  constexpr int64_t kShortCols = 1001;  // a tail of one past the groups of four and eight
+  const std::vector<int64_t> at = {3, 517, 1000};
+  for (int n_tokens : {1, 2}) {
+    std::vector<float> x(n_tokens * kShortCols, 0.5f);
+    for (int t = 0; t < n_tokens; ++t)
+      for (int64_t c : at) x[t * kShortCols + c] = (c % 2 ? -300.0f : 300.0f) - t;
+    ActivationOutliers out;
+    ASSERT_TRUE(split_outliers(x.data(), n_tokens, kShortCols, out));
+    ASSERT_EQ(out.values.size(), at.size() * n_tokens);
+    for (int t = 0; t < n_tokens; ++t)
+      for (size_t k = 0; k < at.size(); ++k) {
+        const auto& v = out.values[t * at.size() + k];
+        EXPECT_EQ(v.token, t);
+        EXPECT_EQ(v.col, at[k]);
+        EXPECT_EQ(v.value, x[t * kShortCols + at[k]]);
+        EXPECT_EQ(out.rest[t * kShortCols + at[k]], 0.0f);
+      }
+    for (int64_t c = 0; c < kShortCols; ++c) {
+      if (std::find(at.begin(), at.end(), c) == at.end()) {
+        ASSERT_EQ(out.rest[c], 0.5f) << c;
+      }
+    }
+  }
 }
 
 // Every token's outputs, outliers included, are bit-identical alone and in

@@ -157,9 +157,10 @@ void fill_columns(const Matrix& w, std::span<const ColumnFill> fills, int64_t r0
       if (p + kColumnPrefetchPanels < p1)
         for (int64_t k = 0; k < n; ++k) prefetch_panel_column(w, p + kColumnPrefetchPanels, fills[k].col);
       const int64_t first = std::max(r0, p * kPanelRowCount), last = std::min(r1, (p + 1) * kPanelRowCount);
+      const int64_t from = first - p * kPanelRowCount, to = last - p * kPanelRowCount;  // of the panel's rows
       for (int64_t k = 0; k < n; ++k) {
         panel_column(w, p, fills[k].col, values);
-        std::copy(values + first - p * kPanelRowCount, values + last - p * kPanelRowCount, fills[k].column + first);
+        std::copy(values + from, values + to, fills[k].column + first);
       }
     }
     return;

@@ -189,13 +189,21 @@ void Model::output_head(const Batch& batch, float* logits) {
   }
 }
 
-std::vector<float> Model::prefill(PagedKvCache& kv, int seq_id, std::span<const int32_t> tokens) {
+void Model::prefill(PagedKvCache& kv, int seq_id, std::span<const int32_t> tokens, float* logits) {
   Batch batch;
   batch.tokens.assign(tokens.begin(), tokens.end());
   batch.seqs.push_back({seq_id, kv.length(seq_id), static_cast<int>(tokens.size()), 1});
+  forward(batch, kv, logits);
+}
+
+std::vector<float> Model::prefill(PagedKvCache& kv, int seq_id, std::span<const int32_t> tokens) {
   std::vector<float> logits(config_.vocab_size);
-  forward(batch, kv, logits.data());
+  prefill(kv, seq_id, tokens, logits.data());
   return logits;
+}
+
+void Model::decode(PagedKvCache& kv, int seq_id, int32_t token, float* logits) {
+  prefill(kv, seq_id, std::span<const int32_t>(&token, 1), logits);
 }
 
 std::vector<float> Model::decode(PagedKvCache& kv, int seq_id, int32_t token) {

@@ -37,10 +37,13 @@ class Model {
   // each sequence, in batch order, to logits [batch.n_logits(), vocab].
   void forward(const Batch& batch, PagedKvCache& kv, float* logits);
 
-  // One sequence: the whole prompt as one batch; returns the last token's logits.
+  // One sequence: the whole prompt as one batch; the last token's logits
+  // (vocab_size floats), returned or written to `logits`.
   std::vector<float> prefill(PagedKvCache& kv, int seq_id, std::span<const int32_t> tokens);
+  void prefill(PagedKvCache& kv, int seq_id, std::span<const int32_t> tokens, float* logits);
   // One sequence, one new token.
   std::vector<float> decode(PagedKvCache& kv, int seq_id, int32_t token);
+  void decode(PagedKvCache& kv, int seq_id, int32_t token, float* logits);
 
  private:
   void check_batch(const Batch& batch, const PagedKvCache& kv) const;

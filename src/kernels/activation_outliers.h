@@ -90,5 +90,4 @@ class ColumnCache {
   std::map<int64_t, std::unique_ptr<float[]>> columns_;
 };
 
-
 }  // namespace skiff

@@ -61,28 +61,30 @@ template <int kGroups, int R, int T, class Panel, class Act>
 //
 // A panel of plain nibbles (Panel::kHighNibblesInPlace) gives half 1's
 // weights as the byte's high nibble in place, 16 times the level, which spares
-// a shift per group; half 1, which must then start at zero, is divided by 16
-// at the end, exactly (every product is a multiple of 16).
+// a shift per group; half 1's products are divided by 16 at the end, exactly
+// (each is a multiple of 16), before init[1] is added.
 template <class Panel>
 concept HighNibblesInPlace = Panel::kHighNibblesInPlace;
 
 template <class Panel, class Act>
 [[gnu::always_inline]] inline void one_token_halves(const Panel& panel, int64_t u, const Act& a,
                                                     const __m512i init[2], __m512i half[2]) {
-  __m512i chain[4] = {init[0], _mm512_setzero_si512(), init[1], _mm512_setzero_si512()};
+  constexpr bool kInPlace = HighNibblesInPlace<Panel>;
+  __m512i chain[4] = {init[0], _mm512_setzero_si512(), kInPlace ? _mm512_setzero_si512() : init[1],
+                      _mm512_setzero_si512()};
 #pragma GCC unroll 4
   for (int k = 0; k < 4; ++k)
 #pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) {
       const int g = 4 * h + k;
       __m512i w;
-      if constexpr (HighNibblesInPlace<Panel>) w = h ? panel.high_nibbles_in_place(u, k) : panel.w(u, g);
+      if constexpr (kInPlace) w = h ? panel.high_nibbles_in_place(u, k) : panel.w(u, g);
       else w = panel.w(u, g);
       chain[2 * h + k % 2] = _mm512_dpbusd_epi32(chain[2 * h + k % 2], w, _mm512_set1_epi32(a.q(u, g, 0)));
     }
   half[0] = _mm512_add_epi32(chain[0], chain[1]);
   half[1] = _mm512_add_epi32(chain[2], chain[3]);
-  if constexpr (HighNibblesInPlace<Panel>) half[1] = _mm512_srai_epi32(half[1], 4);
+  if constexpr (kInPlace) half[1] = _mm512_add_epi32(init[1], _mm512_srai_epi32(half[1], 4));
 }
 
 // Tiles take their tokens in blocks of at most this many: a block's int32 sums

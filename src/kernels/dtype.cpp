@@ -74,11 +74,10 @@ std::optional<DType> dtype_from_name(std::string_view name) {
   return std::nullopt;
 }
 
-// Every block size is a power of two: row_bytes (per panel in the kernels)
-// shifts rather than divides.
-constexpr bool kBlockSizesArePowersOfTwo =
-    std::all_of(std::begin(kTypes), std::end(kTypes), [](const DTypeInfo& t) { return std::has_single_bit(t.block_size); });
-static_assert(kBlockSizesArePowersOfTwo);
+// row_bytes (per panel in the kernels) shifts rather than divides.
+static_assert(std::all_of(std::begin(kTypes), std::end(kTypes),
+                          [](const DTypeInfo& t) { return std::has_single_bit(t.block_size); }),
+              "every block size is a power of two");
 
 size_t row_bytes(DType type, int64_t n) {
   const DTypeInfo& info = dtype_info(type);

@@ -165,14 +165,16 @@ struct LoadPanel {
   // one_token_halves may read 16 × the high nibbles (matmul_panel_tiles.h).
   static constexpr bool kHighNibblesInPlace = kType == DType::Q4_K || kType == DType::Q4_1 || kType == DType::Q4_0;
   [[gnu::always_inline]] __m512i high_nibbles_in_place(int64_t u, int k) const {
-    return _mm512_and_si512(_mm512_loadu_si512(unit(u) + 64 * k), _mm512_set1_epi8(static_cast<char>(0xF0)));
+    return _mm512_and_si512(vector(u, k), _mm512_set1_epi8(static_cast<char>(0xF0)));
   }
+  // The unit's k-th 64-byte vector.
+  [[gnu::always_inline]] __m512i vector(int64_t u, int k) const { return _mm512_loadu_si512(unit(u) + 64 * k); }
   // Columns 4g..4g+3 of the 16 rows: nibbles, with Q5's fifth bits (bit g
   // of the qh bytes, repack.h: 16 added where set), or the IQ4 levels + 128
   // (the unsigned operand).
   [[gnu::always_inline]] __m512i w(int64_t u, int g) const {
-    if constexpr (kType == DType::Q8_0) return _mm512_loadu_si512(unit(u) + 64 * g);
-    const __m512i v = _mm512_loadu_si512(unit(u) + 64 * (g % 4));
+    if constexpr (kType == DType::Q8_0) return vector(u, g);
+    const __m512i v = vector(u, g % 4);
     const __m512i nibble = _mm512_set1_epi8(0x0F);
     __m512i q = _mm512_and_si512(g < 4 ? v : _mm512_srli_epi16(v, 4), nibble);
     if constexpr (panel_has_qh(kType)) {

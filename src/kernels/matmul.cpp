@@ -19,6 +19,7 @@
 #include "kernels/quant.h"
 #include "kernels/quant_activation_layout.h"
 #include "kernels/repack.h"
+#include "kernels/unit_ranges.h"
 
 namespace skiff {
 
@@ -106,38 +107,6 @@ struct Job {
   std::span<const ColumnFill> column_fills;    // the columns those terms read, filled per row range first
   int first_token;                             // of the outliers' token numbering, at y[0]
 };
-
-// How a parallel region hands out the units: each thread streams one contiguous
-// range of the first three quarters, then threads take the rest in chunks as
-// they finish, each half of what is left over the threads (no smaller than
-// min_chunk), so the last ones are short. With one static range per thread, a
-// 0.5B decode step's threads finished their halves 7-14% apart (the VM's cores
-// do not stream at one speed) and the first one spun at the barrier; the shared
-// quarter in chunks of 1/32 cut that to 3-4%. Shrinking chunks then cut the
-// first thread's wait at the barrier from 2.4-4.5% of its decode samples to
-// 1.9-2.3% (1.5B, perf, four of five runs; this VM's noise hides the rest).
-// Chunks stay long enough to keep the hardware prefetchers streaming: handing
-// out all the work in 2-8 pieces a thread measured no better.
-struct UnitSplit {
-  int64_t shared_from, min_chunk;
-};
-
-UnitSplit split_units(int64_t n_units, int n_threads) {
-  return {n_units - n_units / 4, std::max<int64_t>(1, n_units / (64 * int64_t{n_threads}))};
-}
-
-// Claims the next chunk [u0, u1) of the shared units; false when none is left.
-bool claim_chunk(std::atomic<int64_t>& next_unit, int64_t n_units, int n_threads, int64_t min_chunk, int64_t& u0,
-                 int64_t& u1) {
-  int64_t u = next_unit.load(std::memory_order_relaxed), size = 0;
-  do {
-    if (u >= n_units) return false;
-    size = std::max(min_chunk, (n_units - u) / (2 * int64_t{n_threads}));
-  } while (!next_unit.compare_exchange_weak(u, u + size, std::memory_order_relaxed));
-  u0 = u;
-  u1 = std::min(n_units, u + size);
-  return true;
-}
 
 // Whether a kernel reads n_tokens tokens' activations as quads.
 bool reads_quads(const KernelEntry& k, int n_tokens) {
@@ -349,7 +318,8 @@ void run_products_at_once(std::span<const MatmulProduct> products, const float* 
   // One parallel region: quantize, interleave quads, then the units.
   // Threads only pay off once the products have real work; tiny models run serially.
   const int n_threads = work >= (int64_t{1} << 16) ? omp_get_max_threads() : 1;
-  std::atomic<int64_t> next_unit{split_units(n_units, n_threads).shared_from};
+  // The owners' claims and the steals shrink to 1/64 of a thread's share.
+  UnitRanges ranges(n_units, n_threads, n_units / (64 * int64_t{n_threads}));
 #pragma omp parallel num_threads(n_threads)
   {
     const std::vector<Job>* thread_jobs = &jobs;
@@ -371,11 +341,7 @@ void run_products_at_once(std::span<const MatmulProduct> products, const float* 
             pack_activation_quad(static_cast<ActivationFormat>(f), q.data, q.row_bytes, n_tokens, cols, k, q.quads);
         }
     }
-    const int nt = omp_get_num_threads(), id = omp_get_thread_num();
-    const UnitSplit split = split_units(n_units, nt);
-    run_units(*thread_jobs, split.shared_from * id / nt, split.shared_from * (id + 1) / nt);
-    for (int64_t u0, u1; claim_chunk(next_unit, n_units, nt, split.min_chunk, u0, u1);)
-      run_units(*thread_jobs, u0, u1);
+    for (int64_t u0, u1; ranges.next(omp_get_thread_num(), u0, u1);) run_units(*thread_jobs, u0, u1);
   }
 }
 

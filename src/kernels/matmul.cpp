@@ -287,6 +287,13 @@ void run_products(std::span<const MatmulProduct> products, const float* x, int n
   }
 }
 
+// The fewest multiply-adds a thread claims at a time (UnitRanges), 20-35 KB
+// of 4-8-bit weights in decode: what is left to a thread when the other one is
+// done is at most about a microsecond's streaming (the LM head's claims of 1/64
+// of a thread's share, 1.1 MB, kept the second thread waiting 30 µs), and
+// short products go in a few claims.
+constexpr int64_t kMinClaimWork = int64_t{1} << 15;
+
 void run_products_at_once(std::span<const MatmulProduct> products, const float* x, int n_tokens,
                           std::span<const ProductOutliers> outliers, int first_token) {
   const int64_t cols = products[0].w->cols;
@@ -318,8 +325,7 @@ void run_products_at_once(std::span<const MatmulProduct> products, const float* 
   // One parallel region: quantize, interleave quads, then the units.
   // Threads only pay off once the products have real work; tiny models run serially.
   const int n_threads = work >= (int64_t{1} << 16) ? omp_get_max_threads() : 1;
-  // The owners' claims and the steals shrink to 1/64 of a thread's share.
-  UnitRanges ranges(n_units, n_threads, n_units / (64 * int64_t{n_threads}));
+  UnitRanges ranges(n_units, n_threads, n_units * kMinClaimWork / std::max<int64_t>(1, work));
 #pragma omp parallel num_threads(n_threads)
   {
     const std::vector<Job>* thread_jobs = &jobs;

@@ -100,4 +100,21 @@ std::string json_line(const BenchRow& row, const MachineInfo& machine) {
   return j.dump();
 }
 
+std::string product_profile_table(const BenchRow& row, const std::vector<ProductTiming>& timings) {
+  double step_seconds = 0, product_seconds = 0;
+  for (double ns : row.result.samples_ns) step_seconds += ns * 1e-9;
+  for (const ProductTiming& t : timings) product_seconds += t.seconds;
+  std::string out = fmt::format("\nmatrix products of {} ({} threads): {:.1f}% of its timed time\n\n", row.test,
+                                row.n_threads, step_seconds > 0 ? 100 * product_seconds / step_seconds : 0.0);
+  out += "| products (rows x cols) | tokens | calls | MB a call | µs a call | GB/s | share |\n";
+  out += "| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+  for (const ProductTiming& t : timings) {
+    const double calls = static_cast<double>(t.calls);
+    out += fmt::format("| {} | {} | {} | {:.3f} | {:.1f} | {:.1f} | {:.1f}% |\n", t.products, t.n_tokens, t.calls,
+                       t.weight_bytes / calls / 1e6, t.seconds / calls * 1e6, t.weight_bytes / t.seconds / 1e9,
+                       step_seconds > 0 ? 100 * t.seconds / step_seconds : 0.0);
+  }
+  return out;
+}
+
 }  // namespace skiff::bench

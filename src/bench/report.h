@@ -7,6 +7,7 @@
 
 #include "bench/machine.h"
 #include "bench/runner.h"
+#include "kernels/product_profile.h"
 
 namespace skiff::bench {
 
@@ -36,5 +37,10 @@ double efficiency(const BenchRow& row, const Model& model, const MachineInfo& ma
 std::string markdown_header();        // two lines: column names and alignment
 std::string markdown_row(const BenchRow& row);
 std::string json_line(const BenchRow& row, const MachineInfo& machine);  // no newline
+
+// `skiff bench --profile`: the row's matrix products (timed over its timed
+// repetitions), most time first, each with its streaming rate and share of
+// the repetitions' time, as a markdown table after a title line.
+std::string product_profile_table(const BenchRow& row, const std::vector<ProductTiming>& timings);
 
 }  // namespace skiff::bench

@@ -32,6 +32,7 @@ struct BenchArgs {
   std::string n_depth = "0";
   std::string kv_type = "f16";
   bool mmap = false;
+  bool profile = false;
 };
 
 struct Plan {
@@ -99,6 +100,7 @@ void bench_model(const std::string& path, const Plan& plan, const BenchArgs& a,
       // repetitions: before each, and after the last.
       const bool decode = test.kind == bench::TestKind::kGeneration;
       row.result = bench::run_test(*model, test, [&](int rep) {
+        if (rep == 1) take_product_timings();  // the warm-up's
         if (decode && rep > 0) row.triads_gbs.push_back(measure_triad());
         fmt::print(stderr, "bench: {} {} t={} {}\n", facts.filename, row.test, threads,
                    rep == 0 ? std::string("warm-up") : fmt::format("rep {}/{}", rep, test.reps));
@@ -106,12 +108,14 @@ void bench_model(const std::string& path, const Plan& plan, const BenchArgs& a,
       if (decode) row.triads_gbs.push_back(measure_triad());
       row.efficiency = bench::efficiency(row, *model, machine);
       print_result(row, machine, a.output == "json");
+      if (a.profile) std::fputs(bench::product_profile_table(row, take_product_timings()).c_str(), stderr);
     }
   }
 }
 
 void bench(const BenchArgs& a) {
   const Plan plan = make_plan(a);
+  set_product_profiling(a.profile);
   if (tests_of(plan, a.reps).empty()) fail("nothing to run: every -p and -n is 0");
   const int machine_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   fmt::print(stderr, "bench: measuring memory bandwidth and FMA peak on {} threads\n", machine_threads);
@@ -151,6 +155,8 @@ void add_bench_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--kv-type", args->kv_type, "KV cache element type: f16, f32, q8_0")->capture_default_str();
   cmd->add_flag("--mmap", args->mmap, kMmapHelp);
+  cmd->add_flag("--profile", args->profile,
+                "after each test, a table of its matrix products (time, GB/s, share) on stderr");
   cmd->add_option("-o,--output", args->output, "output format")
       ->capture_default_str()->check(CLI::IsMember({"md", "json"}));
   cmd->callback([args] { bench(*args); });

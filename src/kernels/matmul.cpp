@@ -14,8 +14,10 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/timer.h"
 #include "kernels/activation_outliers.h"
 #include "kernels/matmul_kernels.h"
+#include "kernels/product_profile.h"
 #include "kernels/quant.h"
 #include "kernels/quant_activation_layout.h"
 #include "kernels/repack.h"
@@ -199,8 +201,9 @@ bool batch_invariant() { return batch_invariant_setting().load(); }
 void set_batch_invariant(bool on) { batch_invariant_setting().store(on); }
 void set_activation_precision(ActivationPrecision precision) { precision_setting().store(precision); }
 
-void matmul_many(std::span<const MatmulProduct> products, const float* x, int n_tokens) {
-  if (products.empty() || n_tokens == 0) return;  // e.g. the output head of a step of prompt chunks only
+namespace {
+
+void multiply(std::span<const MatmulProduct> products, const float* x, int n_tokens) {
   if (!reads_int8(products)) return run_products(products, x, n_tokens);
   const ActivationPrecision precision = activation_precision();
   if (precision == ActivationPrecision::kRefined) return run_refined(products, x, n_tokens);
@@ -216,6 +219,16 @@ void matmul_many(std::span<const MatmulProduct> products, const float* x, int n_
   const std::vector<ProductOutliers> terms = outlier_terms(products, outliers);
   run_products(products, outliers.rest, n_tokens, terms);
   keep_filled_columns(products, terms);
+}
+
+}  // namespace
+
+void matmul_many(std::span<const MatmulProduct> products, const float* x, int n_tokens) {
+  if (products.empty() || n_tokens == 0) return;  // e.g. the output head of a step of prompt chunks only
+  if (!product_profiling()) return multiply(products, x, n_tokens);
+  const Timer timer;
+  multiply(products, x, n_tokens);
+  record_product_call(products, n_tokens, timer.seconds());
 }
 
 namespace {

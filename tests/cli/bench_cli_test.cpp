@@ -117,6 +117,19 @@ TEST(CliBench, MarkdownTableWithMachineLine) {
   EXPECT_EQ(r.out.find("tg"), std::string::npos) << r.out;
 }
 
+// --profile adds a table of the matrix products per test on stderr; stdout
+// keeps its JSON lines.
+TEST(CliBench, ProfileListsTheProductsOfEachTest) {
+  const auto r = run_skiff("bench -m " + kModel + " -p 0 -n 4 -r 2 -t 1 --profile -o json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(json_lines(r.out).size(), 1u) << r.out;
+  EXPECT_NE(r.err.find("matrix products of tg4 (1 threads)"), std::string::npos) << r.err;
+  // stories260K's head, once per decoded token of the 2 timed repetitions.
+  EXPECT_NE(r.err.find("| 512x64 F32 | 1 | 8 | 0.131 |"), std::string::npos) << r.err;
+  const auto plain = run_skiff("bench -m " + kModel + " -p 0 -n 4 -r 1 -t 1 -o json");
+  EXPECT_EQ(plain.err.find("matrix products"), std::string::npos) << plain.err;
+}
+
 TEST(CliBench, BadInputIsOneLineAndNonZeroExit) {
   for (const std::string args : {"-p 16,x", "-n 8,,9", "-p 0 -n 0", "-t 0", "-o csv", "--no-such-flag"}) {
     const auto r = run_skiff("bench -m " + kModel + " " + args);

@@ -19,7 +19,7 @@ namespace skiff {
 class UnitRanges {
  public:
   // Units [0, n_units) in n_threads equal ranges, the owner's claims shrinking
-  // to no fewer than min_claim units.
+  // to no fewer than min_claim units (one range: one claim).
   UnitRanges(int64_t n_units, int n_threads, int64_t min_claim);
 
   // The next units [u0, u1) for thread `id`: from the front of its range, or

@@ -41,6 +41,15 @@ TEST(UnitRanges, OwnerClaimsAnEighthOfWhatIsLeftDownToTheMinimum) {
   EXPECT_EQ(end, 800);
 }
 
+TEST(UnitRanges, OneRangeGoesInOneClaim) {
+  UnitRanges ranges(1000, 1, 5);
+  int64_t u0 = 0, u1 = 0;
+  ASSERT_TRUE(ranges.next(0, u0, u1));
+  EXPECT_EQ(u0, 0);
+  EXPECT_EQ(u1, 1000);
+  EXPECT_FALSE(ranges.next(0, u0, u1));
+}
+
 TEST(UnitRanges, ALoneThreadTakesEveryRangeOnce) {
   for (int id : {0, 2}) {
     UnitRanges ranges(1001, 3, 4);

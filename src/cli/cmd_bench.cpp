@@ -100,7 +100,7 @@ void bench_model(const std::string& path, const Plan& plan, const BenchArgs& a,
       // repetitions: before each, and after the last.
       const bool decode = test.kind == bench::TestKind::kGeneration;
       row.result = bench::run_test(*model, test, [&](int rep) {
-        if (rep == 1) take_product_timings();  // the warm-up's
+        if (a.profile && rep == 1) take_product_timings();  // drops the warm-up's
         if (decode && rep > 0) row.triads_gbs.push_back(measure_triad());
         fmt::print(stderr, "bench: {} {} t={} {}\n", facts.filename, row.test, threads,
                    rep == 0 ? std::string("warm-up") : fmt::format("rep {}/{}", rep, test.reps));

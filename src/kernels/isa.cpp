@@ -70,7 +70,12 @@ std::optional<Isa> isa_from_name(std::string_view name) {
   return std::nullopt;
 }
 
-bool isa_supported(Isa isa) { return cpu_has(isa); }
+// Asked once per ISA: CPUID traps to the hypervisor in a VM (microseconds),
+// and callers may ask per call.
+bool isa_supported(Isa isa) {
+  static const bool supported[] = {cpu_has(Isa::kScalar), cpu_has(Isa::kAvx2), cpu_has(Isa::kAvx512)};
+  return supported[static_cast<int>(isa)];
+}
 
 Isa active_isa() { return current(); }
 

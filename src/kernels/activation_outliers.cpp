@@ -59,6 +59,7 @@ int64_t take_outliers(const float* row, int64_t cols, float limit, int t, std::s
   };
   for (; i + 4 <= cols; i += 4) {
     const int mask = _mm_movemask_ps(_mm_cmpgt_ps(_mm_andnot_ps(sign, _mm_loadu_ps(row + i)), over));
+    if (mask == 0) continue;  // nearly always
     for (int k = 0; k < 4; ++k)
       if (mask >> k & 1) take(i + k);
   }

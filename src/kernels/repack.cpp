@@ -558,7 +558,9 @@ void panel_column(const Matrix& m, int64_t p, int64_t c, float* out) {
   }
   const ColumnReader reader = column_reader(m.type);
   const uint8_t* group = k_quant_group(m, reader, p, c);
-  for (int i = 0; i < kPanelRowCount; ++i) out[i] = reader.element(group, static_cast<int>(c % 256), i);
+  const int e = static_cast<int>(c % 256);
+  if (isa_supported(Isa::kAvx2) && k_quant_panel_column_avx2(m.type, group, e, out)) return;
+  for (int i = 0; i < kPanelRowCount; ++i) out[i] = reader.element(group, e, i);
 }
 
 void prefetch_panel_column(const Matrix& m, int64_t p, int64_t c) {

@@ -152,6 +152,9 @@ void panel_block(const Matrix& m, int64_t r, int64_t b, float* out);
 // outliers meet cost no rebuilt blocks.
 bool panel_reads_columns(DType type);
 void panel_column(const Matrix& m, int64_t p, int64_t c, float* out);
+// panel_column's column of a Q4_K or Q6_K super-block group (element e, 0..255)
+// on AVX2 (panel_column_avx2.cpp); false for the other types.
+bool k_quant_panel_column_avx2(DType type, const uint8_t* group, int e, float* out);
 // Asks for the cache lines panel_column(m, p, c) reads: a column's elements lie
 // a panel apart, too far for the hardware prefetcher to follow.
 void prefetch_panel_column(const Matrix& m, int64_t p, int64_t c);

@@ -69,7 +69,8 @@ std::vector<float> activations_with_outliers(int n_tokens, uint32_t seed) {
 // fill_columns over all rows at once, and over ranges that cut panels (as
 // the threads' row ranges may on row layouts), gives each row's elements.
 void expect_columns_are_rows_elements(const Matrix& w) {
-  const std::vector<int64_t> cols = {0, 1, 31, 32, 255, 256, 300, w.cols - 1};
+  // Every sub-block of 32 of a K-quant super-block, low and high nibbles.
+  const std::vector<int64_t> cols = {0, 1, 17, 31, 32, 70, 100, 140, 175, 200, 235, 255, 256, 300, w.cols - 1};
   const std::vector<std::vector<int64_t>> cuts = {{0, w.rows}, {0, 5, 16, 37, w.rows}};
   for (const std::vector<int64_t>& cut : cuts) {
     std::vector<float> got(cols.size() * w.rows, std::nanf("")), row(w.cols);

@@ -17,6 +17,7 @@
 #include "base/timer.h"
 #include "kernels/activation_outliers.h"
 #include "kernels/matmul_kernels.h"
+#include "kernels/prefetch_tuner.h"
 #include "kernels/product_profile.h"
 #include "kernels/quant.h"
 #include "kernels/quant_activation_layout.h"
@@ -187,7 +188,7 @@ std::atomic<ActivationPrecision>& precision_setting() {
 
 // outliers: each product's correction (empty: none), indexed as the products.
 void run_products(std::span<const MatmulProduct> products, const float* x, int n_tokens,
-                  std::span<const ProductOutliers> outliers = {});
+                  std::span<const ProductOutliers> outliers = {}, PrefetchLevel prefetch = PrefetchLevel::kL1);
 void run_refined(std::span<const MatmulProduct> products, const float* x, int n_tokens);
 // Runs the rows [n_tokens token rows; one extra row per owner] in one pass over
 // each matrix; each extra row's products are added to its owner token's.
@@ -203,8 +204,8 @@ void set_activation_precision(ActivationPrecision precision) { precision_setting
 
 namespace {
 
-void multiply(std::span<const MatmulProduct> products, const float* x, int n_tokens) {
-  if (!reads_int8(products)) return run_products(products, x, n_tokens);
+void multiply(std::span<const MatmulProduct> products, const float* x, int n_tokens, PrefetchLevel prefetch) {
+  if (!reads_int8(products)) return run_products(products, x, n_tokens, {}, prefetch);
   const ActivationPrecision precision = activation_precision();
   if (precision == ActivationPrecision::kRefined) return run_refined(products, x, n_tokens);
   // Integer kernels quantize each token's activations with one scale per
@@ -215,20 +216,33 @@ void multiply(std::span<const MatmulProduct> products, const float* x, int n_tok
   // of x and their products added exactly: W·x = W·(x - o) + Σ o_j W[:, j].
   ActivationOutliers outliers;
   if (precision == ActivationPrecision::kPlainInt8 || !split_outliers(x, n_tokens, products[0].w->cols, outliers))
-    return run_products(products, x, n_tokens);
+    return run_products(products, x, n_tokens, {}, prefetch);
   const std::vector<ProductOutliers> terms = outlier_terms(products, outliers);
-  run_products(products, outliers.rest, n_tokens, terms);
+  run_products(products, outliers.rest, n_tokens, terms, prefetch);
   keep_filled_columns(products, terms);
+}
+
+// Whether a decode product's kernel reads Activations::prefetch: Q4_K panels on AVX-512.
+bool tunes_prefetch(std::span<const MatmulProduct> products, int n_tokens) {
+  return n_tokens == 1 && active_isa() == Isa::kAvx512 &&
+         std::any_of(products.begin(), products.end(), [](const MatmulProduct& p) {
+           return p.w->type == DType::Q4_K && p.w->layout == MatrixLayout::kPanels;
+         });
 }
 
 }  // namespace
 
 void matmul_many(std::span<const MatmulProduct> products, const float* x, int n_tokens) {
   if (products.empty() || n_tokens == 0) return;  // e.g. the output head of a step of prompt chunks only
-  if (!product_profiling()) return multiply(products, x, n_tokens);
+  const bool tune = tunes_prefetch(products, n_tokens);
+  if (!tune && !product_profiling()) return multiply(products, x, n_tokens, PrefetchLevel::kL1);
+  thread_local PrefetchTuner tuner;  // the calling thread's: no locks, each model step runs on one thread
+  const PrefetchLevel prefetch = tune ? tuner.choose(products[0].w) : PrefetchLevel::kL1;
   const Timer timer;
-  multiply(products, x, n_tokens);
-  record_product_call(products, n_tokens, timer.seconds());
+  multiply(products, x, n_tokens, prefetch);
+  const double seconds = timer.seconds();
+  if (tune) tuner.record(products[0].w, prefetch, seconds);
+  if (product_profiling()) record_product_call(products, n_tokens, seconds);
 }
 
 namespace {
@@ -286,12 +300,13 @@ bool needs_invariant_passes(std::span<const MatmulProduct> products, int n_token
 }
 
 void run_products_at_once(std::span<const MatmulProduct> products, const float* x, int n_tokens,
-                          std::span<const ProductOutliers> outliers, int first_token);
+                          std::span<const ProductOutliers> outliers, int first_token,
+                          PrefetchLevel prefetch = PrefetchLevel::kL1);
 
 void run_products(std::span<const MatmulProduct> products, const float* x, int n_tokens,
-                  std::span<const ProductOutliers> outliers) {
+                  std::span<const ProductOutliers> outliers, PrefetchLevel prefetch) {
   if (!needs_invariant_passes(products, n_tokens))
-    return run_products_at_once(products, x, n_tokens, outliers, 0);
+    return run_products_at_once(products, x, n_tokens, outliers, 0, prefetch);
   const int64_t cols = products[0].w->cols;
   std::vector<MatmulProduct> pass(products.begin(), products.end());
   for (int t0 = 0; t0 < n_tokens; t0 += kInvariantTokens) {
@@ -308,7 +323,7 @@ void run_products(std::span<const MatmulProduct> products, const float* x, int n
 constexpr int64_t kMinClaimWork = int64_t{1} << 15;
 
 void run_products_at_once(std::span<const MatmulProduct> products, const float* x, int n_tokens,
-                          std::span<const ProductOutliers> outliers, int first_token) {
+                          std::span<const ProductOutliers> outliers, int first_token, PrefetchLevel prefetch) {
   const int64_t cols = products[0].w->cols;
   std::vector<Job> jobs;
   int64_t n_units = 0, work = 0;
@@ -316,7 +331,7 @@ void run_products_at_once(std::span<const MatmulProduct> products, const float* 
     if (p.w->cols != cols) fail("matmul_many: a {}-column matrix with {}-column ones", p.w->cols, cols);
     const KernelEntry k = find_kernel(active_isa(), *p.w);
     const int64_t units = (p.w->rows + k.row_granularity - 1) / k.row_granularity;
-    Job job{p.w, p.y, k, Activations{x, nullptr, 0, nullptr, n_tokens, cols}, n_units, units, {}, {}, first_token};
+    Job job{p.w, p.y, k, Activations{x, nullptr, 0, nullptr, n_tokens, cols, prefetch}, n_units, units, {}, {}, first_token};
     if (!outliers.empty()) {
       job.outlier_terms = outliers[jobs.size()].terms;
       // Every pass computes all rows: the first fills the columns for the rest.

@@ -42,6 +42,9 @@ size_t activation_quads_bytes(int64_t cols, int n_tokens);
 void pack_activation_quad(ActivationFormat format, const uint8_t* rows, size_t row_bytes, int n_tokens,
                           int64_t cols, int64_t k, void* quads);
 
+// Where a decode kernel's software prefetch puts the weight stream: L1, or L2 only.
+enum class PrefetchLevel : uint8_t { kL1, kL2 };
+
 struct Activations {
   const float* f32 = nullptr;      // [n_tokens, cols]
   const uint8_t* quant = nullptr;  // [n_tokens] rows of activation_row_bytes, or null for kF32
@@ -49,6 +52,7 @@ struct Activations {
   const void* quads = nullptr;     // the rows as quads, when the kernel reads them (quads_from_tokens)
   int n_tokens = 0;
   int64_t cols = 0;
+  PrefetchLevel prefetch = PrefetchLevel::kL1;  // where decode kernels that read it fetch weights ahead (prefetch_tuner.h)
 };
 
 // Writes y[t * ldy + r] = dot(row r of w, activation row t) for r in [r0, r1)

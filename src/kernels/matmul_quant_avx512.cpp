@@ -150,6 +150,7 @@ struct LoadPanel {
   static constexpr int64_t kGroupBytes = kType == DType::Q4_K ? kQ4KPanelGroupBytes : kIq4XsPanelGroupBytes;
   static constexpr int64_t kGroupWeights = kType == DType::Q4_K ? kQ4KPanelWeights : kIq4XsPanelWeights;
   const uint8_t* units;
+  bool prefetch_into_l2 = false;  // Q4_K decode: Activations::prefetch
   [[gnu::always_inline]] const uint8_t* group(int64_t u) const { return units + (u / 8) * kGroupBytes; }
   [[gnu::always_inline]] const uint8_t* unit(int64_t u) const {
     if constexpr (kSuperBlocks) return group(u) + kGroupWeights + (u % 8) * kWeightBytes;
@@ -158,7 +159,11 @@ struct LoadPanel {
   // The decode stream fetched ahead (matmul_panel_tiles.h), one thread on Zen 5:
   // Q4_K 33 → 39 GB/s, Q5_0 36 → 38.5, Q5_1 35 → 39, IQ4_NL 36 → 39; Q8_0,
   // already at 41, lost 4% (its 9 fetches per unit cost more than they gain).
+  // Q4_K's also into L2 only, as PrefetchTuner picks (prefetch_tuner.h).
   [[gnu::always_inline]] void prefetch(int64_t u) const {
+    if constexpr (kType == DType::Q4_K) {
+      if (prefetch_into_l2) return prefetch_unit<kGroupBytes / 8, false>(units, u);
+    }
     if constexpr (kType != DType::Q8_0)
       prefetch_unit<kSuperBlocks ? kGroupBytes / 8 : kUnitBytes>(units, u);
   }
@@ -340,7 +345,8 @@ template <class W>
 void panel_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
   using Panel = LoadPanel<W::kType>;
   const int64_t units = w.cols / 32;
-  auto panel = [&](int64_t r, int) { return Panel{panel_start(w, r / kPanelRows)}; };
+  const bool into_l2 = x.prefetch == PrefetchLevel::kL2;
+  auto panel = [&](int64_t r, int) { return Panel{panel_start(w, r / kPanelRows), into_l2}; };
   if (x.n_tokens == 1) {  // decode: the row as quantized, one panel at a time
     const RowAct<W::kAct> act{act_row(x, act_layout(W::kAct, x.cols), 0)};
     return panel_decode<UnitTile<W>>(panel, act, units, y, ldy, r0, r1);

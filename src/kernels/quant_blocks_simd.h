@@ -56,12 +56,12 @@ constexpr int64_t kPrefetchAhead = 8192;
 
 // Fetches the lines of the u-th piece of kBytes bytes from base (a panel's
 // unit, on average: a K-quant super-block over its 8 units; a row's block),
-// kPrefetchAhead on.
-template <int64_t kBytes>
+// kPrefetchAhead on, into L1 (kIntoL1) or L2 only.
+template <int64_t kBytes, bool kIntoL1 = true>
 [[gnu::always_inline]] inline void prefetch_unit(const void* base, int64_t u) {
   const char* at = static_cast<const char*>(base) + kBytes * u + kPrefetchAhead;
 #pragma GCC unroll 16
-  for (int64_t b = 0; b < kBytes; b += 64) _mm_prefetch(at + b, _MM_HINT_T0);
+  for (int64_t b = 0; b < kBytes; b += 64) _mm_prefetch(at + b, kIntoL1 ? _MM_HINT_T0 : _MM_HINT_T1);
 }
 
 inline float half(uint16_t h) { return _cvtsh_ss(h); }

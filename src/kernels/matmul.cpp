@@ -222,11 +222,13 @@ void multiply(std::span<const MatmulProduct> products, const float* x, int n_tok
   keep_filled_columns(products, terms);
 }
 
-// Whether a decode product's kernel reads Activations::prefetch: Q4_K panels on AVX-512.
+// Whether a decode product's kernel reads Activations::prefetch: the AVX-512
+// Q4_K, IQ4_XS and Q6_K panels.
 bool tunes_prefetch(std::span<const MatmulProduct> products, int n_tokens) {
   return n_tokens == 1 && active_isa() == Isa::kAvx512 &&
          std::any_of(products.begin(), products.end(), [](const MatmulProduct& p) {
-           return p.w->type == DType::Q4_K && p.w->layout == MatrixLayout::kPanels;
+           const DType t = p.w->type;
+           return p.w->layout == MatrixLayout::kPanels && (t == DType::Q4_K || t == DType::IQ4_XS || t == DType::Q6_K);
          });
 }
 

@@ -42,8 +42,10 @@ size_t activation_quads_bytes(int64_t cols, int n_tokens);
 void pack_activation_quad(ActivationFormat format, const uint8_t* rows, size_t row_bytes, int n_tokens,
                           int64_t cols, int64_t k, void* quads);
 
-// Where a decode kernel's software prefetch puts the weight stream: L1, or L2 only.
-enum class PrefetchLevel : uint8_t { kL1, kL2 };
+// Where a decode kernel's software prefetch puts the weight stream: L1, L2
+// only, or nowhere (the hardware prefetchers alone).
+enum class PrefetchLevel : uint8_t { kL1, kL2, kNone };
+constexpr int kPrefetchLevels = 3;
 
 struct Activations {
   const float* f32 = nullptr;      // [n_tokens, cols]

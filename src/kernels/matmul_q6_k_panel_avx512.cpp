@@ -44,11 +44,12 @@ struct Q6LoadPanel {
   // Constants, not calls: see LoadPanel in matmul_quant_avx512.cpp.
   static constexpr int64_t kGroupBytes = kQ6KPanelGroupBytes, kUnitBytes = kQ6KPanelUnitBytes;
   const uint8_t* groups;
+  PrefetchLevel prefetch_level = PrefetchLevel::kL1;  // decode's: PrefetchTuner's (prefetch_tuner.h)
   [[gnu::always_inline]] const uint8_t* group(int64_t u) const { return groups + (u / 8) * kGroupBytes; }
   [[gnu::always_inline]] const uint8_t* unit(int64_t u) const {
     return group(u) + kQ6KPanelWeights + (u % 8) * kUnitBytes;
   }
-  [[gnu::always_inline]] void prefetch(int64_t u) const { prefetch_unit<kGroupBytes / 8>(groups, u); }
+  [[gnu::always_inline]] void prefetch(int64_t u) const { prefetch_unit_at<kGroupBytes / 8>(prefetch_level, groups, u); }
   [[gnu::always_inline]] __m512i w(int64_t u, int g) const {
     const __m512i low = _mm512_loadu_si512(unit(u) + 64 * (g % 4));
     const __m512i high = _mm512_loadu_si512(unit(u) + 4 * 64 + 64 * (g / 4));
@@ -156,7 +157,7 @@ struct Q6Tile {
 // Rows [r0, r1) (whole panels) for any number of tokens.
 void q6_k_panel_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
   const int64_t units = w.cols / 32;
-  auto panel = [&](int64_t r, int) { return Q6LoadPanel{panel_start(w, r / kPanelRows)}; };
+  auto panel = [&](int64_t r, int) { return Q6LoadPanel{panel_start(w, r / kPanelRows), x.prefetch}; };
   if (x.n_tokens == 1) {
     auto* offsets = static_cast<int32_t*>(kernel_scratch(2 * units * sizeof(int32_t)));
     const ActRow row = act_row(x, act_layout(ActivationFormat::kQ8_K, x.cols), 0);

@@ -150,7 +150,7 @@ struct LoadPanel {
   static constexpr int64_t kGroupBytes = kType == DType::Q4_K ? kQ4KPanelGroupBytes : kIq4XsPanelGroupBytes;
   static constexpr int64_t kGroupWeights = kType == DType::Q4_K ? kQ4KPanelWeights : kIq4XsPanelWeights;
   const uint8_t* units;
-  bool prefetch_into_l2 = false;  // Q4_K decode: Activations::prefetch
+  PrefetchLevel prefetch_level = PrefetchLevel::kL1;  // decode's Activations::prefetch
   [[gnu::always_inline]] const uint8_t* group(int64_t u) const { return units + (u / 8) * kGroupBytes; }
   [[gnu::always_inline]] const uint8_t* unit(int64_t u) const {
     if constexpr (kSuperBlocks) return group(u) + kGroupWeights + (u % 8) * kWeightBytes;
@@ -159,13 +159,10 @@ struct LoadPanel {
   // The decode stream fetched ahead (matmul_panel_tiles.h), one thread on Zen 5:
   // Q4_K 33 → 39 GB/s, Q5_0 36 → 38.5, Q5_1 35 → 39, IQ4_NL 36 → 39; Q8_0,
   // already at 41, lost 4% (its 9 fetches per unit cost more than they gain).
-  // Q4_K's also into L2 only, as PrefetchTuner picks (prefetch_tuner.h).
+  // Decode's level is PrefetchTuner's (prefetch_tuner.h) for the K-quant-like panels.
   [[gnu::always_inline]] void prefetch(int64_t u) const {
-    if constexpr (kType == DType::Q4_K) {
-      if (prefetch_into_l2) return prefetch_unit<kGroupBytes / 8, false>(units, u);
-    }
     if constexpr (kType != DType::Q8_0)
-      prefetch_unit<kSuperBlocks ? kGroupBytes / 8 : kUnitBytes>(units, u);
+      prefetch_unit_at<kSuperBlocks ? kGroupBytes / 8 : kUnitBytes>(prefetch_level, units, u);
   }
   // one_token_halves may read 16 × the high nibbles (matmul_panel_tiles.h).
   static constexpr bool kHighNibblesInPlace = kType == DType::Q4_K || kType == DType::Q4_1 || kType == DType::Q4_0;
@@ -345,8 +342,7 @@ template <class W>
 void panel_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
   using Panel = LoadPanel<W::kType>;
   const int64_t units = w.cols / 32;
-  const bool into_l2 = x.prefetch == PrefetchLevel::kL2;
-  auto panel = [&](int64_t r, int) { return Panel{panel_start(w, r / kPanelRows), into_l2}; };
+  auto panel = [&](int64_t r, int) { return Panel{panel_start(w, r / kPanelRows), x.prefetch}; };
   if (x.n_tokens == 1) {  // decode: the row as quantized, one panel at a time
     const RowAct<W::kAct> act{act_row(x, act_layout(W::kAct, x.cols), 0)};
     return panel_decode<UnitTile<W>>(panel, act, units, y, ldy, r0, r1);

@@ -5,11 +5,15 @@ namespace skiff {
 PrefetchLevel PrefetchTuner::choose(const void* key) {
   Times& t = times_[key];
   ++t.calls;
-  if (!t.timed[0]) return PrefetchLevel::kL1;
-  if (!t.timed[1]) return PrefetchLevel::kL2;
-  const bool l2_faster = t.seconds[1] < t.seconds[0];
-  const bool explore = t.calls % kExplore == 0;
-  return l2_faster != explore ? PrefetchLevel::kL2 : PrefetchLevel::kL1;
+  int best = 0;
+  for (int l = 0; l < kPrefetchLevels; ++l) {
+    if (!t.timed[l]) return static_cast<PrefetchLevel>(l);  // each level once first
+    if (t.seconds[l] < t.seconds[best]) best = l;
+  }
+  if (t.calls % kExplore != 0) return static_cast<PrefetchLevel>(best);
+  // The explorations take the other levels in turn.
+  const int other = 1 + static_cast<int>(t.calls / kExplore % (kPrefetchLevels - 1));
+  return static_cast<PrefetchLevel>((best + other) % kPrefetchLevels);
 }
 
 void PrefetchTuner::record(const void* key, PrefetchLevel level, double seconds) {

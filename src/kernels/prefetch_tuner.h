@@ -1,11 +1,12 @@
-// Where a decode product's software prefetch puts its weight stream (L1 or L2
-// only), chosen per matrix by timing its calls. On Zen 4, Q4_K panels read
-// 13-16% faster with L2 prefetches when the two cores are each near their own
-// streaming limit and 3-8% slower when the memory shared with other tenants
-// is the limit, and the machine moved between the two every minute or so
-// (docs/benchmarks.md); Zen 5 was tuned with L1 prefetches. So each matrix
-// keeps the level its recent calls ran faster with, and every kExplore-th call
-// tries the other one.
+// Where a decode product's software prefetch puts its weight stream (L1, L2
+// only, or nowhere), chosen per matrix by timing its calls. On Zen 4 the best
+// level differs by type and shape, and by what limits the stream: with L2
+// prefetches Q4_K panels read 13-16% faster while each of the two cores was
+// near its own streaming limit and 3-8% slower while the memory shared with
+// other tenants was, and the VM moved between the two about every minute; a
+// Q6_K LM head read 6-17% faster with none; Zen 5 was tuned with L1 prefetches
+// (docs/benchmarks.md). So each matrix keeps the level its recent calls ran
+// fastest with, and every kExplore-th call tries another one.
 #pragma once
 #include <cstdint>
 #include <unordered_map>
@@ -26,8 +27,8 @@ class PrefetchTuner {
 
  private:
   struct Times {
-    double seconds[2] = {0, 0};  // running means, per level
-    bool timed[2] = {false, false};
+    double seconds[kPrefetchLevels] = {};  // running means, per level
+    bool timed[kPrefetchLevels] = {};
     uint32_t calls = 0;
   };
   std::unordered_map<const void*, Times> times_;

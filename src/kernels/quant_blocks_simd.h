@@ -63,6 +63,12 @@ template <int64_t kBytes, bool kIntoL1 = true>
 #pragma GCC unroll 16
   for (int64_t b = 0; b < kBytes; b += 64) _mm_prefetch(at + b, kIntoL1 ? _MM_HINT_T0 : _MM_HINT_T1);
 }
+// prefetch_unit at the level decode's PrefetchTuner chose.
+template <int64_t kBytes>
+[[gnu::always_inline]] inline void prefetch_unit_at(PrefetchLevel level, const void* base, int64_t u) {
+  if (level == PrefetchLevel::kL1) prefetch_unit<kBytes, true>(base, u);
+  else if (level == PrefetchLevel::kL2) prefetch_unit<kBytes, false>(base, u);
+}
 
 inline float half(uint16_t h) { return _cvtsh_ss(h); }
 

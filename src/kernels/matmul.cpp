@@ -223,12 +223,16 @@ void multiply(std::span<const MatmulProduct> products, const float* x, int n_tok
 }
 
 // Whether a decode product's kernel reads Activations::prefetch: the AVX-512
-// Q4_K, IQ4_XS and Q6_K panels.
+// panels of the 4- and 5-bit blocks of 32, Q4_K, IQ4_XS and Q6_K (Q8_0's
+// fetch nothing: its 9 fetches a unit cost more than they gained on Zen 5).
 bool tunes_prefetch(std::span<const MatmulProduct> products, int n_tokens) {
   return n_tokens == 1 && active_isa() == Isa::kAvx512 &&
          std::any_of(products.begin(), products.end(), [](const MatmulProduct& p) {
-           const DType t = p.w->type;
-           return p.w->layout == MatrixLayout::kPanels && (t == DType::Q4_K || t == DType::IQ4_XS || t == DType::Q6_K);
+           switch (p.w->layout == MatrixLayout::kPanels ? p.w->type : DType::F32) {
+             case DType::Q4_0: case DType::Q4_1: case DType::Q5_0: case DType::Q5_1: case DType::IQ4_NL:
+             case DType::IQ4_XS: case DType::Q4_K: case DType::Q6_K: return true;
+             default: return false;
+           }
          });
 }
 

@@ -17,7 +17,7 @@ namespace skiff {
 
 class PrefetchTuner {
  public:
-  static constexpr uint32_t kExplore = 8;
+  static constexpr uint32_t kExplore = 16;
   static constexpr double kWeight = 0.25;  // of a new time in a level's running mean
 
   // The level for this call of the product keyed by `key` (its first matrix).

@@ -161,8 +161,7 @@ struct LoadPanel {
   // already at 41, lost 4% (its 9 fetches per unit cost more than they gain).
   // Decode's level is PrefetchTuner's (prefetch_tuner.h) for the K-quant-like panels.
   [[gnu::always_inline]] void prefetch(int64_t u) const {
-    if constexpr (kType != DType::Q8_0)
-      prefetch_unit_at<kSuperBlocks ? kGroupBytes / 8 : kUnitBytes>(prefetch_level, units, u);
+    prefetch_unit_at<kSuperBlocks ? kGroupBytes / 8 : kUnitBytes>(prefetch_level, units, u);
   }
   // one_token_halves may read 16 × the high nibbles (matmul_panel_tiles.h).
   static constexpr bool kHighNibblesInPlace = kType == DType::Q4_K || kType == DType::Q4_1 || kType == DType::Q4_0;
@@ -342,7 +341,9 @@ template <class W>
 void panel_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
   using Panel = LoadPanel<W::kType>;
   const int64_t units = w.cols / 32;
-  auto panel = [&](int64_t r, int) { return Panel{panel_start(w, r / kPanelRows), x.prefetch}; };
+  // Q8_0 fetches ahead only as decode's tuner asks (9 fetches a unit cost more than they gained on Zen 5).
+  const PrefetchLevel level = W::kType == DType::Q8_0 && x.n_tokens > 1 ? PrefetchLevel::kNone : x.prefetch;
+  auto panel = [&](int64_t r, int) { return Panel{panel_start(w, r / kPanelRows), level}; };
   if (x.n_tokens == 1) {  // decode: the row as quantized, one panel at a time
     const RowAct<W::kAct> act{act_row(x, act_layout(W::kAct, x.cols), 0)};
     return panel_decode<UnitTile<W>>(panel, act, units, y, ldy, r0, r1);

@@ -159,7 +159,7 @@ struct LoadPanel {
   // The decode stream fetched ahead (matmul_panel_tiles.h), one thread on Zen 5:
   // Q4_K 33 → 39 GB/s, Q5_0 36 → 38.5, Q5_1 35 → 39, IQ4_NL 36 → 39; Q8_0,
   // already at 41, lost 4% (its 9 fetches per unit cost more than they gain).
-  // Decode's level is PrefetchTuner's (prefetch_tuner.h) for the K-quant-like panels.
+  // Decode's level is now PrefetchTuner's (prefetch_tuner.h); prefill's L1, Q8_0's none (panel_matmul).
   [[gnu::always_inline]] void prefetch(int64_t u) const {
     prefetch_unit_at<kSuperBlocks ? kGroupBytes / 8 : kUnitBytes>(prefetch_level, units, u);
   }

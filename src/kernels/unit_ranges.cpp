@@ -7,7 +7,10 @@
 namespace skiff {
 
 UnitRanges::UnitRanges(int64_t n_units, int n_threads, int64_t min_claim)
-    : n_threads_(n_threads), min_claim_(std::max<int64_t>(1, min_claim)), ranges_(new Range[n_threads]) {
+    : n_threads_(n_threads),
+      min_claim_(std::max<int64_t>(1, min_claim)),
+      heap_ranges_(n_threads > kInlineRanges ? new Range[n_threads] : nullptr),
+      ranges_(heap_ranges_ ? heap_ranges_.get() : inline_ranges_) {
   if (n_units < 0 || n_units >= (int64_t{1} << 32) || n_threads <= 0)
     fail("cannot split {} row units over {} threads", n_units, n_threads);
   for (int t = 0; t < n_threads; ++t)

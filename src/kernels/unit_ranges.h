@@ -41,9 +41,13 @@ class UnitRanges {
   bool claim_front(Range& range, int64_t& u0, int64_t& u1) const;
   bool steal(int id, int64_t& u0, int64_t& u1);
 
+  static constexpr int kInlineRanges = 8;  // the usual teams: no allocation per product region
+
   int n_threads_;
   int64_t min_claim_;
-  std::unique_ptr<Range[]> ranges_;
+  Range inline_ranges_[kInlineRanges];
+  std::unique_ptr<Range[]> heap_ranges_;  // for larger teams
+  Range* ranges_;
 };
 
 }  // namespace skiff

@@ -95,11 +95,8 @@ void quantize_activation_row(ActivationFormat format, const float* x, void* out,
     int32_t s[8];
     d[b] = quantize_q8_span(x + 256 * b, q + 256 * b, 256, s);
     for (int j = 0; j < 8; ++j) dsum[8 * b + j] = d[b] * static_cast<float>(s[j]);
-    for (int i = 0; i < 16; ++i) {  // integer sums: the same bits on every ISA
-      int32_t s16 = 0;
-      for (int k = 0; k < 16; ++k) s16 += q[256 * b + 16 * i + k];
-      dsum16[16 * b + i] = d[b] * static_cast<float>(s16);
-    }
+    for (int i = 0; i < 16; ++i)  // integer sums: the same bits on every ISA
+      dsum16[16 * b + i] = d[b] * static_cast<float>(sum16_int8(q + 256 * b + 16 * i));
   }
 }
 

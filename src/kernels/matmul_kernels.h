@@ -2,6 +2,8 @@
 // per-type kernels. Internal to src/kernels. Must stay includable from the
 // *_avx2.cpp / *_avx512.cpp files: plain declarations, no STL.
 #pragma once
+#include <emmintrin.h>
+
 #include <cstddef>
 #include <cstdint>
 
@@ -25,14 +27,20 @@ void activation_residual(ActivationFormat format, const float* x, float* r, int6
 // Quantizes one activation row for the integer kernels.
 void quantize_activation_row(ActivationFormat format, const float* x, void* out, int64_t cols);
 
+// Σq of 16 int8 values: psadbw's unsigned sum of the bytes + 128, less
+// 16·128 (SSE2, so every ISA; the scalar loop of 16 adds was most of a decode
+// row's Q8_K quantization). An exact integer, whatever the order.
+inline int32_t sum16_int8(const int8_t* q) {
+  const __m128i u = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q)),
+                                  _mm_set1_epi8(static_cast<char>(0x80)));
+  const __m128i s = _mm_sad_epu8(u, _mm_setzero_si128());  // two 16-bit sums, at bits 0 and 64
+  return _mm_cvtsi128_si32(s) + _mm_extract_epi16(s, 4) - 16 * 128;
+}
+
 // -32·Σq of 16 quantized activations: where Q6_K panel tiles start the int32
 // sum of a sub-block (its levels are stored + 32). Inline: decode makes one
 // per 16 activations in every kernel call (out of line: 0.3% of a step).
-inline int32_t q6_k_offset(const int8_t* q) {
-  int32_t sum = 0;
-  for (int k = 0; k < 16; ++k) sum += q[k];
-  return -32 * sum;
-}
+inline int32_t q6_k_offset(const int8_t* q) { return -32 * sum16_int8(q); }
 
 // Bytes of the quads (QuadUnit, quant_activation_layout.h) of n_tokens rows.
 size_t activation_quads_bytes(int64_t cols, int n_tokens);

@@ -419,6 +419,24 @@ TEST(MatmulQuant, ActivationQuantizationRoundTrip) {
     }
 }
 
+// sum16_int8 (psadbw) against a plain sum: the extremes and random bytes.
+TEST(MatmulQuant, SumOf16Int8IsThePlainSum) {
+  std::mt19937 rng(3);
+  std::vector<std::vector<int8_t>> cases = {std::vector<int8_t>(16, 127), std::vector<int8_t>(16, -127),
+                                            std::vector<int8_t>(16, -128), std::vector<int8_t>(16, 0)};
+  for (int c = 0; c < 200; ++c) {
+    std::vector<int8_t> q(16);
+    for (int8_t& v : q) v = static_cast<int8_t>(static_cast<int>(rng() % 256) - 128);
+    cases.push_back(q);
+  }
+  for (const std::vector<int8_t>& q : cases) {
+    int32_t want = 0;
+    for (int8_t v : q) want += v;
+    ASSERT_EQ(sum16_int8(q.data()), want);
+    ASSERT_EQ(q6_k_offset(q.data()), -32 * want);
+  }
+}
+
 TEST(MatmulQuant, ActivationRowsMustBeWholeBlocks) {
   EXPECT_ANY_THROW(activation_row_bytes(ActivationFormat::kQ8_0, 33));
   EXPECT_ANY_THROW(activation_row_bytes(ActivationFormat::kQ8_K, 288));

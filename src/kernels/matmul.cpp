@@ -222,17 +222,10 @@ void multiply(std::span<const MatmulProduct> products, const float* x, int n_tok
   keep_filled_columns(products, terms);
 }
 
-// Whether a decode product's kernel reads Activations::prefetch: the AVX-512
-// panels of Q8_0, the 4- and 5-bit blocks of 32, Q4_K, IQ4_XS and Q6_K (not
-// Q2_K, Q3_K or the floats, whose kernels fetch nothing ahead).
+// Whether a decode product's kernel reads Activations::prefetch (its KernelEntry says so).
 bool tunes_prefetch(std::span<const MatmulProduct> products, int n_tokens) {
-  return n_tokens == 1 && active_isa() == Isa::kAvx512 &&
-         std::any_of(products.begin(), products.end(), [](const MatmulProduct& p) {
-           switch (p.w->layout == MatrixLayout::kPanels ? p.w->type : DType::F32) {
-             case DType::Q8_0: case DType::Q4_0: case DType::Q4_1: case DType::Q5_0: case DType::Q5_1: case DType::IQ4_NL:
-             case DType::IQ4_XS: case DType::Q4_K: case DType::Q6_K: return true;
-             default: return false;
-           }
+  return n_tokens == 1 && std::any_of(products.begin(), products.end(), [](const MatmulProduct& p) {
+           return find_kernel(active_isa(), *p.w).reads_prefetch;
          });
 }
 

@@ -78,6 +78,7 @@ struct KernelEntry {
   // matrices have a multiple of 16 rows).
   int64_t row_granularity = 1;
   int quads_from_tokens = 0;    // fn reads Activations::quads from this many tokens on (0: never)
+  bool reads_prefetch = false;  // fn's one-token decode reads Activations::prefetch (prefetch_tuner.h)
 };
 
 // Kernel tables, one function per ISA and family, each in its own file.

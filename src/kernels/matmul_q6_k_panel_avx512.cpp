@@ -175,6 +175,6 @@ void q6_k_panel_matmul(const Matrix& w, const Activations& x, float* y, int64_t 
 
 }  // namespace
 
-KernelEntry q6_k_panel_kernel_avx512() { return {q6_k_panel_matmul, ActivationFormat::kQ8_K, kPanelRows, 2}; }
+KernelEntry q6_k_panel_kernel_avx512() { return {q6_k_panel_matmul, ActivationFormat::kQ8_K, kPanelRows, 2, true}; }
 
 }  // namespace skiff

@@ -385,14 +385,14 @@ void quant_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, 
 
 KernelEntry quant_panel_kernel_avx512(DType type) {
   switch (type) {
-    case DType::Q8_0: return {panel_matmul<Q8_0>, Q8_0::kAct, kPanelRows, 2};
-    case DType::Q4_0: return {panel_matmul<Q4_0>, Q4_0::kAct, kPanelRows, 2};
-    case DType::Q4_K: return {panel_matmul<Q4_K>, Q4_K::kAct, kPanelRows, 2};
-    case DType::Q4_1: return {panel_matmul<RowsQ4_1>, RowsQ4_1::kAct, kPanelRows, 2};
-    case DType::Q5_0: return {panel_matmul<RowsQ5_0>, RowsQ5_0::kAct, kPanelRows, 2};
-    case DType::Q5_1: return {panel_matmul<RowsQ5_1>, RowsQ5_1::kAct, kPanelRows, 2};
-    case DType::IQ4_NL: return {panel_matmul<RowsIq4Nl>, RowsIq4Nl::kAct, kPanelRows, 2};
-    case DType::IQ4_XS: return {panel_matmul<RowsIq4Xs>, RowsIq4Xs::kAct, kPanelRows, 2};
+    case DType::Q8_0: return {panel_matmul<Q8_0>, Q8_0::kAct, kPanelRows, 2, true};
+    case DType::Q4_0: return {panel_matmul<Q4_0>, Q4_0::kAct, kPanelRows, 2, true};
+    case DType::Q4_K: return {panel_matmul<Q4_K>, Q4_K::kAct, kPanelRows, 2, true};
+    case DType::Q4_1: return {panel_matmul<RowsQ4_1>, RowsQ4_1::kAct, kPanelRows, 2, true};
+    case DType::Q5_0: return {panel_matmul<RowsQ5_0>, RowsQ5_0::kAct, kPanelRows, 2, true};
+    case DType::Q5_1: return {panel_matmul<RowsQ5_1>, RowsQ5_1::kAct, kPanelRows, 2, true};
+    case DType::IQ4_NL: return {panel_matmul<RowsIq4Nl>, RowsIq4Nl::kAct, kPanelRows, 2, true};
+    case DType::IQ4_XS: return {panel_matmul<RowsIq4Xs>, RowsIq4Xs::kAct, kPanelRows, 2, true};
     case DType::Q6_K: return q6_k_panel_kernel_avx512();
     case DType::Q2_K: case DType::Q3_K: return k16_panel_kernel_avx512(type);
     default: return {};

@@ -1,6 +1,6 @@
 // What the machine can do, measured once per `skiff bench` run: memory
-// bandwidth (a STREAM triad) and peak float FMA throughput, the two limits of
-// decode and prefill.
+// bandwidth (a STREAM triad, and a plain read) and peak float FMA throughput,
+// the two limits of decode and prefill.
 #pragma once
 #include <cstddef>
 #include <string>
@@ -15,6 +15,7 @@ struct MachineInfo {
   int n_threads = 0;      // hardware threads
   std::string isa;        // the kernels' instruction set (active_isa())
   double triad_gbs = 0;   // STREAM triad, 10^9 bytes/s
+  double read_gbs = 0;    // a plain read (Bandwidth)
   double peak_gflops = 0; // float FMA, 10^9 FLOP/s
 };
 
@@ -24,20 +25,36 @@ struct MachineInfo {
 // (write-allocate traffic on a is not counted).
 double measure_triad_gbs(size_t bytes_per_array, int threads, int reps);
 
+// Memory bandwidth two ways, 10^9 bytes/s: STREAM's triad, and a plain read
+// of two of its arrays (16 bytes per element), which is all decode does. They
+// part where reads and writes have limits of their own: an AMD CCD reaches
+// memory over a link of 32 bytes per fabric clock for reads and 16 for writes,
+// so on a few cores of one CCD the triad (reads and writes at once) can count
+// more than any read-only stream gets (Zen 4 VM: triad 63-68 GB/s, read 55-62).
+struct Bandwidth {
+  double triad_gbs = 0;
+  double read_gbs = 0;
+};
+
 // The triad's arrays, kept to measure the bandwidth again and again: on a
 // shared VM it moves by up to 2x from one minute to the next, so `skiff bench`
 // compares each decode test with the bandwidth measured around its repetitions.
-class TriadProbe {
+class BandwidthProbe {
  public:
-  TriadProbe(size_t bytes_per_array, int threads);  // allocates and touches the arrays
-  double measure(int reps);                         // GB/s, the best of reps passes
+  BandwidthProbe(size_t bytes_per_array, int threads);  // allocates and touches the arrays
+  Bandwidth measure(int reps);                          // the best of reps passes of each
 
  private:
+  double triad_pass();
+  double read_pass();
+
   size_t n_;  // doubles per array
   int threads_;
   HugePageBuffer a_, b_, c_;
 };
 
+// Both figures of Bandwidth on a probe of that size.
+Bandwidth measure_bandwidth(size_t bytes_per_array, int threads, int reps);
 
 // Independent FMAs on the widest vectors of the active ISA, on `threads`
 // threads; the best of `reps` runs of at least about 50 ms each.
@@ -49,7 +66,7 @@ MachineInfo describe_cpu();
 // describe_cpu() plus both measurements on `threads` threads.
 MachineInfo measure_machine(int threads);
 
-// "AMD EPYC 9R14 (2 cores, 2 threads), ISA avx512, triad 61.2 GB/s, FMA peak 441.3 GFLOP/s"
+// "AMD EPYC 9R14 (2 cores, 2 threads), ISA avx512, triad 61.2 GB/s, plain read 57.0 GB/s, FMA peak 441.3 GFLOP/s"
 std::string machine_line(const MachineInfo& m);
 
 }  // namespace skiff::bench

@@ -19,48 +19,71 @@ std::string params_label(uint64_t n) {
 }
 
 constexpr const char* kRowFormat =
-    "| {:<30} | {:>10} | {:>10} | {:<6} | {:>7} | {:>13} | {:>20} | {:>10} | {:>12} | {:>10} |\n";
+    "| {:<30} | {:>10} | {:>10} | {:<6} | {:>7} | {:>13} | {:>20} | {:>10} | {:>7} | {:>12} | {:>10} | {:>15} |\n";
+
+// A tg row's bytes per step × tok/s ÷ the bandwidth `of` picks, each
+// repetition against the mean of the two samples around it (the bandwidth can
+// change between repetitions), or against `machine_gbs` when they were not taken.
+template <class Of>
+double decode_fraction(const BenchRow& row, Of of, double machine_gbs) {
+  const std::vector<double>& ts = row.result.samples_ts;
+  if (row.bandwidths.size() != ts.size() + 1) return row.bytes_per_step() * row.result.avg_ts / (machine_gbs * 1e9);
+  double sum = 0;
+  for (size_t i = 0; i < ts.size(); ++i)
+    sum += row.bytes_per_step() * ts[i] / ((of(row.bandwidths[i]) + of(row.bandwidths[i + 1])) / 2 * 1e9);
+  return sum / static_cast<double>(ts.size());
+}
+
+template <class Of>
+double mean_of(const std::vector<Bandwidth>& samples, Of of) {
+  double sum = 0;
+  for (const Bandwidth& b : samples) sum += of(b);
+  return samples.empty() ? 0.0 : sum / static_cast<double>(samples.size());
+}
+
+double triad_of(const Bandwidth& b) { return b.triad_gbs; }
+double read_of(const Bandwidth& b) { return b.read_gbs; }
+
+std::vector<double> samples_of(const std::vector<Bandwidth>& samples, double (*of)(const Bandwidth&)) {
+  std::vector<double> out;
+  for (const Bandwidth& b : samples) out.push_back(of(b));
+  return out;
+}
 
 }  // namespace
 
 double efficiency(const BenchRow& row, const Model& model, const MachineInfo& machine) {
-  if (row.n_gen > 0) {
-    const std::vector<double>& ts = row.result.samples_ts;
-    if (row.triads_gbs.size() != ts.size() + 1)
-      return row.bytes_per_step() * row.result.avg_ts / (machine.triad_gbs * 1e9);
-    // The bandwidth can change between repetitions: each against its own.
-    double sum = 0;
-    for (size_t i = 0; i < ts.size(); ++i)
-      sum += row.bytes_per_step() * ts[i] / ((row.triads_gbs[i] + row.triads_gbs[i + 1]) / 2 * 1e9);
-    return sum / static_cast<double>(ts.size());
-  }
+  if (row.n_gen > 0) return decode_fraction(row, triad_of, machine.triad_gbs);
   const double seconds_per_prompt = row.n_prompt / row.result.avg_ts;
   return prefill_flops(model, row.n_prompt, row.n_depth) / seconds_per_prompt /
          (machine.peak_gflops * 1e9);
 }
 
-double BenchRow::triad_mean_gbs() const {
-  double sum = 0;
-  for (double t : triads_gbs) sum += t;
-  return triads_gbs.empty() ? 0.0 : sum / static_cast<double>(triads_gbs.size());
+double read_efficiency(const BenchRow& row, const MachineInfo& machine) {
+  return row.n_gen > 0 ? decode_fraction(row, read_of, machine.read_gbs) : 0.0;
 }
+
+double BenchRow::triad_mean_gbs() const { return mean_of(bandwidths, triad_of); }
+double BenchRow::read_mean_gbs() const { return mean_of(bandwidths, read_of); }
 
 std::string markdown_header() {
   return fmt::format(fmt::runtime(kRowFormat), "model", "size", "params", "type", "threads", "test",
-                     "t/s", "efficiency", "read GB/s", "triad GB/s") +
+                     "t/s", "efficiency", "of read", "read GB/s", "triad GB/s", "plain read GB/s") +
          "| ------------------------------ | ---------: | ---------: | ------ | ------: | ------------: "
-         "| -------------------: | ---------: | -----------: | ---------: |\n";
+         "| -------------------: | ---------: | ------: | -----------: | ---------: | --------------: |\n";
 }
 
 std::string markdown_row(const BenchRow& row) {
   const std::string name = std::filesystem::path(row.model.filename).filename().string();
+  const bool decode = row.n_gen > 0, sampled = !row.bandwidths.empty();
   return fmt::format(fmt::runtime(kRowFormat), name, size_label(row.model.size_bytes),
                      params_label(row.model.n_params), row.model.type_name, row.n_threads, row.test,
                      fmt::format("{:.2f} ± {:.2f}", row.result.avg_ts, row.result.stddev_ts),
                      fmt::format("{:.1f}%", row.efficiency * 100),
-                     row.n_gen > 0 ? fmt::format("{:.1f}", row.bytes_per_step() * row.result.avg_ts / 1e9)
-                                   : std::string("-"),
-                     row.triads_gbs.empty() ? std::string("-") : fmt::format("{:.1f}", row.triad_mean_gbs()));
+                     decode ? fmt::format("{:.1f}%", row.read_efficiency * 100) : std::string("-"),
+                     decode ? fmt::format("{:.1f}", row.bytes_per_step() * row.result.avg_ts / 1e9) : std::string("-"),
+                     sampled ? fmt::format("{:.1f}", row.triad_mean_gbs()) : std::string("-"),
+                     sampled ? fmt::format("{:.1f}", row.read_mean_gbs()) : std::string("-"));
 }
 
 std::string json_line(const BenchRow& row, const MachineInfo& machine) {
@@ -86,17 +109,21 @@ std::string json_line(const BenchRow& row, const MachineInfo& machine) {
   // skiff's own fields: the machine's limits and how close the test came to them.
   j["isa"] = machine.isa;
   j["triad_gbs"] = machine.triad_gbs;
+  j["plain_read_gbs"] = machine.read_gbs;
   j["peak_gflops"] = machine.peak_gflops;
   j["weight_bytes_per_token"] = row.model.decode_bytes_per_token;
   if (row.n_gen > 0) {
     j["kv_bytes_per_step"] = row.result.kv_bytes_per_step;
     j["read_gbs"] = row.bytes_per_step() * row.result.avg_ts / 1e9;
-    if (!row.triads_gbs.empty()) {
+    if (!row.bandwidths.empty()) {
       j["triad_during_gbs"] = row.triad_mean_gbs();
-      j["triad_samples_gbs"] = row.triads_gbs;
+      j["triad_samples_gbs"] = samples_of(row.bandwidths, triad_of);
+      j["plain_read_during_gbs"] = row.read_mean_gbs();
+      j["plain_read_samples_gbs"] = samples_of(row.bandwidths, read_of);
     }
   }
   j[row.n_gen > 0 ? "decode_efficiency" : "prefill_efficiency"] = row.efficiency;
+  if (row.n_gen > 0) j["decode_efficiency_of_read"] = row.read_efficiency;
   return j.dump();
 }
 

@@ -20,19 +20,24 @@ struct BenchRow {
   std::string kv_type = "f16";
   std::string test;  // "pp512", "tg128"
   TestResult result;
-  // tg: the triads measured before each timed repetition and after the last
-  // (empty: not measured; the machine's triad stands in).
-  std::vector<double> triads_gbs;
+  // tg: the bandwidths measured before each timed repetition and after the
+  // last (empty: not measured; the machine's stand in).
+  std::vector<Bandwidth> bandwidths;
   // tg: (weight + K/V bytes per step) × tok/s ÷ triad bandwidth, per
   // repetition against the mean of the two triads around it, then averaged;
   // pp: prefill_flops ÷ time ÷ FMA peak.
   double efficiency = 0;
+  // tg: the same against the plain read (Bandwidth::read_gbs), decode's own limit; pp: 0.
+  double read_efficiency = 0;
   double bytes_per_step() const { return model.decode_bytes_per_token + result.kv_bytes_per_step; }
   double triad_mean_gbs() const;  // 0 when none were measured
+  double read_mean_gbs() const;   // 0 when none were measured
 };
 
 // The row's efficiency from its result and the machine's limits.
 double efficiency(const BenchRow& row, const Model& model, const MachineInfo& machine);
+// A tg row's efficiency against the plain read; 0 for pp.
+double read_efficiency(const BenchRow& row, const MachineInfo& machine);
 
 std::string markdown_header();        // two lines: column names and alignment
 std::string markdown_row(const BenchRow& row);

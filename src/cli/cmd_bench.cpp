@@ -76,13 +76,13 @@ void print_result(const bench::BenchRow& row, const bench::MachineInfo& machine,
   std::fflush(stdout);
 }
 
-// The triad around each timed decode repetition: best of kProbeReps passes.
+// The bandwidth around each timed decode repetition: best of kProbeReps passes.
 constexpr int kProbeReps = 2;
 constexpr size_t kProbeBytesPerArray = size_t{64} << 20;
 
-// measure_triad: the triad bandwidth now (GB/s).
+// measure_bandwidth: the bandwidth now.
 void bench_model(const std::string& path, const Plan& plan, const BenchArgs& a,
-                 const bench::MachineInfo& machine, const std::function<double()>& measure_triad) {
+                 const bench::MachineInfo& machine, const std::function<bench::Bandwidth()>& measure_bandwidth) {
   fmt::print(stderr, "bench: loading {}\n", path);
   auto model = load_model(path, LoadOptions{a.mmap ? FileLoad::kMmap : FileLoad::kCopy});
   const bench::ModelFacts facts = bench::describe_model(path, *model);
@@ -101,12 +101,13 @@ void bench_model(const std::string& path, const Plan& plan, const BenchArgs& a,
       const bool decode = test.kind == bench::TestKind::kGeneration;
       row.result = bench::run_test(*model, test, [&](int rep) {
         if (a.profile && rep == 1) take_product_timings();  // drops the warm-up's
-        if (decode && rep > 0) row.triads_gbs.push_back(measure_triad());
+        if (decode && rep > 0) row.bandwidths.push_back(measure_bandwidth());
         fmt::print(stderr, "bench: {} {} t={} {}\n", facts.filename, row.test, threads,
                    rep == 0 ? std::string("warm-up") : fmt::format("rep {}/{}", rep, test.reps));
       });
-      if (decode) row.triads_gbs.push_back(measure_triad());
+      if (decode) row.bandwidths.push_back(measure_bandwidth());
       row.efficiency = bench::efficiency(row, *model, machine);
+      row.read_efficiency = bench::read_efficiency(row, machine);
       print_result(row, machine, a.output == "json");
       if (a.profile) std::fputs(bench::product_profile_table(row, take_product_timings()).c_str(), stderr);
     }
@@ -125,17 +126,17 @@ void bench(const BenchArgs& a) {
   // evicts the caches before a repetition: a model that fits in L3 starts
   // each repetition cold (one token's worth of misses). Made at the first tg
   // test: a pp-only run needs none.
-  std::optional<bench::TriadProbe> triad;
-  auto measure_triad = [&] {
-    if (!triad) triad.emplace(kProbeBytesPerArray, machine_threads);
-    return triad->measure(kProbeReps);
+  std::optional<bench::BandwidthProbe> probe;
+  auto measure_bandwidth = [&] {
+    if (!probe) probe.emplace(kProbeBytesPerArray, machine_threads);
+    return probe->measure(kProbeReps);
   };
   const std::string line = "machine: " + bench::machine_line(machine) + "\n";
   const bool json = a.output == "json";
   // In JSON mode stdout holds only JSON lines; the machine is in every object.
   std::fputs(line.c_str(), json ? stderr : stdout);
   if (!json) std::fputs(("\n" + bench::markdown_header()).c_str(), stdout);
-  for (const std::string& path : plan.models) bench_model(path, plan, a, machine, measure_triad);
+  for (const std::string& path : plan.models) bench_model(path, plan, a, machine, measure_bandwidth);
 }
 
 }  // namespace

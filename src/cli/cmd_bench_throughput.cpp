@@ -61,6 +61,7 @@ nlohmann::ordered_json mode_json(const bench::ModeResult& r, const Model& model,
     j["cpu_info"] = machine.cpu_model;
     j["isa"] = machine.isa;
     j["triad_gbs"] = machine.triad_gbs;
+    j["plain_read_gbs"] = machine.read_gbs;
   }
   return j;
 }

@@ -19,6 +19,16 @@ TEST(BenchMachine, TriadIsPositive) {
   EXPECT_GT(measure_triad_gbs(size_t{8} << 20, 2, 2), 0.0);
 }
 
+TEST(BenchMachine, BandwidthProbeMeasuresBothWaysAgain) {
+  BandwidthProbe probe(size_t{8} << 20, 2);
+  for (int i = 0; i < 2; ++i) {
+    const Bandwidth b = probe.measure(2);
+    EXPECT_GT(b.triad_gbs, 0.0);
+    EXPECT_GT(b.read_gbs, 0.0);
+    EXPECT_LT(b.read_gbs, 1e5);  // finite: a pass that read nothing would not take its time
+  }
+}
+
 TEST(BenchMachine, FmaPeakOnEverySupportedIsa) {
   double scalar_peak = 0;
   skiff::testing::for_each_isa([&](Isa isa) {

@@ -26,6 +26,7 @@
 #include "kernels/isa.h"
 #include "kernels/matmul.h"
 #include "kernels/matmul_kernels.h"
+#include "kernels/prefetch_tuner.h"
 #include "kernels/quant.h"
 #include "kernels/quant_activation_layout.h"
 #include "kernels/repack.h"
@@ -332,6 +333,30 @@ TEST(MatmulQuant, RepackedTokenOutputsDoNotDependOnTheBatch) {
       testing::expect_token_outputs_batch_invariant(w, p.x.data(), {2, 3, 4, 5, 8, 9, 16, 17, kMaxTokens});
       if (HasFatalFailure()) return;
     }
+}
+
+// Decode reads the panels at the prefetch level its PrefetchTuner picks per
+// call; where it fetches ahead (up to past the matrix's end) never changes a
+// bit. kPrefetchLevels · kExplore calls of one matrix cover every level: each
+// tried first, or (if an earlier matrix left its tuner entry at this address)
+// in the explorations.
+TEST(MatmulQuant, RepackedDecodeIsTheSameAtEveryPrefetchLevel) {
+  constexpr int kCalls = kPrefetchLevels * static_cast<int>(PrefetchTuner::kExplore);
+  uint32_t seed = 80;
+  testing::for_each_isa([&](Isa isa) {
+    for (DType type : kRepackedTypes) {
+      const Problem p = make_problem(type, 160, 768, 1, seed++);
+      std::vector<uint8_t> bytes = p.weights;
+      Matrix w{type, 160, 768, bytes.data()};
+      repack(w, bytes.data());
+      std::vector<float> first(160), y(160);
+      matmul(w, p.x.data(), 1, first.data());
+      for (int c = 1; c < kCalls; ++c) {
+        matmul(w, p.x.data(), 1, y.data());
+        ASSERT_EQ(y, first) << isa_name(isa) << " " << dtype_info(type).name << " call " << c;
+      }
+    }
+  });
 }
 
 // Formats read through the scalar kernel alone (dequantize_row, then a float

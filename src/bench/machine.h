@@ -27,10 +27,9 @@ double measure_triad_gbs(size_t bytes_per_array, int threads, int reps);
 
 // Memory bandwidth two ways, 10^9 bytes/s: STREAM's triad, and a plain read
 // of two of its arrays (16 bytes per element), which is all decode does. They
-// part where reads and writes have limits of their own: an AMD CCD reaches
-// memory over a link of 32 bytes per fabric clock for reads and 16 for writes,
-// so on a few cores of one CCD the triad (reads and writes at once) can count
-// more than any read-only stream gets (Zen 4 VM: triad 63-68 GB/s, read 55-62).
+// part where reads and writes have limits of their own (an AMD CCD reaches
+// memory over a link of 32 bytes per fabric clock for reads and 16 for
+// writes); on the Zen 4 VM the read ran 0-10% above the triad.
 struct Bandwidth {
   double triad_gbs = 0;
   double read_gbs = 0;

@@ -21,11 +21,15 @@ std::string params_label(uint64_t n) {
 constexpr const char* kRowFormat =
     "| {:<30} | {:>10} | {:>10} | {:<6} | {:>7} | {:>13} | {:>20} | {:>10} | {:>7} | {:>12} | {:>10} | {:>15} |\n";
 
+// One of Bandwidth's figures.
+using BandwidthField = double (*)(const Bandwidth&);
+double triad_of(const Bandwidth& b) { return b.triad_gbs; }
+double read_of(const Bandwidth& b) { return b.read_gbs; }
+
 // A tg row's bytes per step × tok/s ÷ the bandwidth `of` picks, each
 // repetition against the mean of the two samples around it (the bandwidth can
 // change between repetitions), or against `machine_gbs` when they were not taken.
-template <class Of>
-double decode_fraction(const BenchRow& row, Of of, double machine_gbs) {
+double decode_fraction(const BenchRow& row, BandwidthField of, double machine_gbs) {
   const std::vector<double>& ts = row.result.samples_ts;
   if (row.bandwidths.size() != ts.size() + 1) return row.bytes_per_step() * row.result.avg_ts / (machine_gbs * 1e9);
   double sum = 0;
@@ -34,17 +38,13 @@ double decode_fraction(const BenchRow& row, Of of, double machine_gbs) {
   return sum / static_cast<double>(ts.size());
 }
 
-template <class Of>
-double mean_of(const std::vector<Bandwidth>& samples, Of of) {
+double mean_of(const std::vector<Bandwidth>& samples, BandwidthField of) {
   double sum = 0;
   for (const Bandwidth& b : samples) sum += of(b);
   return samples.empty() ? 0.0 : sum / static_cast<double>(samples.size());
 }
 
-double triad_of(const Bandwidth& b) { return b.triad_gbs; }
-double read_of(const Bandwidth& b) { return b.read_gbs; }
-
-std::vector<double> samples_of(const std::vector<Bandwidth>& samples, double (*of)(const Bandwidth&)) {
+std::vector<double> samples_of(const std::vector<Bandwidth>& samples, BandwidthField of) {
   std::vector<double> out;
   for (const Bandwidth& b : samples) out.push_back(of(b));
   return out;

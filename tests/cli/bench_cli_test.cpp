@@ -67,7 +67,7 @@ TEST(CliBench, JsonHasLlamaBenchFieldsAndPositiveValues) {
   ASSERT_EQ(tg["triad_samples_gbs"].size(), 3u);  // before each of 2 repetitions, after the last
   ASSERT_EQ(tg["plain_read_samples_gbs"].size(), 3u);
   const double bytes = tg["read_gbs"].get<double>() * 1e9 / tg["avg_ts"].get<double>();
-  // The same against the plain read, decode's own limit (on one AMD CCD below the triad).
+  // The same against the plain read, decode's own limit.
   for (const auto& [samples, field] : {std::pair{"triad_samples_gbs", "decode_efficiency"},
                                        std::pair{"plain_read_samples_gbs", "decode_efficiency_of_read"}}) {
     double want = 0;

@@ -161,7 +161,7 @@ size_t kv_row_size(KvElement element, int head_dim) {
          : element == KvElement::kF16 ? 2 * head_dim : kv_q8_row_bytes(head_dim);
 }
 
-// Every row of the pool from one of 64 random N(0,1) rows.
+// Every row of the pool from one of 64 random N(0,1) rows (as values are stored).
 void fill_rows(HugePageBuffer& pool, KvElement element, int head_dim, size_t row) {
   const auto values = random_floats(static_cast<size_t>(head_dim) * 64, 4);
   for (size_t r = 0; r < pool.size() / row; ++r) {
@@ -180,6 +180,16 @@ void fill_rows(HugePageBuffer& pool, KvElement element, int head_dim, size_t row
   }
 }
 
+// Rewrites n_blocks key blocks of `block` keys from the same 64 rows, in the
+// keys' dimension-major layout (kernels/kv_row.h).
+void fill_key_blocks(uint8_t* keys, size_t n_blocks, KvElement element, int head_dim, int block) {
+  const auto values = random_floats(static_cast<size_t>(head_dim) * 64, 4);
+  const size_t block_bytes = kv_row_size(element, head_dim) * block;
+  for (size_t b = 0; b < n_blocks; ++b)
+    for (int slot = 0; slot < block; ++slot)
+      store_key(element, &values[((b * block + slot) % 64) * head_dim], head_dim, block, slot, keys + b * block_bytes);
+}
+
 // Decode: one query token, 8 KV heads × group 4 (the 1B shape's GQA), over ctx
 // cached positions in blocks of 16, heads and context split over the threads.
 double bench_decode(int ctx, KvElement element, const char* element_name, int head_dim, int reps,
@@ -190,6 +200,7 @@ double bench_decode(int ctx, KvElement element, const char* element_name, int he
   const size_t block_stride = row * block, head_array = block_stride * blocks;
   HugePageBuffer pool(2 * n_kv_heads * head_array);
   fill_rows(pool, element, head_dim, row);
+  fill_key_blocks(pool.data(), static_cast<size_t>(n_kv_heads) * blocks, element, head_dim, block);
   std::vector<int> table(blocks);
   for (int b = 0; b < blocks; ++b) table[b] = scattered ? (b * 7919) % blocks : b;
   const auto q = random_floats(static_cast<size_t>(n_kv_heads) * group * head_dim, 5);
@@ -248,6 +259,8 @@ double bench_batch(const BatchShape& b, KvElement element, int reps, bool scatte
   const size_t layer_bytes = 2 * b.kv_heads * head_array;
   HugePageBuffer pool(b.layers * layer_bytes);
   fill_rows(pool, element, b.head_dim, row);
+  for (int l = 0; l < b.layers; ++l)
+    fill_key_blocks(pool.data() + l * layer_bytes, static_cast<size_t>(b.kv_heads) * blocks, element, b.head_dim, block);
   std::vector<int> table(blocks);  // sequence s's blocks at [s * seq_blocks, (s + 1) * seq_blocks)
   for (int s = 0; s < b.seqs; ++s)
     for (int i = 0; i < seq_blocks; ++i) table[s * seq_blocks + i] = scattered ? i * b.seqs + s : s * seq_blocks + i;

@@ -83,9 +83,48 @@ inline unsigned long row_bytes(skiff::KvElement element, int head_dim) {
   return 0;
 }
 
-// Keys and values of positions [start, start+n) (within one block) as float
-// rows ([n][head_dim]): in place when the cache holds floats, else converted
-// into k and v.
+// Keys of positions [slot, slot + n) of one block (kv_row.h's dimension-major
+// layout) as floats [head_dim][kTile], zeros past n.
+inline void load_key_columns(const unsigned char* block, skiff::KvElement element, int head_dim, int block_size,
+                             int slot, int n, float* k) {
+  const unsigned long b = static_cast<unsigned long>(block_size);
+  for (int d = 0; d < head_dim; ++d)
+    for (int j = n; j < kTile; ++j) k[d * kTile + j] = 0.0f;
+  switch (element) {
+    case skiff::KvElement::kF32: {
+      const float* s = reinterpret_cast<const float*>(block) + slot;
+      for (int d = 0; d < head_dim; ++d)
+        for (int j = 0; j < n; ++j) k[d * kTile + j] = s[d * b + j];
+      return;
+    }
+    case skiff::KvElement::kF16: {
+      const unsigned short* s = reinterpret_cast<const unsigned short*>(block) + slot;
+      for (int d = 0; d < head_dim; ++d)
+        for (int j = 0; j < n; ++j) k[d * kTile + j] = half_to_float(s[d * b + j]);
+      return;
+    }
+    case skiff::KvElement::kQ8_0: {
+      const int group = skiff::kv_q8_group(head_dim);
+      for (int g = 0; g < head_dim / group; ++g) {
+        const unsigned char* region = block + g * b * (2 + group);
+        float scales[kTile];
+        for (int j = 0; j < n; ++j) {
+          const unsigned char* h = region + 2 * (slot + j);
+          scales[j] = half_to_float(static_cast<unsigned short>(h[0] | (h[1] << 8)));
+        }
+        for (int i = 0; i < group; ++i) {
+          const signed char* q = reinterpret_cast<const signed char*>(region + 2 * b + i * b + slot);
+          for (int j = 0; j < n; ++j) k[(g * group + i) * kTile + j] = scales[j] * q[j];
+        }
+      }
+      return;
+    }
+  }
+}
+
+// Keys of positions [start, start+n) (within one block) as floats
+// [head_dim][kTile] in k, and their values as float rows ([n][head_dim]): in
+// place when the cache holds floats, else converted into v.
 struct Tile {
   const float* k;
   const float* v;
@@ -95,32 +134,33 @@ inline Tile load_tile(const skiff::KvBlocks& kv, int start, int n, int head_dim,
   const unsigned long rb = row_bytes(kv.element, head_dim);
   const unsigned long block_offset = static_cast<unsigned long>(kv.blocks[start / kv.block_size]) * kv.block_stride;
   const int first_row = start % kv.block_size;
+  load_key_columns(kv.k_base + block_offset, kv.element, head_dim, kv.block_size, first_row, n, k);
   if (kv.element == skiff::KvElement::kF32)
-    return {reinterpret_cast<const float*>(kv.k_base + block_offset + first_row * rb),
-            reinterpret_cast<const float*>(kv.v_base + block_offset + first_row * rb)};
-  for (int j = 0; j < n; ++j) {
-    load_row(kv.k_base + block_offset + (first_row + j) * rb, kv.element, head_dim, k + j * head_dim);
+    return {k, reinterpret_cast<const float*>(kv.v_base + block_offset + first_row * rb)};
+  for (int j = 0; j < n; ++j)
     load_row(kv.v_base + block_offset + (first_row + j) * rb, kv.element, head_dim, v + j * head_dim);
-  }
   return {k, v};
 }
 
-// Asks for the K and V rows of a tile a few tiles ahead: blocks are
-// scattered in the pool, so the hardware prefetcher cannot see where the next
-// one is, and one tile of compute is too short to hide a memory access.
+// Asks for the K and V of a tile a few tiles ahead: blocks are scattered in
+// the pool, so the hardware prefetcher cannot see where the next one is, and
+// one tile of compute is too short to hide a memory access. A block's keys
+// are one dimension-major array, asked for whole at the block's first tile
+// (blocks of at most kPrefetchKeyBlockBytes; larger ones are read as strided
+// rows, which the hardware prefetcher follows).
 constexpr int kPrefetchTiles = 4;
-inline void prefetch_tile(const skiff::KvBlocks& kv, int start, int end, int head_dim) {
+constexpr unsigned long kPrefetchKeyBlockBytes = 16384;
+inline void prefetch_tile(const skiff::KvBlocks& kv, int start, int end, unsigned long rb, int tile) {
   if (start >= end) return;
-  int n = kv.block_size - start % kv.block_size;
-  n = n < kTile ? n : kTile;
+  const int slot = start % kv.block_size;
+  int n = kv.block_size - slot;
+  n = n < tile ? n : tile;
   n = n < end - start ? n : end - start;
-  const unsigned long rb = row_bytes(kv.element, head_dim);
-  const unsigned long offset = static_cast<unsigned long>(kv.blocks[start / kv.block_size]) * kv.block_stride +
-                               (start % kv.block_size) * rb;
-  for (unsigned long b = 0; b < n * rb; b += 64) {
-    __builtin_prefetch(kv.k_base + offset + b);
-    __builtin_prefetch(kv.v_base + offset + b);
-  }
+  const unsigned long block_offset = static_cast<unsigned long>(kv.blocks[start / kv.block_size]) * kv.block_stride;
+  const unsigned long key_block_bytes = rb * kv.block_size;
+  if (slot == 0 && key_block_bytes <= kPrefetchKeyBlockBytes)
+    for (unsigned long b = 0; b < key_block_bytes; b += 64) __builtin_prefetch(kv.k_base + block_offset + b);
+  for (unsigned long b = 0; b < n * rb; b += 64) __builtin_prefetch(kv.v_base + block_offset + slot * rb + b);
 }
 
 // Keys [hidden, visible) of a tile starting at tile_start are visible to
@@ -158,41 +198,28 @@ inline void mask_scores(const skiff::AttentionQueries& qs, int r, int n, int til
   for (int j = visible_keys(qs, r, n, tile_start); j < kTile; ++j) sr[j] = kNegInf;
 }
 
-// Dot product of two float rows. Explicit vectors where the ISA has them: the
-// compiler's own reduction of an `omp simd` loop goes through memory.
-inline float dot_row(const float* a, const float* b, int n) {
-  int d = 0;
-  float sum = 0.0f;
-#if defined(__AVX512F__)
-  __m512 acc = _mm512_setzero_ps();
-  for (; d + 16 <= n; d += 16) acc = _mm512_fmadd_ps(_mm512_loadu_ps(a + d), _mm512_loadu_ps(b + d), acc);
-  sum = _mm512_reduce_add_ps(acc);
-#elif defined(__AVX2__)
-  __m256 acc = _mm256_setzero_ps();
-  for (; d + 8 <= n; d += 8) acc = _mm256_fmadd_ps(_mm256_loadu_ps(a + d), _mm256_loadu_ps(b + d), acc);
-  __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1));
-  s4 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
-  s4 = _mm_add_ss(s4, _mm_movehdup_ps(s4));
-  sum = _mm_cvtss_f32(s4);
-#endif
-  for (; d < n; ++d) sum += a[d] * b[d];
-  return sum;
-}
-
 inline const float* query_row(const skiff::AttentionQueries& qs, int r, int head_dim) {
   return qs.q + (r / qs.group) * qs.q_stride + (r % qs.group) * head_dim;
 }
 
-// Scores of the query rows against one tile of n keys ([n][head_dim]) at
-// positions [tile_start, tile_start + n): one dot product per key, computed
-// the same way for any number of rows, so a token's scores do not depend on
-// the chunk it came in.
+// Scores of the query rows against one tile of n keys (k: [head_dim][kTile])
+// at positions [tile_start, tile_start + n): each key's dot product summed
+// over the dimensions in order, one lane per key, the same way for any
+// number of rows, so a token's scores do not depend on the chunk it came in.
 inline void tile_scores(const skiff::AttentionQueries& qs, int rows, const float* k, int n,
                                int tile_start, int head_dim, float scale, float* s) {
   for (int r = 0; r < rows; ++r) {
     const float* q = query_row(qs, r, head_dim);
+    float acc[kTile] = {};
+    for (int d = 0; d < head_dim; ++d) {
+      const float qd = q[d];
+      const float* kd = k + d * kTile;
+#pragma omp simd
+      for (int j = 0; j < kTile; ++j) acc[j] += qd * kd[j];
+    }
     float* sr = s + r * kTile;
-    for (int j = 0; j < n; ++j) sr[j] = dot_row(q, k + j * head_dim, head_dim) * scale;
+#pragma omp simd
+    for (int j = 0; j < kTile; ++j) sr[j] = acc[j] * scale;
     mask_scores(qs, r, n, tile_start, sr);
   }
 }
@@ -269,7 +296,7 @@ inline bool applies(const skiff::KvBlocks& kv, int head_dim) {
 }
 
 // Values [16c, 16c + 16) of a cached row as floats.
-inline __m512 load_chunk(const unsigned char* row, skiff::KvElement element, int c) {
+__attribute__((always_inline)) inline __m512 load_chunk(const unsigned char* row, skiff::KvElement element, int c) {
   switch (element) {
     case skiff::KvElement::kF16:
       return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row) + c));
@@ -306,7 +333,7 @@ __attribute__((always_inline)) inline __m512 exp16(__m512 x) {
 // `count` chunks [first, first + count) of a cached row: one switch on the
 // element type per row rather than per chunk.
 template <int count>
-inline void load_chunks(const unsigned char* row, skiff::KvElement element, int first, __m512* out) {
+__attribute__((always_inline)) inline void load_chunks(const unsigned char* row, skiff::KvElement element, int first, __m512* out) {
   switch (element) {
     case skiff::KvElement::kF16:
 #pragma GCC unroll 8
@@ -334,27 +361,6 @@ __attribute__((always_inline)) inline __m512 softcap16(__m512 x, float cap) {
   return _mm512_mul_ps(_mm512_or_ps(magnitude, sign), _mm512_set1_ps(cap));
 }
 
-// Lane j of the result = the sum of the 16 lanes of part[j]: 16 horizontal
-// sums at once by a tree of 15 shuffle-and-add steps (each pair of vectors
-// halves the lanes left per key) instead of a long shuffle chain per key.
-__attribute__((always_inline)) inline __m512 sum16(const __m512* part) {
-  __m512 x[8], w[4], u[2];
-#pragma GCC unroll 8
-  for (int i = 0; i < 8; ++i)  // keys 2i, 2i+1: per 128-bit lane {a0+a2, b0+b2, a1+a3, b1+b3}
-    x[i] = _mm512_add_ps(_mm512_unpacklo_ps(part[2 * i], part[2 * i + 1]),
-                         _mm512_unpackhi_ps(part[2 * i], part[2 * i + 1]));
-#pragma GCC unroll 4
-  for (int i = 0; i < 4; ++i) {  // keys 4i..4i+3, one per float of each 128-bit lane
-    const __m512d a = _mm512_castps_pd(x[2 * i]), b = _mm512_castps_pd(x[2 * i + 1]);
-    w[i] = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(a, b)), _mm512_castpd_ps(_mm512_unpackhi_pd(a, b)));
-  }
-#pragma GCC unroll 2
-  for (int i = 0; i < 2; ++i)  // lanes {w[2i] lanes 0+2, 1+3, w[2i+1] lanes 0+2, 1+3}
-    u[i] = _mm512_add_ps(_mm512_shuffle_f32x4(w[2 * i], w[2 * i + 1], 0x44),
-                         _mm512_shuffle_f32x4(w[2 * i], w[2 * i + 1], 0xEE));
-  return _mm512_add_ps(_mm512_shuffle_f32x4(u[0], u[1], 0x88), _mm512_shuffle_f32x4(u[0], u[1], 0xDD));
-}
-
 // The max of the 16 lanes, in every lane: stays in a vector, where the
 // softmax update uses it, instead of a round trip through a scalar.
 __attribute__((always_inline)) inline __m512 max16(__m512 x) {
@@ -375,50 +381,103 @@ __attribute__((always_inline)) inline __m512 max16(__m512 x) {
 constexpr int pv_sets(int group, int chunks) {
   return group * chunks >= 8 ? 1 : group * chunks >= 4 ? 2 : 4;
 }
-constexpr int max_rows(int sets) { return sets == 4 ? 4 : kMaxRows; }
+// Q·K the same way: a row's dimensions are dealt round-robin to `chains`
+// accumulators, enough with the group's rows for ~8 chains at once.
+constexpr int qk_chains(int group) { return group >= 4 ? 2 : 4; }
+// Rows a call takes at once: rows × chains Q·K accumulators in 16 registers.
+constexpr int max_rows(int sets, int chains) {
+  return (sets == 4 ? 4 : kMaxRows) < 16 / chains ? (sets == 4 ? 4 : kMaxRows) : 16 / chains;
+}
 constexpr int pv_block(int rows, int chunks, int sets) {
   for (int b = chunks; b > 1; --b)
     if (chunks % b == 0 && rows * b * sets <= 16) return b;
   return 1;
 }
+// Whether some group has this plan (only those are instantiated).
+constexpr bool has_plan(int chunks, int sets, int chains) {
+  for (int group = 1; group <= skiff::kAttentionMaxRows; ++group)
+    if (pv_sets(group, chunks) == sets && qk_chains(group) == chains) return true;
+  return false;
+}
 
-// A tile: n <= 16 keys at positions [start, start + n), within one block.
+// A tile: n <= 16 keys at positions [start, start + n), within one block:
+// its keys are those at `slot` onwards of the block's dimension-major key
+// array (kv_row.h), its values the rows from `values` on.
 struct TileAt {
-  int start, n;
+  int start, n, slot;
   const unsigned char* keys;
   const unsigned char* values;
 };
 
-inline TileAt tile_at(const skiff::KvBlocks& kv, int start, int end, unsigned long rb) {
-  int n = kv.block_size - start % kv.block_size;
+__attribute__((always_inline)) inline TileAt tile_at(const skiff::KvBlocks& kv, int start, int end, unsigned long rb) {
+  const int slot = start % kv.block_size;
+  int n = kv.block_size - slot;
   n = n < 16 ? n : 16;
   n = n < end - start ? n : end - start;
-  const unsigned long offset = static_cast<unsigned long>(kv.blocks[start / kv.block_size]) * kv.block_stride +
-                               (start % kv.block_size) * rb;
-  return {start, n, kv.k_base + offset, kv.v_base + offset};
+  const unsigned long offset = static_cast<unsigned long>(kv.blocks[start / kv.block_size]) * kv.block_stride;
+  return {start, n, slot, kv.k_base + offset, kv.v_base + offset + slot * rb};
 }
 
-// Scores of a tile: per row and key, a vector of partial dot products (lane i
-// sums dims i, i + 16, ...), to be reduced for all 16 keys together by sum16.
-template <int rows, int chunks>
-__attribute__((always_inline)) inline void tile_scores(const TileAt& t, skiff::KvElement element,
-                                                      unsigned long rb, const float* q_scaled,
-                                                      __m512 (*part)[16]) {
-  for (int j = 0; j < t.n; ++j) {
-    __m512 k[chunks];
-    load_chunks<chunks>(t.keys + j * rb, element, 0, k);
-#pragma GCC unroll 8
-    for (int r = 0; r < rows; ++r) {
-      const float* q = q_scaled + r * 16 * chunks;
-      __m512 d = _mm512_mul_ps(_mm512_loadu_ps(q), k[0]);
-#pragma GCC unroll 8
-      for (int c = 1; c < chunks; ++c) d = _mm512_fmadd_ps(_mm512_loadu_ps(q + 16 * c), k[c], d);
-      part[r][j] = d;
+// The tile's keys of dimensions [16c, 16c + 16): for each, a vector of the
+// 16 keys' values (zeros past n), handed to use(d, vector) in order.
+template <class Use>
+__attribute__((always_inline)) inline void key_chunk(const TileAt& t, skiff::KvElement element, int block_size,
+                                                    int head_dim, int c, Use&& use) {
+  const __mmask16 live = static_cast<__mmask16>((1u << t.n) - 1);
+  const unsigned long b = static_cast<unsigned long>(block_size);
+  switch (element) {
+    case skiff::KvElement::kF16: {
+      const unsigned short* k = reinterpret_cast<const unsigned short*>(t.keys) + t.slot;
+#pragma GCC unroll 16
+      for (int i = 0; i < 16; ++i)
+        use(16 * c + i, _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(live, k + (16 * c + i) * b)));
+      return;
+    }
+    case skiff::KvElement::kQ8_0: {  // half of a 32-dimension group
+      const unsigned char* region = t.keys + (c / 2) * b * 34;
+      const __m512 scales = _mm512_cvtph_ps(
+          _mm256_maskz_loadu_epi16(live, reinterpret_cast<const unsigned short*>(region) + t.slot));
+      const unsigned char* q = region + 2 * b + (c % 2) * 16 * b + t.slot;
+#pragma GCC unroll 16
+      for (int i = 0; i < 16; ++i)
+        use(16 * c + i, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(live, q + i * b))),
+                                      scales));
+      return;
+    }
+    case skiff::KvElement::kF32: {
+      const float* k = reinterpret_cast<const float*>(t.keys) + t.slot;
+#pragma GCC unroll 16
+      for (int i = 0; i < 16; ++i) use(16 * c + i, _mm512_maskz_loadu_ps(live, k + (16 * c + i) * b));
+      return;
     }
   }
-  for (int j = t.n; j < 16; ++j)  // keys past the tile (masked later)
+  (void)head_dim;
+}
+
+// Scores of a tile, one lane per key: each row's dimensions dealt round-robin
+// to `chains` accumulators, summed in a fixed order at the end.
+template <int rows, int chunks, int chains>
+__attribute__((always_inline)) inline void tile_scores(const TileAt& t, skiff::KvElement element, int block_size,
+                                                      const float* q_scaled, __m512* scores) {
+  constexpr int head_dim = 16 * chunks;
+  __m512 acc[chains][rows];
+#pragma GCC unroll 4
+  for (int c = 0; c < chains; ++c)
 #pragma GCC unroll 8
-    for (int r = 0; r < rows; ++r) part[r][j] = _mm512_setzero_ps();
+    for (int r = 0; r < rows; ++r) acc[c][r] = _mm512_setzero_ps();
+#pragma GCC unroll 1
+  for (int c = 0; c < chunks; ++c)
+    key_chunk(t, element, block_size, head_dim, c, [&](int d, __m512 k) __attribute__((always_inline)) {
+#pragma GCC unroll 8
+      for (int r = 0; r < rows; ++r)
+        acc[d % chains][r] = _mm512_fmadd_ps(_mm512_set1_ps(q_scaled[r * head_dim + d]), k, acc[d % chains][r]);
+    });
+#pragma GCC unroll 8
+  for (int r = 0; r < rows; ++r) {
+    if constexpr (chains == 1) scores[r] = acc[0][r];
+    else if constexpr (chains == 2) scores[r] = _mm512_add_ps(acc[0][r], acc[1][r]);
+    else scores[r] = _mm512_add_ps(_mm512_add_ps(acc[0][r], acc[1][r]), _mm512_add_ps(acc[2][r], acc[3][r]));
+  }
 }
 
 // Online-softmax update of each row with its tile of scores: probabilities
@@ -427,14 +486,14 @@ __attribute__((always_inline)) inline void tile_scores(const TileAt& t, skiff::K
 // rows [row0, row0 + rows) of qs.
 template <int rows>
 __attribute__((always_inline)) inline void tile_softmax(const skiff::AttentionQueries& qs, int row0,
-                                                       const TileAt& t, const __m512 (*part)[16], float* max,
+                                                       const TileAt& t, const __m512* row_scores, float* max,
                                                        __m512* sum, float (*probs)[16], __m512* correction) {
 #pragma GCC unroll 8
   for (int r = 0; r < rows; ++r) {
     const int visible = visible_keys(qs, row0 + r, t.n, t.start);
     const int hidden = hidden_keys(qs, row0 + r, t.n, t.start);
     const __mmask16 live = static_cast<__mmask16>(((1u << visible) - 1) & ~((1u << hidden) - 1));
-    __m512 scores = sum16(part[r]);
+    __m512 scores = row_scores[r];
     if (qs.softcap > 0) scores = softcap16(scores, qs.softcap);
     const __m512 s = _mm512_mask_mov_ps(_mm512_set1_ps(kNegInf), live, scores);
     __m512 m = _mm512_set1_ps(max[r]);
@@ -499,32 +558,33 @@ __attribute__((always_inline)) inline void tile_pv(const TileAt& t, skiff::KvEle
 }
 
 // Positions [begin, end) for query rows [row0, row0 + rows) of head_dim =
-// 16 × chunks with `sets` P·V accumulator sets (template arguments, so
-// per-row and per-chunk values live in registers); q_scaled, max, sum and acc point at row row0.
+// 16 × chunks with `sets` P·V accumulator sets and `chains` Q·K ones
+// (template arguments, so per-row and per-chunk values live in registers);
+// q_scaled, max, sum and acc point at row row0.
 // Software-pipelined: the next tile's scores are computed between this
 // tile's softmax (a long dependency chain) and its P·V, so they fill the
 // wait rather than queue behind it.
-template <int rows, int chunks, int sets>
+template <int rows, int chunks, int sets, int chains>
 void attend(const skiff::AttentionQueries& qs, int row0, const skiff::KvBlocks& kv, int begin, int end,
             const float* q_scaled, float* max, float* sum, float* acc) {
   constexpr int head_dim = 16 * chunks;
   const unsigned long rb = row_bytes(kv.element, head_dim);
-  __m512 part[rows][16];
+  __m512 scores[rows];
   alignas(64) float probs[rows][16];
   __m512 correction[rows];  // exp(old max - new max), in every lane
   __m512 sum_v[rows];
 #pragma GCC unroll 8
   for (int r = 0; r < rows; ++r) sum_v[r] = _mm512_zextps128_ps512(_mm_set_ss(sum[r]));
   TileAt t = tile_at(kv, begin, end, rb);
-  tile_scores<rows, chunks>(t, kv.element, rb, q_scaled, part);
+  tile_scores<rows, chunks, chains>(t, kv.element, kv.block_size, q_scaled, scores);
   for (;;) {
-    prefetch_tile(kv, t.start + kPrefetchTiles * t.n, end, head_dim);
-    tile_softmax<rows>(qs, row0, t, part, max, sum_v, probs, correction);
+    prefetch_tile(kv, t.start + kPrefetchTiles * t.n, end, rb, 16);
+    tile_softmax<rows>(qs, row0, t, scores, max, sum_v, probs, correction);
     const int next = t.start + t.n;
     TileAt u{};
     if (next < end) {
       u = tile_at(kv, next, end, rb);
-      tile_scores<rows, chunks>(u, kv.element, rb, q_scaled, part);
+      tile_scores<rows, chunks, chains>(u, kv.element, kv.block_size, q_scaled, scores);
     }
     tile_pv<rows, chunks, sets>(t, kv.element, rb, probs, correction, acc);
     if (next >= end) break;
@@ -537,15 +597,16 @@ void attend(const skiff::AttentionQueries& qs, int row0, const skiff::KvBlocks& 
 using AttendFn = void (*)(const skiff::AttentionQueries&, int, const skiff::KvBlocks&, int, int, const float*,
                           float*, float*, float*);
 
-// attend for rows in [1, max_rows(sets)], chunks in [1, kMaxChunks] and the
-// sets some group gives them.
-template <int rows = 1, int chunks = 1, int sets = 1>
-AttendFn pick_attend(int r, int c, int s) {
-  if constexpr (rows <= max_rows(sets) && sets <= pv_sets(1, chunks) && has_instance_chunks(chunks))
-    if (r == rows && c == chunks && s == sets) return &attend<rows, chunks, sets>;
-  if constexpr (sets < 4) return pick_attend<rows, chunks, sets * 2>(r, c, s);
-  else if constexpr (chunks < kMaxChunks) return pick_attend<rows, chunks + 1, 1>(r, c, s);
-  else if constexpr (rows < kMaxRows) return pick_attend<rows + 1, 1, 1>(r, c, s);
+// attend for rows in [1, max_rows(sets, chains)], chunks in [1, kMaxChunks]
+// and the sets and chains some group gives them.
+template <int rows = 1, int chunks = 1, int sets = 1, int chains = 2>
+AttendFn pick_attend(int r, int c, int s, int ch) {
+  if constexpr (rows <= max_rows(sets, chains) && has_plan(chunks, sets, chains) && has_instance_chunks(chunks))
+    if (r == rows && c == chunks && s == sets && ch == chains) return &attend<rows, chunks, sets, chains>;
+  if constexpr (chains < 4) return pick_attend<rows, chunks, sets, chains * 2>(r, c, s, ch);
+  else if constexpr (sets < 4) return pick_attend<rows, chunks, sets * 2, 2>(r, c, s, ch);
+  else if constexpr (chunks < kMaxChunks) return pick_attend<rows, chunks + 1, 1, 2>(r, c, s, ch);
+  else if constexpr (rows < kMaxRows) return pick_attend<rows + 1, 1, 1, 2>(r, c, s, ch);
   else return nullptr;
 }
 
@@ -575,7 +636,8 @@ inline void partial(const skiff::AttentionQueries& qs, const skiff::KvBlocks& kv
     // More rows than registers hold (prefill) go in blocks of equal size;
     // each block stops at its own last row's position, so a causal chunk
     // skips the keys none of its rows sees.
-    const int sets = decode512::pv_sets(qs.group, head_dim / 16), max_rows = decode512::max_rows(sets);
+    const int sets = decode512::pv_sets(qs.group, head_dim / 16), chains = decode512::qk_chains(qs.group);
+    const int max_rows = decode512::max_rows(sets, chains);
     const int blocks = (rows + max_rows - 1) / max_rows;
     const int block_rows = (rows + blocks - 1) / blocks;
     for (int r0 = 0; r0 < rows; r0 += block_rows) {
@@ -584,8 +646,9 @@ inline void partial(const skiff::AttentionQueries& qs, const skiff::KvBlocks& kv
       const int block_end = end < last ? end : last;
       const int block_begin = first_tile(qs, r0, pos_begin, kv.block_size);
       if (block_begin < block_end)
-        decode512::pick_attend(n, head_dim / 16, sets)(qs, r0, kv, block_begin, block_end, q_scaled + r0 * head_dim,
-                                                 out.max + r0, out.sum + r0, out.acc + r0 * head_dim);
+        decode512::pick_attend(n, head_dim / 16, sets, chains)(qs, r0, kv, block_begin, block_end,
+                                                               q_scaled + r0 * head_dim, out.max + r0, out.sum + r0,
+                                                               out.acc + r0 * head_dim);
     }
     return;
   }
@@ -594,7 +657,7 @@ inline void partial(const skiff::AttentionQueries& qs, const skiff::KvBlocks& kv
     int n = kv.block_size - start % kv.block_size;  // a tile stays inside one block
     n = n < kTile ? n : kTile;
     n = n < end - start ? n : end - start;
-    prefetch_tile(kv, start + kPrefetchTiles * n, end, head_dim);
+    prefetch_tile(kv, start + kPrefetchTiles * n, end, row_bytes(kv.element, head_dim), kTile);
     const Tile tile = load_tile(kv, start, n, head_dim, k, v);
     tile_scores(qs, rows, tile.k, n, start, head_dim, scale, s);
     for (int r = 0; r < rows; ++r)

@@ -69,6 +69,15 @@ const char* kv_type_name(KvType type) {
   return "unknown";
 }
 
+KvElement kv_element(KvType type) {
+  switch (type) {
+    case KvType::kF32: return KvElement::kF32;
+    case KvType::kF16: return KvElement::kF16;
+    case KvType::kQ8_0: return KvElement::kQ8_0;
+  }
+  fail("KV cache: unknown element type {}", static_cast<int>(type));
+}
+
 std::optional<KvType> kv_type_from_name(std::string_view name) {
   std::string lower(name);
   std::transform(lower.begin(), lower.end(), lower.begin(),
@@ -251,10 +260,11 @@ void PagedKvCache::write(int layer, int seq, int pos, const float* k, const floa
          "or the prefix cache share (reserve first: it copies the block)",
          pos, seq, block);
 
-  const size_t row_offset = static_cast<size_t>(pos % block_size_) * row_bytes();
+  const int slot = pos % block_size_;
+  const size_t row_offset = static_cast<size_t>(slot) * row_bytes();
   const int head_dim = shape_.head_dim;
   for (int head = 0; head < shape_.n_kv_heads; ++head) {
-    store_row(type_, k + head * head_dim, head_dim, rows_of(block, layer, head, false) + row_offset);
+    store_key(kv_element(type_), k + head * head_dim, head_dim, block_size_, slot, rows_of(block, layer, head, false));
     store_row(type_, v + head * head_dim, head_dim, rows_of(block, layer, head, true) + row_offset);
   }
 }

@@ -21,12 +21,14 @@
 #include <vector>
 
 #include "base/huge_page_buffer.h"
+#include "kernels/attention.h"
 #include "kv/block_pool.h"
 
 namespace skiff {
 
 enum class KvType { kF32, kF16, kQ8_0 };
 const char* kv_type_name(KvType type);  // "f32", "f16", "q8_0"
+KvElement kv_element(KvType type);       // what the attention kernels call it
 std::optional<KvType> kv_type_from_name(std::string_view name);  // case-insensitive
 
 enum class PrefixCaching { kOff, kOn };
@@ -38,9 +40,10 @@ struct KvShape {
 };
 
 // Storage layout: one array per (layer, K or V, KV head), each holding every
-// block in pool order as [block][block_size][head_dim] elements of the KvType
-// (for kQ8_0, int8 groups with fp16 scales as kernels/kv_row.h defines them).
-// So one head's rows are contiguous within a block, and across consecutive
+// block in pool order: a value block as [block_size][head_dim] elements of the
+// KvType (for kQ8_0, int8 groups with fp16 scales), a key block the same
+// bytes transposed to dimension-major, as kernels/kv_row.h defines them.
+// So one head's block is contiguous, and so are consecutive
 // blocks — which a sequence allocated from a fresh pool mostly has — so decode
 // attention streams them. The whole pool sits on transparent huge pages.
 class PagedKvCache {

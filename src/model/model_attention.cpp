@@ -16,15 +16,6 @@
 namespace skiff {
 namespace {
 
-KvElement kv_element(KvType type) {
-  switch (type) {
-    case KvType::kF32: return KvElement::kF32;
-    case KvType::kF16: return KvElement::kF16;
-    case KvType::kQ8_0: return KvElement::kQ8_0;
-  }
-  return KvElement::kF32;
-}
-
 // Every query's cached positions are cut into ranges at fixed multiples of
 // this (rounded up to whole blocks), whatever its batch: a token attends
 // through the same partials, merged in the same order, alone or in any batch,

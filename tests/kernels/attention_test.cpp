@@ -47,6 +47,24 @@ void decode_q8_row(const uint8_t* row, int head_dim, float* out) {
   }
 }
 
+// Puts an encoded key row into its block in kv_row.h's dimension-major
+// layout, written here from the documentation, independently of store_key.
+void place_key(const Case& c, const uint8_t* encoded, int slot, uint8_t* block) {
+  const size_t b = c.block_size;
+  if (c.element != KvElement::kQ8_0) {
+    const size_t e = c.element == KvElement::kF32 ? 4 : 2;
+    for (int d = 0; d < c.head_dim; ++d) std::memcpy(block + (d * b + slot) * e, encoded + d * e, e);
+    return;
+  }
+  const int group = kv_q8_group(c.head_dim);
+  for (int g = 0; g < c.head_dim / group; ++g) {
+    const uint8_t* src = encoded + g * (2 + group);
+    uint8_t* region = block + g * b * (2 + group);
+    std::memcpy(region + 2 * slot, src, 2);
+    for (int i = 0; i < group; ++i) region[2 * b + i * b + slot] = src[2 + i];
+  }
+}
+
 // K/V of one head in a shuffled pool of blocks, plus the values as stored
 // (after rounding to the element type), which the reference uses.
 struct PagedHead {
@@ -73,19 +91,22 @@ PagedHead make_head(const Case& c, int n_ctx, std::mt19937& rng) {
   for (int& b : h.table) b = 2 * b + 1;  // leave gaps: blocks of other sequences
   h.pool.assign(h.block_stride * (2 * n_blocks + 1), 0xAB);
   std::vector<float> raw(c.head_dim);
+  std::vector<uint8_t> encoded(row);
   for (int p = 0; p < n_ctx; ++p)
     for (int kv = 0; kv < 2; ++kv) {
       for (float& x : raw) x = normal(rng);
-      uint8_t* dst = h.pool.data() + h.table[p / c.block_size] * h.block_stride +
-                     kv * h.block_stride / 2 + (p % c.block_size) * row;
+      uint8_t* block = h.pool.data() + h.table[p / c.block_size] * h.block_stride + kv * h.block_stride / 2;
       std::vector<float> stored(c.head_dim);
       if (c.element == KvElement::kQ8_0) {
-        quantize_kv_q8_row(raw.data(), c.head_dim, dst);
-        decode_q8_row(dst, c.head_dim, stored.data());
+        quantize_kv_q8_row(raw.data(), c.head_dim, encoded.data());
+        decode_q8_row(encoded.data(), c.head_dim, stored.data());
       } else {
-        quantize_row(dtype_of(c.element), raw.data(), dst, c.head_dim);
-        dequantize_row(dtype_of(c.element), dst, stored.data(), c.head_dim);
+        quantize_row(dtype_of(c.element), raw.data(), encoded.data(), c.head_dim);
+        dequantize_row(dtype_of(c.element), encoded.data(), stored.data(), c.head_dim);
       }
+      const int slot = p % c.block_size;
+      if (kv == 1) std::memcpy(block + slot * row, encoded.data(), row);
+      else place_key(c, encoded.data(), slot, block);
       auto& out = kv == 0 ? h.k : h.v;
       out.insert(out.end(), stored.begin(), stored.end());
     }

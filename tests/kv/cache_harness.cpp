@@ -42,6 +42,23 @@ void decode_row(KvType type, const uint8_t* row, float* out) {
   }
 }
 
+// Key `slot` of a block, stored dimension-major (kernels/kv_row.h), gathered
+// back into the bytes of a row.
+void gather_key_row(KvType type, const uint8_t* block, int block_size, int slot, uint8_t* row) {
+  const size_t b = block_size;
+  const int n = kShape.head_dim;
+  if (type != KvType::kQ8_0) {
+    const size_t e = type == KvType::kF32 ? 4 : 2;
+    for (int d = 0; d < n; ++d) std::memcpy(row + d * e, block + (d * b + slot) * e, e);
+    return;
+  }
+  for (int group = 0; group < n / kQ8Group; ++group, row += 2 + kQ8Group) {
+    const uint8_t* region = block + group * b * (2 + kQ8Group);
+    std::memcpy(row, region + 2 * slot, 2);
+    for (int i = 0; i < kQ8Group; ++i) row[2 + i] = region[2 * b + i * b + slot];
+  }
+}
+
 // Half has 11 significant bits; below 2^-14 the spacing is fixed at 2^-24.
 float fp16_rounding(float x) { return std::max(std::fabs(x) * 0x1p-11f, 0x1p-25f); }
 
@@ -134,10 +151,14 @@ void expect_rows_match(const PagedKvCache& cache, int block, int first, int last
 std::vector<float> read_row(const PagedKvCache& cache, int block, int row, int layer, bool value) {
   const size_t row_offset = static_cast<size_t>(row) * cache.row_bytes();
   std::vector<float> out(kKvDim);
+  std::vector<uint8_t> key_row(cache.row_bytes());
   for (int head = 0; head < kShape.n_kv_heads; ++head) {
-    const uint8_t* head_rows =
-        value ? cache.value_block(block, layer, head) : cache.key_block(block, layer, head);
-    decode_row(cache.type(), head_rows + row_offset, out.data() + head * kShape.head_dim);
+    if (value) {
+      decode_row(cache.type(), cache.value_block(block, layer, head) + row_offset, out.data() + head * kShape.head_dim);
+    } else {
+      gather_key_row(cache.type(), cache.key_block(block, layer, head), cache.block_size(), row, key_row.data());
+      decode_row(cache.type(), key_row.data(), out.data() + head * kShape.head_dim);
+    }
   }
   return out;
 }

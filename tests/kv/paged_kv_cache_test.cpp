@@ -169,7 +169,8 @@ TEST(PagedKvCache, RejectsInvalidConfigurations) {
 }
 
 TEST(PagedKvCache, BlocksFollowTheDocumentedLayout) {
-  // One array per (layer, K/V, head), each [block][block_size][head_dim].
+  // One array per (layer, K/V, head), each [block][block_size][head_dim];
+  // within a block, keys are stored dimension-major ([head_dim][block_size]).
   constexpr KvShape shape{.n_layers = 2, .n_kv_heads = 3, .head_dim = 4};
   constexpr int kBlockSize = 5;
   PagedKvCache cache(shape, KvType::kF32, kBlockSize, 3, 64);
@@ -191,7 +192,8 @@ TEST(PagedKvCache, BlocksFollowTheDocumentedLayout) {
   cache.write(1, seq, 7, k.data(), v.data());
   const int block = cache.block_table(seq)[1];
   float stored[4];
-  std::memcpy(stored, cache.key_block(block, 1, 2) + 2 * row, row);
+  const uint8_t* keys = cache.key_block(block, 1, 2);
+  for (int d = 0; d < 4; ++d) std::memcpy(&stored[d], keys + (d * kBlockSize + 2) * sizeof(float), sizeof(float));
   EXPECT_EQ(stored[0], 8.0f);
   EXPECT_EQ(stored[3], 11.0f);
   std::memcpy(stored, cache.value_block(block, 1, 0) + 2 * row, row);

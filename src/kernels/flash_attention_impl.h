@@ -84,23 +84,35 @@ inline unsigned long row_bytes(skiff::KvElement element, int head_dim) {
 }
 
 // Keys of positions [slot, slot + n) of one block (kv_row.h's dimension-major
-// layout) as floats [head_dim][kTile], zeros past n.
+// layout) as floats [head_dim][kTile], zeros past n up to a multiple of 16.
 inline void load_key_columns(const unsigned char* block, skiff::KvElement element, int head_dim, int block_size,
                              int slot, int n, float* k) {
   const unsigned long b = static_cast<unsigned long>(block_size);
+  const int width = (n + 15) / 16 * 16;
   for (int d = 0; d < head_dim; ++d)
-    for (int j = n; j < kTile; ++j) k[d * kTile + j] = 0.0f;
+    for (int j = n; j < width; ++j) k[d * kTile + j] = 0.0f;
   switch (element) {
     case skiff::KvElement::kF32: {
       const float* s = reinterpret_cast<const float*>(block) + slot;
       for (int d = 0; d < head_dim; ++d)
+#pragma omp simd
         for (int j = 0; j < n; ++j) k[d * kTile + j] = s[d * b + j];
       return;
     }
     case skiff::KvElement::kF16: {
-      const unsigned short* s = reinterpret_cast<const unsigned short*>(block) + slot;
-      for (int d = 0; d < head_dim; ++d)
-        for (int j = 0; j < n; ++j) k[d * kTile + j] = half_to_float(s[d * b + j]);
+      for (int d = 0; d < head_dim; ++d) {
+        const unsigned short* s = reinterpret_cast<const unsigned short*>(block) + d * b + slot;
+        float* dst = k + d * kTile;
+        int j = 0;
+#if defined(__AVX512F__)
+        for (; j + 16 <= n; j += 16)
+          _mm512_storeu_ps(dst + j, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + j))));
+#elif defined(__F16C__)
+        for (; j + 8 <= n; j += 8)
+          _mm256_storeu_ps(dst + j, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + j))));
+#endif
+        for (; j < n; ++j) dst[j] = half_to_float(s[j]);
+      }
       return;
     }
     case skiff::KvElement::kQ8_0: {
@@ -114,7 +126,20 @@ inline void load_key_columns(const unsigned char* block, skiff::KvElement elemen
         }
         for (int i = 0; i < group; ++i) {
           const signed char* q = reinterpret_cast<const signed char*>(region + 2 * b + i * b + slot);
-          for (int j = 0; j < n; ++j) k[(g * group + i) * kTile + j] = scales[j] * q[j];
+          float* dst = k + (g * group + i) * kTile;
+          int j = 0;
+#if defined(__AVX512F__)
+          for (; j + 16 <= n; j += 16)
+            _mm512_storeu_ps(dst + j, _mm512_mul_ps(_mm512_loadu_ps(scales + j),
+                                                    _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
+                                                        _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + j))))));
+#elif defined(__AVX2__)
+          for (; j + 8 <= n; j += 8)
+            _mm256_storeu_ps(dst + j, _mm256_mul_ps(_mm256_loadu_ps(scales + j),
+                                                    _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(
+                                                        _mm_loadl_epi64(reinterpret_cast<const __m128i*>(q + j))))));
+#endif
+          for (; j < n; ++j) dst[j] = scales[j] * q[j];
         }
       }
       return;
@@ -203,23 +228,39 @@ inline const float* query_row(const skiff::AttentionQueries& qs, int r, int head
 }
 
 // Scores of the query rows against one tile of n keys (k: [head_dim][kTile])
-// at positions [tile_start, tile_start + n): each key's dot product summed
-// over the dimensions in order, one lane per key, the same way for any
-// number of rows, so a token's scores do not depend on the chunk it came in.
+// at positions [tile_start, tile_start + n), 16 keys at a time, one lane per
+// key: each key's dot product over the dimensions dealt round-robin to four
+// sums (enough independent multiply-adds to fill the pipes), added in a fixed
+// order. Computed the same way for any number of rows, so a token's scores do
+// not depend on the chunk it came in.
 inline void tile_scores(const skiff::AttentionQueries& qs, int rows, const float* k, int n,
                                int tile_start, int head_dim, float scale, float* s) {
+  constexpr int kLanes = 16;
   for (int r = 0; r < rows; ++r) {
     const float* q = query_row(qs, r, head_dim);
-    float acc[kTile] = {};
-    for (int d = 0; d < head_dim; ++d) {
-      const float qd = q[d];
-      const float* kd = k + d * kTile;
-#pragma omp simd
-      for (int j = 0; j < kTile; ++j) acc[j] += qd * kd[j];
-    }
     float* sr = s + r * kTile;
+    for (int j0 = 0; j0 < n; j0 += kLanes) {
+      float a0[kLanes] = {}, a1[kLanes] = {}, a2[kLanes] = {}, a3[kLanes] = {};
+      const float* kj = k + j0;
+      int d = 0;
+      for (; d + 4 <= head_dim; d += 4) {
+        const float q0 = q[d], q1 = q[d + 1], q2 = q[d + 2], q3 = q[d + 3];
 #pragma omp simd
-    for (int j = 0; j < kTile; ++j) sr[j] = acc[j] * scale;
+        for (int j = 0; j < kLanes; ++j) {
+          a0[j] += q0 * kj[d * kTile + j];
+          a1[j] += q1 * kj[(d + 1) * kTile + j];
+          a2[j] += q2 * kj[(d + 2) * kTile + j];
+          a3[j] += q3 * kj[(d + 3) * kTile + j];
+        }
+      }
+      for (; d < head_dim; ++d) {
+        const float qd = q[d];
+#pragma omp simd
+        for (int j = 0; j < kLanes; ++j) a0[j] += qd * kj[d * kTile + j];
+      }
+#pragma omp simd
+      for (int j = 0; j < kLanes; ++j) sr[j0 + j] = ((a0[j] + a1[j]) + (a2[j] + a3[j])) * scale;
+    }
     mask_scores(qs, r, n, tile_start, sr);
   }
 }
@@ -267,26 +308,29 @@ inline void tile_update(float* sr, const float* v, int n, int head_dim, float& m
 
 #if defined(__AVX512F__)
 // Decode (few query rows) with explicit vectors: a tile of up to 16 keys has
-// its 16 scores per row in one register, so the softmax update is a handful
-// of vector ops, and P·V keeps every row's accumulator chunk in a register
-// while each V chunk is loaded (and converted) once for all rows. Prefill
-// (more rows) runs in blocks of up to kMaxRows rows: K/V are converted again
-// per block, cheap next to the `rows` FMAs each converted vector feeds.
+// its 16 scores per row in one register, summed over the dimensions of the
+// dimension-major keys with one broadcast multiply-add each, so no horizontal
+// sums; the softmax update is a handful of vector ops, and P·V keeps every
+// row's accumulator chunk in a register while each V chunk is loaded (and
+// converted) once for all rows. Prefill (more rows) runs in blocks of up to
+// kMaxRows rows: K/V are converted again per block, cheap next to the `rows`
+// FMAs each converted vector feeds.
 namespace decode512 {
 
 constexpr int kMaxRows = 8;
-constexpr int kMaxChunks = 8;  // head_dim up to 128
+constexpr int kMaxChunks = 16;  // head_dim up to 256
 
-// Head sizes (in chunks of 16) with instances of their own. The ~130
-// (rows, chunks, sets) instances are large unrolled bodies that compile ~20x
-// slower under ASan + UBSan than in Release, so sanitized builds keep the
-// heads of real models (64 and 128 wide) and send the others to the generic
-// kernel below; Release tests every size against the scalar reference.
+// Head sizes (in chunks of 16) with instances of their own: 16 to 128 wide,
+// and 256 (Gemma's). The (rows, chunks, sets, chains) instances are large
+// unrolled bodies that compile ~20x slower under ASan + UBSan than in Release,
+// so sanitized builds keep the heads of real models (64, 128 and 256 wide) and
+// send the others to the generic kernel below; Release tests every size
+// against the scalar reference.
 constexpr bool has_instance_chunks(int chunks) {
 #if defined(SKIFF_SANITIZED_BUILD)
-  return chunks == 4 || chunks == 8;
+  return chunks == 4 || chunks == 8 || chunks == 16;
 #else
-  return chunks >= 1 && chunks <= kMaxChunks;
+  return (chunks >= 1 && chunks <= 8) || chunks == 16;
 #endif
 }
 

@@ -198,7 +198,7 @@ TEST(FlashAttention, DecodeRowsMatchFloat64Reference) {
   const KvElement elements[] = {KvElement::kF32, KvElement::kF16, KvElement::kQ8_0};
   int i = 0;
   for (const KvElement e : elements) {
-    for (const int head_dim : {64, 128})
+    for (const int head_dim : {64, 128, 256})
       for (const int group : {1, 2, 3, 4, 5, 6, 7, 8})
         check({i % 2 ? 201 : 37 + group, 1, group, head_dim, i % 3 ? 16 : 48, e}, rng), ++i;
     for (const int head_dim : {16, 32, 96, 112}) check({130, 1, 1, head_dim, 16, e}, rng);
@@ -218,7 +218,7 @@ TEST(FlashAttention, PrefillRowsMatchFloat64Reference) {
   const Shape shapes[] = {{9, 1}, {12, 1}, {32, 1}, {8, 4}, {5, 3}, {16, 2}, {3, 8}, {2, 16}, {11, 2}};
   int i = 0;
   for (const KvElement e : elements)
-    for (const int head_dim : {64, 128})
+    for (const int head_dim : {64, 128, 256})
       for (const Shape s : shapes) {
         check({(i % 3) * 37, s.n_q, s.group, head_dim, i % 4 ? 16 : 5, e}, rng), ++i;
       }
@@ -251,7 +251,7 @@ std::vector<float> attend_ranges(const std::vector<float>& q, const PagedHead& h
 
 // Batch invariance: every token of a prefill chunk gets bit for bit the
 // output it gets decoded alone, on every ISA, for head dims on every kernel
-// path (8 and 256 take the generic one), grouped and not, with a sliding
+// path (8 takes the generic one), grouped and not, with a sliding
 // window and soft-capping, and split at a range boundary.
 TEST(FlashAttention, ChunkRowsAreBitIdenticalToDecodedRows) {
   std::mt19937 rng(17);

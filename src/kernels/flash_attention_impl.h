@@ -167,26 +167,10 @@ inline Tile load_tile(const skiff::KvBlocks& kv, int start, int n, int head_dim,
   return {k, v};
 }
 
-// Asks for the K and V of a tile a few tiles ahead: blocks are scattered in
-// the pool, so the hardware prefetcher cannot see where the next one is, and
-// one tile of compute is too short to hide a memory access. A block's keys
-// are one dimension-major array, asked for whole at the block's first tile
-// (blocks of at most kPrefetchKeyBlockBytes; larger ones are read as strided
-// rows, which the hardware prefetcher follows).
-constexpr int kPrefetchTiles = 4;
-constexpr unsigned long kPrefetchKeyBlockBytes = 16384;
-inline void prefetch_tile(const skiff::KvBlocks& kv, int start, int end, unsigned long rb, int tile) {
-  if (start >= end) return;
-  const int slot = start % kv.block_size;
-  int n = kv.block_size - slot;
-  n = n < tile ? n : tile;
-  n = n < end - start ? n : end - start;
-  const unsigned long block_offset = static_cast<unsigned long>(kv.blocks[start / kv.block_size]) * kv.block_stride;
-  const unsigned long key_block_bytes = rb * kv.block_size;
-  if (slot == 0 && key_block_bytes <= kPrefetchKeyBlockBytes)
-    for (unsigned long b = 0; b < key_block_bytes; b += 64) __builtin_prefetch(kv.k_base + block_offset + b);
-  for (unsigned long b = 0; b < n * rb; b += 64) __builtin_prefetch(kv.v_base + block_offset + slot * rb + b);
-}
+// No software prefetch: asking for a tile's K/V lines a few tiles ahead made
+// the kernels read K/V from memory at half their in-cache speed on Zen 4
+// (docs/benchmarks.md), blocks in pool order or scattered; the hardware
+// prefetchers follow the blocks' rows.
 
 // Keys [hidden, visible) of a tile starting at tile_start are visible to
 // query row r: those up to its position, and with a window only the last
@@ -622,7 +606,6 @@ void attend(const skiff::AttentionQueries& qs, int row0, const skiff::KvBlocks& 
   TileAt t = tile_at(kv, begin, end, rb);
   tile_scores<rows, chunks, chains>(t, kv.element, kv.block_size, q_scaled, scores);
   for (;;) {
-    prefetch_tile(kv, t.start + kPrefetchTiles * t.n, end, rb, 16);
     tile_softmax<rows>(qs, row0, t, scores, max, sum_v, probs, correction);
     const int next = t.start + t.n;
     TileAt u{};
@@ -701,7 +684,6 @@ inline void partial(const skiff::AttentionQueries& qs, const skiff::KvBlocks& kv
     int n = kv.block_size - start % kv.block_size;  // a tile stays inside one block
     n = n < kTile ? n : kTile;
     n = n < end - start ? n : end - start;
-    prefetch_tile(kv, start + kPrefetchTiles * n, end, row_bytes(kv.element, head_dim), kTile);
     const Tile tile = load_tile(kv, start, n, head_dim, k, v);
     tile_scores(qs, rows, tile.k, n, start, head_dim, scale, s);
     for (int r = 0; r < rows; ++r)

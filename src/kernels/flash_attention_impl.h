@@ -224,6 +224,30 @@ inline void tile_scores(const skiff::AttentionQueries& qs, int rows, const float
     const float* q = query_row(qs, r, head_dim);
     float* sr = s + r * kTile;
     for (int j0 = 0; j0 < n; j0 += kLanes) {
+#if defined(__AVX2__)
+      // The same sums in registers (arrays of 16 went through memory at every
+      // multiply-add).
+      __m256 a[4][2];
+      for (int i = 0; i < 4; ++i) a[i][0] = a[i][1] = _mm256_setzero_ps();
+      int d = 0;
+      for (; d + 4 <= head_dim; d += 4)
+#pragma GCC unroll 4
+        for (int i = 0; i < 4; ++i) {
+          const __m256 qd = _mm256_set1_ps(q[d + i]);
+          const float* kd = k + (d + i) * kTile + j0;
+          a[i][0] = _mm256_fmadd_ps(qd, _mm256_loadu_ps(kd), a[i][0]);
+          a[i][1] = _mm256_fmadd_ps(qd, _mm256_loadu_ps(kd + 8), a[i][1]);
+        }
+      for (; d < head_dim; ++d) {
+        const __m256 qd = _mm256_set1_ps(q[d]);
+        a[0][0] = _mm256_fmadd_ps(qd, _mm256_loadu_ps(k + d * kTile + j0), a[0][0]);
+        a[0][1] = _mm256_fmadd_ps(qd, _mm256_loadu_ps(k + d * kTile + j0 + 8), a[0][1]);
+      }
+      const __m256 sc = _mm256_set1_ps(scale);
+      for (int h = 0; h < 2; ++h)
+        _mm256_storeu_ps(sr + j0 + 8 * h, _mm256_mul_ps(_mm256_add_ps(_mm256_add_ps(a[0][h], a[1][h]),
+                                                                      _mm256_add_ps(a[2][h], a[3][h])), sc));
+#else
       float a0[kLanes] = {}, a1[kLanes] = {}, a2[kLanes] = {}, a3[kLanes] = {};
       const float* kj = k + j0;
       int d = 0;
@@ -244,6 +268,7 @@ inline void tile_scores(const skiff::AttentionQueries& qs, int rows, const float
       }
 #pragma omp simd
       for (int j = 0; j < kLanes; ++j) sr[j0 + j] = ((a0[j] + a1[j]) + (a2[j] + a3[j])) * scale;
+#endif
     }
     mask_scores(qs, r, n, tile_start, sr);
   }
@@ -270,6 +295,28 @@ inline void tile_update(float* sr, const float* v, int n, int head_dim, float& m
   // so the running sums stay in registers across the keys.
   constexpr int kChunk = 16;
   int d0 = 0;
+#if defined(__AVX2__)
+  // In registers, each key into sum j % 4 (four chains of multiply-adds, not
+  // one), the keys padded to a multiple of 4 with the last one's values at
+  // probability 0, so a key lands in the same sum whatever the tile's length.
+  const int padded = (n + 3) / 4 * 4;
+  for (; d0 + kChunk <= head_dim; d0 += kChunk) {
+    __m256 a[4][2];
+    a[0][0] = _mm256_mul_ps(_mm256_loadu_ps(acc + d0), _mm256_set1_ps(correction));
+    a[0][1] = _mm256_mul_ps(_mm256_loadu_ps(acc + d0 + 8), _mm256_set1_ps(correction));
+    for (int i = 1; i < 4; ++i) a[i][0] = a[i][1] = _mm256_setzero_ps();
+    for (int j = 0; j < padded; j += 4)
+#pragma GCC unroll 4
+      for (int i = 0; i < 4; ++i) {
+        const __m256 p = _mm256_set1_ps(sr[j + i]);
+        const float* vj = v + (j + i < n ? j + i : n - 1) * head_dim + d0;
+        a[i][0] = _mm256_fmadd_ps(p, _mm256_loadu_ps(vj), a[i][0]);
+        a[i][1] = _mm256_fmadd_ps(p, _mm256_loadu_ps(vj + 8), a[i][1]);
+      }
+    for (int h = 0; h < 2; ++h)
+      _mm256_storeu_ps(acc + d0 + 8 * h, _mm256_add_ps(_mm256_add_ps(a[0][h], a[1][h]), _mm256_add_ps(a[2][h], a[3][h])));
+  }
+#endif
   for (; d0 + kChunk <= head_dim; d0 += kChunk) {
     float a[kChunk];
 #pragma omp simd

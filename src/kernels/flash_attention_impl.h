@@ -38,6 +38,19 @@ inline float half_to_float(unsigned short h) {
 #endif
 }
 
+// n fp16 values as floats, with the ISA's conversion.
+inline void halves_to_floats(const unsigned short* s, int n, float* dst) {
+  int i = 0;
+#if defined(__AVX512F__)
+  for (; i + 16 <= n; i += 16)
+    _mm512_storeu_ps(dst + i, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + i))));
+#elif defined(__F16C__)
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i))));
+#endif
+  for (; i < n; ++i) dst[i] = half_to_float(s[i]);
+}
+
 // One cached row of head_dim elements as floats.
 inline void load_row(const unsigned char* src, skiff::KvElement element, int head_dim, float* dst) {
   switch (element) {
@@ -47,19 +60,9 @@ inline void load_row(const unsigned char* src, skiff::KvElement element, int hea
       for (int d = 0; d < head_dim; ++d) dst[d] = s[d];
       break;
     }
-    case skiff::KvElement::kF16: {
-      const unsigned short* s = reinterpret_cast<const unsigned short*>(src);
-      int d = 0;
-#if defined(__AVX512F__)
-      for (; d + 16 <= head_dim; d += 16)
-        _mm512_storeu_ps(dst + d, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + d))));
-#elif defined(__F16C__)
-      for (; d + 8 <= head_dim; d += 8)
-        _mm256_storeu_ps(dst + d, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + d))));
-#endif
-      for (; d < head_dim; ++d) dst[d] = half_to_float(s[d]);
+    case skiff::KvElement::kF16:
+      halves_to_floats(reinterpret_cast<const unsigned short*>(src), head_dim, dst);
       break;
-    }
     case skiff::KvElement::kQ8_0: {
       const int group = skiff::kv_q8_group(head_dim);
       for (int b = 0; b < head_dim / group; ++b) {
@@ -100,19 +103,8 @@ inline void load_key_columns(const unsigned char* block, skiff::KvElement elemen
       return;
     }
     case skiff::KvElement::kF16: {
-      for (int d = 0; d < head_dim; ++d) {
-        const unsigned short* s = reinterpret_cast<const unsigned short*>(block) + d * b + slot;
-        float* dst = k + d * kTile;
-        int j = 0;
-#if defined(__AVX512F__)
-        for (; j + 16 <= n; j += 16)
-          _mm512_storeu_ps(dst + j, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + j))));
-#elif defined(__F16C__)
-        for (; j + 8 <= n; j += 8)
-          _mm256_storeu_ps(dst + j, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + j))));
-#endif
-        for (; j < n; ++j) dst[j] = half_to_float(s[j]);
-      }
+      for (int d = 0; d < head_dim; ++d)
+        halves_to_floats(reinterpret_cast<const unsigned short*>(block) + d * b + slot, n, k + d * kTile);
       return;
     }
     case skiff::KvElement::kQ8_0: {

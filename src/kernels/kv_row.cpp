@@ -41,16 +41,6 @@ void quantize_kv_q8_row(const float* x, int head_dim, uint8_t* dst) {
   }
 }
 
-namespace {
-
-uint16_t load_u16(const uint8_t* p) {
-  uint16_t v;
-  std::memcpy(&v, p, 2);
-  return v;
-}
-
-}  // namespace
-
 void store_key(KvElement element, const float* key, int head_dim, int block_size, int slot, uint8_t* block) {
   const size_t b = static_cast<size_t>(block_size);
   switch (element) {
@@ -74,28 +64,6 @@ void store_key(KvElement element, const float* key, int head_dim, int block_size
         uint8_t* region = block + g * b * (2 + group);
         std::memcpy(region + 2 * slot, src, 2);
         for (int i = 0; i < group; ++i) region[2 * b + i * b + slot] = src[2 + i];
-      }
-      return;
-    }
-  }
-}
-
-void load_key(KvElement element, const uint8_t* block, int head_dim, int block_size, int slot, float* out) {
-  const size_t b = static_cast<size_t>(block_size);
-  switch (element) {
-    case KvElement::kF32:
-      for (int d = 0; d < head_dim; ++d) std::memcpy(&out[d], block + 4 * (d * b + slot), 4);
-      return;
-    case KvElement::kF16:
-      for (int d = 0; d < head_dim; ++d) out[d] = fp16_to_f32(load_u16(block + 2 * (d * b + slot)));
-      return;
-    case KvElement::kQ8_0: {
-      const int group = kv_q8_group(head_dim);
-      for (int g = 0; g < head_dim / group; ++g) {
-        const uint8_t* region = block + g * b * (2 + group);
-        const float scale = fp16_to_f32(load_u16(region + 2 * slot));
-        for (int i = 0; i < group; ++i)
-          out[g * group + i] = scale * static_cast<int8_t>(region[2 * b + i * b + slot]);
       }
       return;
     }

@@ -33,7 +33,5 @@ void quantize_kv_q8_row(const float* x, int head_dim, uint8_t* dst);
 // Stores key `slot` of a block of block_size keys in the layout above, rounded
 // as a row of its element type would be (to_fp16, quantize_kv_q8_row).
 void store_key(KvElement element, const float* key, int head_dim, int block_size, int slot, uint8_t* block);
-// Reads key `slot` of a block back as floats.
-void load_key(KvElement element, const uint8_t* block, int head_dim, int block_size, int slot, float* out);
 
 }  // namespace skiff

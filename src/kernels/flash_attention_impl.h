@@ -161,8 +161,8 @@ inline Tile load_tile(const skiff::KvBlocks& kv, int start, int n, int head_dim,
 
 // No software prefetch: asking for a tile's K/V lines a few tiles ahead made
 // the kernels read K/V from memory at half their in-cache speed on Zen 4
-// (docs/benchmarks.md), blocks in pool order or scattered; the hardware
-// prefetchers follow the blocks' rows.
+// when a sequence's blocks lie in pool order, the engine's usual case (blocks
+// scattered among other sequences' lost ~6% without it; docs/benchmarks.md).
 
 // Keys [hidden, visible) of a tile starting at tile_start are visible to
 // query row r: those up to its position, and with a window only the last

@@ -27,7 +27,6 @@
 #include "base/timer.h"
 #include "bench/machine.h"
 #include "kernels/attention.h"
-#include "kernels/fp16.h"
 #include "kernels/kv_row.h"
 
 using namespace skiff;
@@ -156,35 +155,18 @@ void bench_prefill(int max_ctx) {
   }
 }
 
-size_t kv_row_size(KvElement element, int head_dim) {
-  return element == KvElement::kF32 ? 4 * head_dim
-         : element == KvElement::kF16 ? 2 * head_dim : kv_q8_row_bytes(head_dim);
-}
-
-// Every row of the pool from one of 64 random N(0,1) rows (as values are stored).
-void fill_rows(HugePageBuffer& pool, KvElement element, int head_dim, size_t row) {
+// n_rows value rows from one of 64 random N(0,1) rows each.
+void fill_value_rows(uint8_t* rows, size_t n_rows, KvElement element, int head_dim) {
   const auto values = random_floats(static_cast<size_t>(head_dim) * 64, 4);
-  for (size_t r = 0; r < pool.size() / row; ++r) {
-    const float* x = &values[(r % 64) * head_dim];
-    uint8_t* dst = pool.data() + r * row;
-    if (element == KvElement::kF32) {
-      std::memcpy(dst, x, row);
-    } else if (element == KvElement::kF16) {
-      for (int d = 0; d < head_dim; ++d) {
-        const uint16_t h = f32_to_fp16(x[d]);
-        std::memcpy(dst + 2 * d, &h, 2);
-      }
-    } else {
-      quantize_kv_q8_row(x, head_dim, dst);
-    }
-  }
+  const size_t row = kv_row_bytes(element, head_dim);
+  for (size_t r = 0; r < n_rows; ++r) encode_kv_row(element, &values[(r % 64) * head_dim], head_dim, rows + r * row);
 }
 
-// Rewrites n_blocks key blocks of `block` keys from the same 64 rows, in the
-// keys' dimension-major layout (kernels/kv_row.h).
+// n_blocks key blocks of `block` keys from the same 64 rows, in the keys'
+// dimension-major layout (kernels/kv_row.h).
 void fill_key_blocks(uint8_t* keys, size_t n_blocks, KvElement element, int head_dim, int block) {
   const auto values = random_floats(static_cast<size_t>(head_dim) * 64, 4);
-  const size_t block_bytes = kv_row_size(element, head_dim) * block;
+  const size_t block_bytes = kv_row_bytes(element, head_dim) * block;
   for (size_t b = 0; b < n_blocks; ++b)
     for (int slot = 0; slot < block; ++slot)
       store_key(element, &values[((b * block + slot) % 64) * head_dim], head_dim, block, slot, keys + b * block_bytes);
@@ -195,12 +177,13 @@ void fill_key_blocks(uint8_t* keys, size_t n_blocks, KvElement element, int head
 double bench_decode(int ctx, KvElement element, const char* element_name, int head_dim, int reps,
                     bool scattered) {
   const int n_kv_heads = 8, group = 4, block = 16, blocks = (ctx + block - 1) / block;
-  const size_t row = kv_row_size(element, head_dim);
+  const size_t row = kv_row_bytes(element, head_dim);
   // The cache's layout: one array per (K/V, head) over all blocks.
   const size_t block_stride = row * block, head_array = block_stride * blocks;
   HugePageBuffer pool(2 * n_kv_heads * head_array);
-  fill_rows(pool, element, head_dim, row);
   fill_key_blocks(pool.data(), static_cast<size_t>(n_kv_heads) * blocks, element, head_dim, block);
+  fill_value_rows(pool.data() + n_kv_heads * head_array, static_cast<size_t>(n_kv_heads) * blocks * block, element,
+                  head_dim);
   std::vector<int> table(blocks);
   for (int b = 0; b < blocks; ++b) table[b] = scattered ? (b * 7919) % blocks : b;
   const auto q = random_floats(static_cast<size_t>(n_kv_heads) * group * head_dim, 5);
@@ -254,13 +237,16 @@ struct BatchShape {
 
 double bench_batch(const BatchShape& b, KvElement element, int reps, bool scattered, double* gbs) {
   const int block = b.block, seq_blocks = (b.ctx + block - 1) / block, blocks = b.seqs * seq_blocks;
-  const size_t row = kv_row_size(element, b.head_dim);
+  const size_t row = kv_row_bytes(element, b.head_dim);
   const size_t block_stride = row * block, head_array = block_stride * blocks;
   const size_t layer_bytes = 2 * b.kv_heads * head_array;
   HugePageBuffer pool(b.layers * layer_bytes);
-  fill_rows(pool, element, b.head_dim, row);
-  for (int l = 0; l < b.layers; ++l)
-    fill_key_blocks(pool.data() + l * layer_bytes, static_cast<size_t>(b.kv_heads) * blocks, element, b.head_dim, block);
+  for (int l = 0; l < b.layers; ++l) {
+    uint8_t* layer = pool.data() + l * layer_bytes;
+    fill_key_blocks(layer, static_cast<size_t>(b.kv_heads) * blocks, element, b.head_dim, block);
+    fill_value_rows(layer + b.kv_heads * head_array, static_cast<size_t>(b.kv_heads) * blocks * block, element,
+                    b.head_dim);
+  }
   std::vector<int> table(blocks);  // sequence s's blocks at [s * seq_blocks, (s + 1) * seq_blocks)
   for (int s = 0; s < b.seqs; ++s)
     for (int i = 0; i < seq_blocks; ++i) table[s * seq_blocks + i] = scattered ? i * b.seqs + s : s * seq_blocks + i;

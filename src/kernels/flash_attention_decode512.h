@@ -1,6 +1,6 @@
 // The AVX-512 flash-attention tiles (decode512), included by
 // flash_attention_impl.h inside its per-ISA `flash` namespace after the
-// helpers they use (tile_at's row_bytes, visible_keys, kNegInf); compiled
+// helpers they use (row_bytes, visible_keys, hidden_keys, kNegInf); compiled
 // only where __AVX512F__ is defined. No STL here (see CMakeLists.txt).
 #if defined(__AVX512F__)
 // Decode (few query rows) with explicit vectors: a tile of up to 16 keys has
@@ -126,7 +126,8 @@ constexpr int pv_sets(int group, int chunks) {
 constexpr int qk_chains(int group) { return group >= 4 ? 2 : 4; }
 // Rows a call takes at once: rows × chains Q·K accumulators in 16 registers.
 constexpr int max_rows(int sets, int chains) {
-  return (sets == 4 ? 4 : kMaxRows) < 16 / chains ? (sets == 4 ? 4 : kMaxRows) : 16 / chains;
+  const int pv_rows = sets == 4 ? 4 : kMaxRows;
+  return pv_rows < 16 / chains ? pv_rows : 16 / chains;
 }
 constexpr int pv_block(int rows, int chunks, int sets) {
   for (int b = chunks; b > 1; --b)
@@ -140,11 +141,11 @@ constexpr bool has_plan(int chunks, int sets, int chains) {
   return false;
 }
 
-// A tile: n <= 16 keys at positions [start, start + n), within one block:
-// its keys are those at `slot` onwards of the block's dimension-major key
-// array (kv_row.h), its values the rows from `values` on.
+// A tile: n <= 16 keys at positions [start, start + n), within one block of
+// block_size: its keys are those at `slot` onwards of the block's
+// dimension-major key array (kv_row.h), its values the rows from `values` on.
 struct TileAt {
-  int start, n, slot;
+  int start, n, slot, block_size;
   const unsigned char* keys;
   const unsigned char* values;
 };
@@ -155,16 +156,16 @@ __attribute__((always_inline)) inline TileAt tile_at(const skiff::KvBlocks& kv, 
   n = n < 16 ? n : 16;
   n = n < end - start ? n : end - start;
   const unsigned long offset = static_cast<unsigned long>(kv.blocks[start / kv.block_size]) * kv.block_stride;
-  return {start, n, slot, kv.k_base + offset, kv.v_base + offset + slot * rb};
+  return {start, n, slot, kv.block_size, kv.k_base + offset, kv.v_base + offset + slot * rb};
 }
 
 // The tile's keys of dimensions [16c, 16c + 16): for each, a vector of the
 // 16 keys' values (zeros past n), handed to use(d, vector) in order.
 template <class Use>
-__attribute__((always_inline)) inline void key_chunk(const TileAt& t, skiff::KvElement element, int block_size,
-                                                    int head_dim, int c, Use&& use) {
+__attribute__((always_inline)) inline void key_chunk(const TileAt& t, skiff::KvElement element, int c,
+                                                    Use&& use) {
   const __mmask16 live = static_cast<__mmask16>((1u << t.n) - 1);
-  const unsigned long b = static_cast<unsigned long>(block_size);
+  const unsigned long b = static_cast<unsigned long>(t.block_size);
   switch (element) {
     case skiff::KvElement::kF16: {
       const unsigned short* k = reinterpret_cast<const unsigned short*>(t.keys) + t.slot;
@@ -191,13 +192,12 @@ __attribute__((always_inline)) inline void key_chunk(const TileAt& t, skiff::KvE
       return;
     }
   }
-  (void)head_dim;
 }
 
 // Scores of a tile, one lane per key: each row's dimensions dealt round-robin
 // to `chains` accumulators, summed in a fixed order at the end.
 template <int rows, int chunks, int chains>
-__attribute__((always_inline)) inline void tile_scores(const TileAt& t, skiff::KvElement element, int block_size,
+__attribute__((always_inline)) inline void tile_scores(const TileAt& t, skiff::KvElement element,
                                                       const float* q_scaled, __m512* scores) {
   constexpr int head_dim = 16 * chunks;
   __m512 acc[chains][rows];
@@ -207,7 +207,7 @@ __attribute__((always_inline)) inline void tile_scores(const TileAt& t, skiff::K
     for (int r = 0; r < rows; ++r) acc[c][r] = _mm512_setzero_ps();
 #pragma GCC unroll 1
   for (int c = 0; c < chunks; ++c)
-    key_chunk(t, element, block_size, head_dim, c, [&](int d, __m512 k) __attribute__((always_inline)) {
+    key_chunk(t, element, c, [&](int d, __m512 k) __attribute__((always_inline)) {
 #pragma GCC unroll 8
       for (int r = 0; r < rows; ++r)
         acc[d % chains][r] = _mm512_fmadd_ps(_mm512_set1_ps(q_scaled[r * head_dim + d]), k, acc[d % chains][r]);
@@ -316,14 +316,14 @@ void attend(const skiff::AttentionQueries& qs, int row0, const skiff::KvBlocks& 
 #pragma GCC unroll 8
   for (int r = 0; r < rows; ++r) sum_v[r] = _mm512_zextps128_ps512(_mm_set_ss(sum[r]));
   TileAt t = tile_at(kv, begin, end, rb);
-  tile_scores<rows, chunks, chains>(t, kv.element, kv.block_size, q_scaled, scores);
+  tile_scores<rows, chunks, chains>(t, kv.element, q_scaled, scores);
   for (;;) {
     tile_softmax<rows>(qs, row0, t, scores, max, sum_v, probs, correction);
     const int next = t.start + t.n;
     TileAt u{};
     if (next < end) {
       u = tile_at(kv, next, end, rb);
-      tile_scores<rows, chunks, chains>(u, kv.element, kv.block_size, q_scaled, scores);
+      tile_scores<rows, chunks, chains>(u, kv.element, q_scaled, scores);
     }
     tile_pv<rows, chunks, sets>(t, kv.element, rb, probs, correction, acc);
     if (next >= end) break;

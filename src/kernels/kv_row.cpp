@@ -41,32 +41,45 @@ void quantize_kv_q8_row(const float* x, int head_dim, uint8_t* dst) {
   }
 }
 
-void store_key(KvElement element, const float* key, int head_dim, int block_size, int slot, uint8_t* block) {
-  const size_t b = static_cast<size_t>(block_size);
+size_t kv_row_bytes(KvElement element, int head_dim) {
+  switch (element) {
+    case KvElement::kF32: return static_cast<size_t>(head_dim) * sizeof(float);
+    case KvElement::kF16: return static_cast<size_t>(head_dim) * sizeof(uint16_t);
+    case KvElement::kQ8_0: return kv_q8_row_bytes(head_dim);
+  }
+  return 0;
+}
+
+void encode_kv_row(KvElement element, const float* x, int head_dim, uint8_t* dst) {
   switch (element) {
     case KvElement::kF32:
-      for (int d = 0; d < head_dim; ++d) std::memcpy(block + 4 * (d * b + slot), &key[d], 4);
+      std::memcpy(dst, x, static_cast<size_t>(head_dim) * sizeof(float));
       return;
-    case KvElement::kF16: {
-      thread_local std::vector<uint16_t> half;
-      half.resize(head_dim);
-      to_fp16(key, half.data(), head_dim);
-      for (int d = 0; d < head_dim; ++d) std::memcpy(block + 2 * (d * b + slot), &half[d], 2);
+    case KvElement::kF16:
+      to_fp16(x, reinterpret_cast<uint16_t*>(dst), head_dim);  // rows of 2-byte elements are 2-aligned
       return;
-    }
-    case KvElement::kQ8_0: {
-      thread_local std::vector<uint8_t> row;
-      row.resize(kv_q8_row_bytes(head_dim));
-      quantize_kv_q8_row(key, head_dim, row.data());
-      const int group = kv_q8_group(head_dim);
-      for (int g = 0; g < head_dim / group; ++g) {
-        const uint8_t* src = row.data() + g * (2 + group);
-        uint8_t* region = block + g * b * (2 + group);
-        std::memcpy(region + 2 * slot, src, 2);
-        for (int i = 0; i < group; ++i) region[2 * b + i * b + slot] = src[2 + i];
-      }
+    case KvElement::kQ8_0:
+      quantize_kv_q8_row(x, head_dim, dst);
       return;
-    }
+  }
+}
+
+void store_key(KvElement element, const float* key, int head_dim, int block_size, int slot, uint8_t* block) {
+  const size_t b = static_cast<size_t>(block_size);
+  thread_local std::vector<uint8_t> row;
+  row.resize(kv_row_bytes(element, head_dim));
+  encode_kv_row(element, key, head_dim, row.data());
+  if (element != KvElement::kQ8_0) {
+    const size_t e = element == KvElement::kF32 ? 4 : 2;
+    for (int d = 0; d < head_dim; ++d) std::memcpy(block + (d * b + slot) * e, row.data() + d * e, e);
+    return;
+  }
+  const int group = kv_q8_group(head_dim);
+  for (int g = 0; g < head_dim / group; ++g) {
+    const uint8_t* src = row.data() + g * (2 + group);
+    uint8_t* region = block + g * b * (2 + group);
+    std::memcpy(region + 2 * slot, src, 2);
+    for (int i = 0; i < group; ++i) region[2 * b + i * b + slot] = src[2 + i];
   }
 }
 

@@ -30,8 +30,14 @@ size_t kv_q8_row_bytes(int head_dim);
 // (ggml's Q8_0 reference rounds ties away from zero: equally close).
 void quantize_kv_q8_row(const float* x, int head_dim, uint8_t* dst);
 
+// Bytes of one row of head_dim values of the element type.
+size_t kv_row_bytes(KvElement element, int head_dim);
+// A row of head_dim values in the element type (a value row as stored; keys
+// are scattered from it by store_key).
+void encode_kv_row(KvElement element, const float* x, int head_dim, uint8_t* dst);
+
 // Stores key `slot` of a block of block_size keys in the layout above, rounded
-// as a row of its element type would be (to_fp16, quantize_kv_q8_row).
+// as its row would be (encode_kv_row).
 void store_key(KvElement element, const float* key, int head_dim, int block_size, int slot, uint8_t* block);
 
 }  // namespace skiff

@@ -8,22 +8,12 @@
 
 #include "base/error.h"
 #include "kernels/kv_row.h"
-#include "kernels/ops.h"
 #include "kv/prefix_hash.h"
 
 namespace skiff {
 namespace {
 
 int ceil_div(int a, int b) { return (a + b - 1) / b; }
-
-size_t kv_row_bytes(KvType type, int head_dim) {
-  switch (type) {
-    case KvType::kF32: return static_cast<size_t>(head_dim) * sizeof(float);
-    case KvType::kF16: return static_cast<size_t>(head_dim) * sizeof(uint16_t);
-    case KvType::kQ8_0: return kv_q8_row_bytes(head_dim);
-  }
-  fail("KV cache: unknown element type {}", static_cast<int>(type));
-}
 
 // Validates what the block layout depends on and returns one block's size.
 size_t checked_block_bytes(KvShape shape, KvType type, int block_size) {
@@ -32,21 +22,7 @@ size_t checked_block_bytes(KvShape shape, KvType type, int block_size) {
          shape.n_kv_heads, shape.head_dim);
   if (block_size <= 0) fail("KV cache: block size must be positive, not {}", block_size);
   return 2 * static_cast<size_t>(shape.n_layers) * shape.n_kv_heads * block_size *
-         kv_row_bytes(type, shape.head_dim);
-}
-
-void store_row(KvType type, const float* src, int n, uint8_t* dst) {
-  switch (type) {
-    case KvType::kF32:
-      std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
-      return;
-    case KvType::kF16:
-      to_fp16(src, reinterpret_cast<uint16_t*>(dst), n);  // rows of 2-byte elements are 2-aligned
-      return;
-    case KvType::kQ8_0:
-      quantize_kv_q8_row(src, n, dst);
-      return;
-  }
+         kv_row_bytes(kv_element(type), shape.head_dim);
 }
 
 void check_head(const PagedKvCache& cache, int block, int layer, int kv_head) {
@@ -263,9 +239,10 @@ void PagedKvCache::write(int layer, int seq, int pos, const float* k, const floa
   const int slot = pos % block_size_;
   const size_t row_offset = static_cast<size_t>(slot) * row_bytes();
   const int head_dim = shape_.head_dim;
+  const KvElement element = kv_element(type_);
   for (int head = 0; head < shape_.n_kv_heads; ++head) {
-    store_key(kv_element(type_), k + head * head_dim, head_dim, block_size_, slot, rows_of(block, layer, head, false));
-    store_row(type_, v + head * head_dim, head_dim, rows_of(block, layer, head, true) + row_offset);
+    store_key(element, k + head * head_dim, head_dim, block_size_, slot, rows_of(block, layer, head, false));
+    encode_kv_row(element, v + head * head_dim, head_dim, rows_of(block, layer, head, true) + row_offset);
   }
 }
 
@@ -281,10 +258,10 @@ const uint8_t* PagedKvCache::value_block(int block, int layer, int kv_head) cons
   return rows_of(block, layer, kv_head, true);
 }
 
-size_t PagedKvCache::row_bytes() const { return kv_row_bytes(type_, shape_.head_dim); }
+size_t PagedKvCache::row_bytes() const { return kv_row_bytes(kv_element(type_), shape_.head_dim); }
 
 size_t PagedKvCache::bytes_per_token(KvShape shape, KvType type) {
-  return 2 * static_cast<size_t>(shape.n_layers) * shape.n_kv_heads * kv_row_bytes(type, shape.head_dim);
+  return 2 * static_cast<size_t>(shape.n_layers) * shape.n_kv_heads * kv_row_bytes(kv_element(type), shape.head_dim);
 }
 
 size_t PagedKvCache::bytes() const { return storage_.size(); }

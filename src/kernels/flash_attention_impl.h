@@ -329,7 +329,8 @@ inline void tile_update(float* sr, const float* v, int n, int head_dim, float& m
   }
 }
 
-#include "kernels/flash_attention_decode512.h"
+#include "kernels/flash_attention_vec.h"
+#include "kernels/flash_attention_lanes.h"
 
 inline void partial(const skiff::AttentionQueries& qs, const skiff::KvBlocks& kv, int pos_begin,
                     int pos_end, int head_dim, float scale, const skiff::AttentionPartial& out) {
@@ -346,16 +347,16 @@ inline void partial(const skiff::AttentionQueries& qs, const skiff::KvBlocks& kv
   const int last_visible = qs.first_pos + qs.n_q;  // exclusive
   int end = pos_end < kv.n_ctx ? pos_end : kv.n_ctx;
   end = end < last_visible ? end : last_visible;
-#if defined(__AVX512F__)
-  if (decode512::applies(kv, head_dim)) {
+#if defined(SKIFF_LANES_KERNEL)
+  if (lanes::applies(kv, head_dim)) {
     float* q_scaled = k;  // the queries times the score scale, [rows][head_dim]
     for (int r = 0; r < rows; ++r)
       for (int d = 0; d < head_dim; ++d) q_scaled[r * head_dim + d] = query_row(qs, r, head_dim)[d] * scale;
     // More rows than registers hold (prefill) go in blocks of equal size;
     // each block stops at its own last row's position, so a causal chunk
     // skips the keys none of its rows sees.
-    const int sets = decode512::pv_sets(qs.group, head_dim / 16), chains = decode512::qk_chains(qs.group);
-    const int max_rows = decode512::max_rows(sets, chains);
+    const int sets = lanes::pv_sets(qs.group, head_dim / lanes::kLanes), chains = lanes::qk_chains(qs.group);
+    const int max_rows = lanes::max_rows(sets, chains);
     const int blocks = (rows + max_rows - 1) / max_rows;
     const int block_rows = (rows + blocks - 1) / blocks;
     for (int r0 = 0; r0 < rows; r0 += block_rows) {
@@ -364,9 +365,9 @@ inline void partial(const skiff::AttentionQueries& qs, const skiff::KvBlocks& kv
       const int block_end = end < last ? end : last;
       const int block_begin = first_tile(qs, r0, pos_begin, kv.block_size);
       if (block_begin < block_end)
-        decode512::pick_attend(n, head_dim / 16, sets, chains)(qs, r0, kv, block_begin, block_end,
-                                                               q_scaled + r0 * head_dim, out.max + r0, out.sum + r0,
-                                                               out.acc + r0 * head_dim);
+        lanes::pick_attend(n, head_dim / lanes::kLanes, sets, chains)(qs, r0, kv, block_begin, block_end,
+                                                           q_scaled + r0 * head_dim, out.max + r0, out.sum + r0,
+                                                           out.acc + r0 * head_dim, v);
     }
     return;
   }

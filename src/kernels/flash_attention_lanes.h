@@ -20,19 +20,18 @@ constexpr int kMaxRows = 8;
 constexpr int kMaxHeadDim = 256;
 constexpr int kMaxChunks = kMaxHeadDim / kLanes;
 
-// Head sizes (in chunks of kLanes) with instances of their own. The (rows,
-// chunks, sets, chains) instances are large unrolled bodies that compile ~20x
-// slower under ASan + UBSan than in Release, so sanitized builds keep the
-// heads of real models (64, 128 and 256 wide) and send the others to the
-// generic kernel below. Release has AVX-512 instances for heads 16 to 128 wide
-// in steps of 16, and AVX2 ones for 96 (Phi-3), each tested against the
-// scalar reference.
+// Head sizes with instances of their own. The (rows, chunks, sets, chains)
+// instances are large unrolled bodies that compile ~20x slower under ASan +
+// UBSan than in Release, so sanitized builds keep the heads of real models
+// (64, 128 and 256 wide) and send the others to the generic kernel below.
+// Release has instances for heads 16 to 128 wide in steps of 16, each tested
+// against the scalar reference.
 constexpr bool has_instance_head(int head_dim) {
   if (head_dim == 64 || head_dim == 128 || head_dim == 256) return true;
 #if defined(SKIFF_SANITIZED_BUILD)
   return false;
 #else
-  return kLanes == 16 ? head_dim % 16 == 0 && head_dim <= 128 : head_dim == 96;
+  return head_dim % 16 == 0 && head_dim <= 128;
 #endif
 }
 constexpr bool has_instance_chunks(int chunks) { return chunks >= 1 && has_instance_head(chunks * kLanes); }

@@ -349,7 +349,9 @@ inline void partial(const skiff::AttentionQueries& qs, const skiff::KvBlocks& kv
   end = end < last_visible ? end : last_visible;
 #if defined(SKIFF_LANES_KERNEL)
   if (lanes::applies(kv, head_dim)) {
-    float* q_scaled = k;  // the queries times the score scale, [rows][head_dim]
+    static_assert(skiff::kAttentionMaxRows <= kTile, "q_scaled fits the k scratch");
+    float* q_scaled = k;      // the queries times the score scale, [rows][head_dim]
+    float* partial_keys = v;  // without masked loads, a partial tile's keys
     for (int r = 0; r < rows; ++r)
       for (int d = 0; d < head_dim; ++d) q_scaled[r * head_dim + d] = query_row(qs, r, head_dim)[d] * scale;
     // More rows than registers hold (prefill) go in blocks of equal size;
@@ -367,7 +369,7 @@ inline void partial(const skiff::AttentionQueries& qs, const skiff::KvBlocks& kv
       if (block_begin < block_end)
         lanes::pick_attend(n, head_dim / lanes::kLanes, sets, chains)(qs, r0, kv, block_begin, block_end,
                                                            q_scaled + r0 * head_dim, out.max + r0, out.sum + r0,
-                                                           out.acc + r0 * head_dim, v);
+                                                           out.acc + r0 * head_dim, partial_keys);
     }
     return;
   }

@@ -16,16 +16,16 @@ namespace lanes {
 
 using V = Vec::T;
 constexpr int kLanes = Vec::kLanes;
-constexpr int kMaxRows = 8;
-constexpr int kMaxHeadDim = 256;
-constexpr int kMaxChunks = kMaxHeadDim / kLanes;
+constexpr int kMaxRows = Vec::kAccumulators / 2;  // Q·K takes at least 2 chains a row
+constexpr int kMaxChunks = skiff::kAttentionMaxHeadDim / kLanes;
 
 // Head sizes with instances of their own. The (rows, chunks, sets, chains)
 // instances are large unrolled bodies that compile ~20x slower under ASan +
 // UBSan than in Release, so sanitized builds keep the heads of real models
-// (64, 128 and 256 wide) and send the others to the generic kernel below.
+// (64, 128 and 256 wide) and send the others to the generic kernel
+// (flash_attention_impl.h).
 // Release has instances for heads 16 to 128 wide in steps of 16, each tested
-// against the scalar reference.
+// against the float64 reference (attention_test).
 constexpr bool has_instance_head(int head_dim) {
   if (head_dim == 64 || head_dim == 128 || head_dim == 256) return true;
 #if defined(SKIFF_SANITIZED_BUILD)
@@ -44,7 +44,7 @@ constexpr int next_instance_chunks(int chunks) {
 }
 
 inline bool applies(const skiff::KvBlocks& kv, int head_dim) {
-  if (head_dim % kLanes != 0 || head_dim > kMaxHeadDim || !has_instance_head(head_dim)) return false;
+  if (head_dim % kLanes != 0 || head_dim > skiff::kAttentionMaxHeadDim || !has_instance_head(head_dim)) return false;
   return kv.element != skiff::KvElement::kQ8_0 || head_dim % 32 == 0;  // int8 groups of 32
 }
 
@@ -112,31 +112,34 @@ SKIFF_LANES_INLINE V softcap_lanes(V x, float cap) {
   return Vec::mul(Vec::or_bits(magnitude, Vec::sign_bits(y)), Vec::set1(cap));
 }
 
-// P·V register plan. An FMA waits ~4 cycles for the previous one into the
-// same register, so with few group heads × chunks the keys are dealt
-// round-robin to `sets` accumulator sets (summed at the end) until a decoded
-// token runs about 8 chains at once. Sets depend on the group and head size,
-// never on the rows of a call, so a token's sum is the same decoded alone or
-// in a prefill chunk (batch invariance). Rows go in blocks of at most
-// max_rows and chunks in blocks of `block`, so that rows × block × sets
-// accumulators and the block's values fit in the registers.
-constexpr int pv_sets(int group, int chunks) {
-  return group * chunks >= 8 ? 1 : group * chunks >= 4 ? 2 : 4;
-}
-// Q·K the same way: a row's dimensions are dealt round-robin to `chains`
-// accumulators, enough with the group's rows for ~8 chains at once.
+// Q·K register plan: a row's dimensions are dealt round-robin to `chains`
+// accumulators, enough with the group's rows for ~8 chains at once (an FMA
+// waits ~4 cycles for the previous one into the same register).
 constexpr int qk_chains(int group) { return group >= 4 ? 2 : 4; }
 // Rows a call takes at once: rows × chains Q·K accumulators, and rows × sets
 // P·V ones, within Vec::kAccumulators.
 constexpr int max_rows(int sets, int chains) {
   const int by_sets = Vec::kAccumulators / sets, by_chains = Vec::kAccumulators / chains;
-  const int rows = by_sets < by_chains ? by_sets : by_chains;
-  return rows < kMaxRows ? rows : kMaxRows;
+  return by_sets < by_chains ? by_sets : by_chains;
 }
+// P·V takes chunks in blocks of `block`, so that rows × block × sets
+// accumulators and the block's values fit in the registers.
 constexpr int pv_block(int rows, int chunks, int sets) {
   for (int b = chunks; b > 1; --b)
     if (chunks % b == 0 && rows * b * sets <= Vec::kAccumulators && rows * b * sets + b < Vec::kRegisters) return b;
   return 1;
+}
+// P·V register plan: with few rows × chunks in a block, the keys are dealt
+// round-robin to `sets` accumulator sets (summed at the end) until a decoded
+// token's rows run about 8 chains at once. Sets depend on the group and head
+// size, never on the rows of a call, so a token's sum is the same decoded
+// alone or in a prefill chunk (batch invariance).
+constexpr int pv_sets(int group, int chunks) {
+  for (int sets = 1; sets < 4; sets *= 2) {
+    const int limit = max_rows(sets, qk_chains(group)), rows = group < limit ? group : limit;
+    if (rows * pv_block(rows, chunks, sets) * sets >= 8) return sets;
+  }
+  return 4;
 }
 // Whether some group has this plan (only those are instantiated).
 constexpr bool has_plan(int chunks, int sets, int chains) {
@@ -167,29 +170,33 @@ SKIFF_LANES_INLINE TileAt tile_at(const skiff::KvBlocks& kv, int start, int end,
   n = n < end - start ? n : end - start;
   const unsigned long offset = static_cast<unsigned long>(kv.blocks[start / kv.block_size]) * kv.block_stride;
   const TileAt t{start, n, slot, kv.block_size, kv.element, kv.k_base + offset, kv.v_base + offset + slot * rb};
-  if (Vec::kMaskedLoads || n == kLanes) return t;
-  load_key_columns(t.keys, kv.element, head_dim, kv.block_size, slot, n, partial_keys);
-  return {start, n, 0, kTile, skiff::KvElement::kF32, reinterpret_cast<const unsigned char*>(partial_keys),
-          t.values};
+  if constexpr (!Vec::kMaskedLoads) {
+    if (n < kLanes) {
+      load_key_columns(t.keys, kv.element, head_dim, kv.block_size, slot, n, partial_keys);
+      return {start, n, 0, kTile, skiff::KvElement::kF32, reinterpret_cast<const unsigned char*>(partial_keys),
+              t.values};
+    }
+  }
+  return t;
 }
 
 // kLanes keys' values from p on: with masked loads only the tile's n, the
 // other lanes zero; else the tile is whole (tile_at). (Templates, so that
 // the branch not taken is not compiled.)
-template <class W = Vec>
+template <class VecT = Vec>
 SKIFF_LANES_INLINE V key_halves(const unsigned short* p, int n) {
-  if constexpr (W::kMaskedLoads) return W::halves(p, n);
-  else return W::halves(p);
+  if constexpr (VecT::kMaskedLoads) return VecT::halves(p, n);
+  else return VecT::halves(p);
 }
-template <class W = Vec>
+template <class VecT = Vec>
 SKIFF_LANES_INLINE V key_int8s(const signed char* p, int n) {
-  if constexpr (W::kMaskedLoads) return W::int8s(p, n);
-  else return W::int8s(p);
+  if constexpr (VecT::kMaskedLoads) return VecT::int8s(p, n);
+  else return VecT::int8s(p);
 }
-template <class W = Vec>
+template <class VecT = Vec>
 SKIFF_LANES_INLINE V key_floats(const float* p, int n) {
-  if constexpr (W::kMaskedLoads) return W::floats(p, n);
-  else return W::loadu(p);
+  if constexpr (VecT::kMaskedLoads) return VecT::floats(p, n);
+  else return VecT::loadu(p);
 }
 
 // The tile's keys of dimensions [kLanes·c, kLanes·c + kLanes): for each, a
@@ -325,7 +332,8 @@ SKIFF_LANES_INLINE void tile_pv(const TileAt& t, skiff::KvElement element, unsig
 // Positions [begin, end) for query rows [row0, row0 + rows) of head_dim =
 // kLanes × chunks with `sets` P·V accumulator sets and `chains` Q·K ones
 // (template arguments, so per-row and per-chunk values live in registers);
-// q_scaled, max, sum and acc point at row row0.
+// q_scaled, max, sum and acc point at row row0; partial_keys holds
+// kAttentionMaxHeadDim × kTile floats for tile_at.
 // Software-pipelined: the next tile's scores are computed between this
 // tile's softmax (a long dependency chain) and its P·V, so they fill the
 // wait rather than queue behind it.

@@ -3,9 +3,14 @@
 // k registers) and AVX2 with FMA and F16C (8 lanes, masks as vectors). Included
 // by flash_attention_impl.h inside its per-ISA namespace; defines
 // SKIFF_LANES_KERNEL where one applies. No STL here (see CMakeLists.txt).
+// The emulated AVX-512 test build (tests/avx512_emulation) compiles the
+// AVX-512 file without __AVX512F__, so there it runs the AVX2 struct.
+#ifndef SKIFF_LANES_INLINE
+#define SKIFF_LANES_INLINE __attribute__((always_inline)) inline
+#endif
+
 #if defined(__AVX512F__)
 #define SKIFF_LANES_KERNEL 1
-#define SKIFF_LANES_INLINE __attribute__((always_inline)) inline
 
 struct Vec {
   using T = __m512;
@@ -13,7 +18,8 @@ struct Vec {
   static constexpr int kLanes = 16;
   static constexpr int kRegisters = 32;
   // Accumulators a tile keeps in registers (Q·K: rows × chains; P·V: rows ×
-  // chunks × sets), leaving the rest for loaded keys, values and broadcasts.
+  // chunks of a block × sets), leaving the rest for loaded keys, values and
+  // broadcasts.
   static constexpr int kAccumulators = 16;
   static constexpr bool kMaskedLoads = true;  // the `n` loads below exist
 
@@ -78,7 +84,6 @@ struct Vec {
 
 #elif defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
 #define SKIFF_LANES_KERNEL 1
-#define SKIFF_LANES_INLINE __attribute__((always_inline)) inline
 
 struct Vec {
   using T = __m256;

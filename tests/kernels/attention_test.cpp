@@ -1,7 +1,8 @@
 // Flash attention over paged K/V against a naive float64 attention, on every
 // ISA the CPU has: random shapes, contexts 1 to 4096, lengths not a multiple of
-// the block size, GQA ratios 1-8, head dims 64 and 128, query chunks starting
-// mid-block, shuffled (non-contiguous) block tables, F32/F16/Q8_0 elements.
+// the block size, GQA ratios 1-8, head dims 8 to 256, query chunks starting
+// mid-block, shuffled (non-contiguous) block tables, F32/F16/Q8_0 elements,
+// sliding windows and soft-capping.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -33,6 +34,8 @@ struct Case {
   int head_dim;
   int block_size;
   KvElement element;
+  int window = 0;      // sliding window (0: none)
+  float softcap = 0;   // Gemma 2's soft-cap of scaled scores (0: none)
 };
 
 DType dtype_of(KvElement e) { return e == KvElement::kF32 ? DType::F32 : DType::F16; }
@@ -113,26 +116,29 @@ PagedHead make_head(const Case& c, int n_ctx, std::mt19937& rng) {
   return h;
 }
 
-// Naive attention in double: the reference.
+// Naive attention in double: the reference. A query at position p sees keys
+// (p - window, p] with a window, else [0, p].
 std::vector<double> reference(const std::vector<float>& q, const PagedHead& h, const Case& c) {
   std::vector<double> out(q.size(), 0.0);
   for (int t = 0; t < c.n_q; ++t)
     for (int g = 0; g < c.group; ++g) {
       const float* qr = &q[(t * c.group + g) * c.head_dim];
-      const int n = c.n_ctx_before + t + 1;
-      std::vector<double> s(n);
+      const int pos = c.n_ctx_before + t, first = c.window > 0 ? std::max(0, pos - c.window + 1) : 0;
+      std::vector<double> s(pos + 1 - first);
       double mx = -1e300;
-      for (int j = 0; j < n; ++j) {
+      for (int j = first; j <= pos; ++j) {
         double dot = 0;
         for (int d = 0; d < c.head_dim; ++d) dot += double(qr[d]) * h.k[j * c.head_dim + d];
-        s[j] = dot / std::sqrt(double(c.head_dim));
-        mx = std::max(mx, s[j]);
+        double& x = s[j - first];
+        x = dot / std::sqrt(double(c.head_dim));
+        if (c.softcap > 0) x = c.softcap * std::tanh(x / c.softcap);
+        mx = std::max(mx, x);
       }
       double sum = 0;
       for (double& x : s) sum += (x = std::exp(x - mx));
-      for (int j = 0; j < n; ++j)
+      for (int j = first; j <= pos; ++j)
         for (int d = 0; d < c.head_dim; ++d)
-          out[(t * c.group + g) * c.head_dim + d] += s[j] / sum * h.v[j * c.head_dim + d];
+          out[(t * c.group + g) * c.head_dim + d] += s[j - first] / sum * h.v[j * c.head_dim + d];
     }
   return out;
 }
@@ -153,9 +159,11 @@ void check(const Case& c, std::mt19937& rng) {
   testing::for_each_isa([&](Isa isa) {
     SCOPED_TRACE(::testing::Message() << isa_name(isa) << " ctx " << c.n_ctx_before << " q " << c.n_q
                                     << " group " << c.group << " dim " << c.head_dim << " block "
-                                    << c.block_size << " element " << int(c.element));
+                                    << c.block_size << " element " << int(c.element) << " window " << c.window
+                                    << " softcap " << c.softcap);
     std::vector<float> out(q.size(), -1.0f);
-    const AttentionQueries queries{q.data(), stride, out.data(), stride, c.n_q, c.group, c.n_ctx_before};
+    const AttentionQueries queries{q.data(),   stride,  out.data(), stride,   c.n_q,
+                                   c.group,    c.n_ctx_before, c.window, c.softcap};
     flash_attention(queries, head.view(c, n_ctx), c.head_dim, scale);
     for (size_t i = 0; i < out.size(); ++i) ASSERT_NEAR(out[i], want[i], kTolerance) << i;
 
@@ -190,39 +198,64 @@ TEST(FlashAttention, MatchesFloat64Reference) {
   for (const Case& c : cases) check(c, rng);
 }
 
-// Decode shapes (1-8 query rows, the AVX-512 register-tile path): every row
-// count, head dims of 1 to 8 vectors, contexts not a multiple of the tile,
-// tiles cut short by small blocks, causal masking inside a tile (n_q > 1).
+// Decode shapes (1-8 query rows, the register kernel's row blocks): every
+// row count, every head size with a register kernel instance and some
+// without, contexts not a multiple of the tile, tiles cut short by small
+// blocks and by blocks of 12, 20 and 24 (a whole tile then a partial one in
+// each block on AVX2, 16 + 8 keys on AVX-512), causal masking inside a tile
+// (n_q > 1).
 TEST(FlashAttention, DecodeRowsMatchFloat64Reference) {
   std::mt19937 rng(11);
   const KvElement elements[] = {KvElement::kF32, KvElement::kF16, KvElement::kQ8_0};
+  const int blocks[] = {16, 48, 12, 20, 24};
   int i = 0;
   for (const KvElement e : elements) {
     for (const int head_dim : {64, 128, 256})
       for (const int group : {1, 2, 3, 4, 5, 6, 7, 8})
-        check({i % 2 ? 201 : 37 + group, 1, group, head_dim, i % 3 ? 16 : 48, e}, rng), ++i;
-    for (const int head_dim : {16, 32, 96, 112}) check({130, 1, 1, head_dim, 16, e}, rng);
+        check({i % 2 ? 201 : 37 + group, 1, group, head_dim, blocks[i % 5], e}, rng), ++i;
+    for (const int head_dim : {16, 32, 48, 80, 96, 112})
+      for (const int group : {1, 2, 4, 7}) check({130, 1, group, head_dim, blocks[i++ % 5], e}, rng);
     check({57, 2, 3, 64, 16, e}, rng);   // 6 rows, two positions
     check({20, 8, 1, 128, 5, e}, rng);   // blocks of 5: tiles of 1-5 keys
     check({0, 1, 1, 64, 16, e}, rng);    // a single key
   }
 }
 
-// Prefill shapes (9-32 query rows: the AVX-512 path in blocks of up to 8
-// rows): blocks splitting a token's group heads, causal masking inside a
-// tile, chunks starting mid-block, whole and partial blocks of keys.
+// Prefill shapes (9-32 query rows: the register kernel in blocks of rows):
+// blocks splitting a token's group heads, causal masking inside a tile,
+// chunks starting mid-block, whole and partial blocks of keys.
 TEST(FlashAttention, PrefillRowsMatchFloat64Reference) {
   std::mt19937 rng(13);
   const KvElement elements[] = {KvElement::kF32, KvElement::kF16, KvElement::kQ8_0};
   struct Shape { int n_q, group; };
   const Shape shapes[] = {{9, 1}, {12, 1}, {32, 1}, {8, 4}, {5, 3}, {16, 2}, {3, 8}, {2, 16}, {11, 2}};
+  const int blocks[] = {5, 16, 20, 16};
   int i = 0;
-  for (const KvElement e : elements)
+  for (const KvElement e : elements) {
     for (const int head_dim : {64, 128, 256})
       for (const Shape s : shapes) {
-        check({(i % 3) * 37, s.n_q, s.group, head_dim, i % 4 ? 16 : 5, e}, rng), ++i;
+        check({(i % 3) * 37, s.n_q, s.group, head_dim, blocks[i % 4], e}, rng), ++i;
       }
+    for (const int head_dim : {16, 48, 80, 96, 112})
+      check({(i % 3) * 37, shapes[i % 9].n_q, shapes[i % 9].group, head_dim, blocks[i % 4], e}, rng), ++i;
+  }
   for (const KvElement e : elements) check({300, 32, 1, 32, 16, e}, rng);  // long context, head dim 32
+}
+
+// Sliding windows (Mistral, Gemma 2/3 local layers) and Gemma 2's
+// soft-capping against the reference: windows shorter and longer than a
+// block, starting mid-tile, decode and prefill rows.
+TEST(FlashAttention, WindowsAndSoftcapMatchFloat64Reference) {
+  std::mt19937 rng(19);
+  int i = 0;
+  for (const KvElement e : {KvElement::kF32, KvElement::kF16, KvElement::kQ8_0})
+    for (const int head_dim : {64, 128, 256}) {
+      check({300, 1, 4, head_dim, 16, e, 37}, rng);
+      check({300, 1, 2, head_dim, 20, e, 0, 30.0f}, rng);
+      check({200, 4, 2, head_dim, 24, e, 9, 50.0f}, rng);
+      check({90, 12, 1, head_dim, (i++ % 2) ? 16 : 12, e, 100}, rng);
+      check({0, 20, 1, head_dim, 16, e, 5, 20.0f}, rng);
+    }
 }
 
 // out for query rows of positions [first, first + n_q) as the engine asks for
@@ -256,13 +289,14 @@ std::vector<float> attend_ranges(const std::vector<float>& q, const PagedHead& h
 TEST(FlashAttention, ChunkRowsAreBitIdenticalToDecodedRows) {
   std::mt19937 rng(17);
   struct Shape { int head_dim, group, window; float softcap; };
-  const Shape shapes[] = {{8, 1, 0, 0},  {16, 2, 0, 0},  {32, 1, 37, 0}, {64, 1, 0, 0},   {64, 2, 0, 30},
-                          {64, 7, 0, 0}, {128, 1, 0, 0}, {128, 4, 50, 0}, {256, 1, 0, 50}, {256, 2, 45, 0}};
+  const Shape shapes[] = {{8, 1, 0, 0},    {16, 2, 0, 0},   {32, 1, 37, 0},  {48, 3, 0, 30}, {64, 1, 0, 0},
+                          {64, 2, 0, 30},  {64, 7, 0, 0},   {80, 2, 20, 0},  {128, 1, 0, 0}, {128, 4, 50, 0},
+                          {256, 1, 0, 50}, {256, 2, 45, 0}};
   int i = 0;
   for (const KvElement e : {KvElement::kF32, KvElement::kF16, KvElement::kQ8_0})
     for (const Shape s : shapes) {
       const int n_q = std::max(1, kAttentionMaxRows / s.group), first = 60 + 13 * (i++ % 5);
-      const Case c{first, n_q, s.group, s.head_dim, i % 2 ? 16 : 32, e};
+      const Case c{first, n_q, s.group, s.head_dim, (i % 4 + 1) * 8, e};  // blocks of 16, 24, 32, 8
       const PagedHead head = make_head(c, first + n_q, rng);
       std::normal_distribution<float> normal(0.0f, 2.0f);
       std::vector<float> q((first + n_q) * s.group * s.head_dim);

@@ -129,17 +129,15 @@ constexpr int pv_block(int rows, int chunks, int sets) {
     if (chunks % b == 0 && rows * b * sets <= Vec::kAccumulators && rows * b * sets + b < Vec::kRegisters) return b;
   return 1;
 }
-// P·V register plan: with few rows × chunks in a block, the keys are dealt
+// P·V register plan: with few group heads × chunks, the keys are dealt
 // round-robin to `sets` accumulator sets (summed at the end) until a decoded
-// token's rows run about 8 chains at once. Sets depend on the group and head
-// size, never on the rows of a call, so a token's sum is the same decoded
-// alone or in a prefill chunk (batch invariance).
+// token runs about 8 chains at once. Sets depend on the group and head size,
+// never on the rows of a call, so a token's sum is the same decoded alone or
+// in a prefill chunk (batch invariance). (Counting the chains of the decode
+// block instead, which gives AVX2's 8-lane chunks more sets, measured no
+// faster: docs/benchmarks.md.)
 constexpr int pv_sets(int group, int chunks) {
-  for (int sets = 1; sets < 4; sets *= 2) {
-    const int limit = max_rows(sets, qk_chains(group)), rows = group < limit ? group : limit;
-    if (rows * pv_block(rows, chunks, sets) * sets >= 8) return sets;
-  }
-  return 4;
+  return group * chunks >= 8 ? 1 : group * chunks >= 4 ? 2 : 4;
 }
 // Whether some group has this plan (only those are instantiated).
 constexpr bool has_plan(int chunks, int sets, int chains) {

@@ -335,6 +335,22 @@ SKIFF_LANES_INLINE void tile_pv(const TileAt& t, skiff::KvElement element, unsig
 // Software-pipelined: the next tile's scores are computed between this
 // tile's softmax (a long dependency chain) and its P·V, so they fill the
 // wait rather than queue behind it.
+// Asks for block `index`'s keys and values (bytes each) into L2 when it does
+// not follow block index - 1 in the pool: the hardware prefetchers follow a
+// sequence's blocks in pool order but not a jump to a block elsewhere (blocks
+// of sequences that grew side by side interleave). Issued one block ahead, on
+// entering a block. Into L1, or ahead of every tile, it slowed the stream
+// (docs/benchmarks.md). asm volatile: GCC deletes a loop of only
+// __builtin_prefetch (-ffinite-loops).
+SKIFF_LANES_INLINE void prefetch_if_jump(const skiff::KvBlocks& kv, int index, int end, unsigned long bytes) {
+  if (index * kv.block_size >= end || kv.blocks[index] == kv.blocks[index - 1] + 1) return;
+  const unsigned long offset = static_cast<unsigned long>(kv.blocks[index]) * kv.block_stride;
+  for (unsigned long i = 0; i < bytes; i += 64) {
+    asm volatile("prefetcht1 %0" ::"m"(*(kv.k_base + offset + i)));
+    asm volatile("prefetcht1 %0" ::"m"(*(kv.v_base + offset + i)));
+  }
+}
+
 template <int rows, int chunks, int sets, int chains>
 void attend(const skiff::AttentionQueries& qs, int row0, const skiff::KvBlocks& kv, int begin, int end,
             const float* q_scaled, float* max, float* sum, float* acc, float* partial_keys) {
@@ -346,6 +362,8 @@ void attend(const skiff::AttentionQueries& qs, int row0, const skiff::KvBlocks& 
   V sum_v[rows];
 #pragma GCC unroll 8
   for (int r = 0; r < rows; ++r) sum_v[r] = Vec::first_lane(sum[r]);
+  const unsigned long block_bytes = rb * kv.block_size;  // of one head's keys, and of its values
+  prefetch_if_jump(kv, begin / kv.block_size + 1, end, block_bytes);
   TileAt t = tile_at(kv, begin, end, head_dim, rb, partial_keys);
   tile_scores<rows, chunks, chains>(t, q_scaled, scores);
   for (;;) {
@@ -354,6 +372,7 @@ void attend(const skiff::AttentionQueries& qs, int row0, const skiff::KvBlocks& 
     TileAt u{};
     if (next < end) {
       u = tile_at(kv, next, end, head_dim, rb, partial_keys);
+      if (next % kv.block_size == 0) prefetch_if_jump(kv, next / kv.block_size + 1, end, block_bytes);
       tile_scores<rows, chunks, chains>(u, q_scaled, scores);
     }
     tile_pv<rows, chunks, sets>(t, kv.element, rb, probs, correction, acc);

@@ -77,15 +77,6 @@ inline void load_row(const unsigned char* src, skiff::KvElement element, int hea
   }
 }
 
-inline unsigned long row_bytes(skiff::KvElement element, int head_dim) {
-  switch (element) {
-    case skiff::KvElement::kF32: return 4ul * head_dim;
-    case skiff::KvElement::kF16: return 2ul * head_dim;
-    case skiff::KvElement::kQ8_0: return skiff::kv_q8_row_bytes(head_dim);
-  }
-  return 0;
-}
-
 // Keys of positions [slot, slot + n) of one block (kv_row.h's dimension-major
 // layout) as floats [head_dim][kTile], zeros past n up to a multiple of 16.
 inline void load_key_columns(const unsigned char* block, skiff::KvElement element, int head_dim, int block_size,
@@ -148,7 +139,7 @@ struct Tile {
 };
 
 inline Tile load_tile(const skiff::KvBlocks& kv, int start, int n, int head_dim, float* k, float* v) {
-  const unsigned long rb = row_bytes(kv.element, head_dim);
+  const unsigned long rb = skiff::kv_row_bytes(kv.element, head_dim);
   const unsigned long block_offset = static_cast<unsigned long>(kv.blocks[start / kv.block_size]) * kv.block_stride;
   const int first_row = start % kv.block_size;
   load_key_columns(kv.k_base + block_offset, kv.element, head_dim, kv.block_size, first_row, n, k);

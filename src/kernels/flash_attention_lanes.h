@@ -1,8 +1,8 @@
 // The keys-in-lanes flash-attention tiles, included by flash_attention_impl.h
-// inside its per-ISA `flash` namespace after the helpers they use (row_bytes,
-// visible_keys, hidden_keys, kNegInf) and flash_attention_vec.h's Vec;
-// compiled where Vec exists (AVX-512: 16 lanes, AVX2: 8). No STL here (see
-// CMakeLists.txt).
+// inside its per-ISA `flash` namespace after the helpers they use
+// (load_key_columns, visible_keys, hidden_keys, kTile, kNegInf) and
+// flash_attention_vec.h's Vec; compiled where Vec exists (AVX-512: 16 lanes,
+// AVX2: 8). No STL here (see CMakeLists.txt).
 #if defined(SKIFF_LANES_KERNEL)
 // Decode (few query rows) with explicit vectors: a tile of up to kLanes keys
 // has its scores per row in one register, summed over the dimensions of the
@@ -355,7 +355,7 @@ template <int rows, int chunks, int sets, int chains>
 void attend(const skiff::AttentionQueries& qs, int row0, const skiff::KvBlocks& kv, int begin, int end,
             const float* q_scaled, float* max, float* sum, float* acc, float* partial_keys) {
   constexpr int head_dim = kLanes * chunks;
-  const unsigned long rb = row_bytes(kv.element, head_dim);
+  const unsigned long rb = skiff::kv_row_bytes(kv.element, head_dim);
   V scores[rows];
   alignas(64) float probs[rows][kLanes];
   V correction[rows];  // exp(old max - new max), in every lane

@@ -8,10 +8,7 @@
 #include "kernels/vec_math.h"
 
 #if defined(__AVX512F__)
-// GCC 12's AVX-512 headers trip -Wmaybe-uninitialized on their own
-// _mm512_undefined_* placeholders (a known false positive).
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include "kernels/avx512_header_warnings.h"
 #endif
 
 namespace flash {

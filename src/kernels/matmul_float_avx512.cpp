@@ -16,10 +16,7 @@
 // No STL here: see the note on *_avx512.cpp files in CMakeLists.txt.
 #include <immintrin.h>
 
-// GCC 12's AVX-512 headers trip -Wuninitialized on their own _mm512_undefined_ps
-// (GCC bug 105593), once per inlined shuffle.
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include "kernels/avx512_header_warnings.h"
 
 #include "kernels/matmul_kernels.h"
 #include "kernels/quant_blocks_simd.h"

@@ -30,10 +30,7 @@
 // caps one pass at kBlockTokens tokens; more go in quads over panel pairs.
 #include <immintrin.h>
 
-// GCC 12's AVX-512 headers trip -Wuninitialized on their own _mm512_undefined_*
-// placeholders (a known false positive); nothing here is uninitialized.
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include "kernels/avx512_header_warnings.h"
 
 #include "kernels/matmul_kernels.h"
 #include "kernels/quant_activation_layout.h"

@@ -1,10 +1,7 @@
 // The row kernels compiled for avx512.
 #include <immintrin.h>
 
-// GCC 12's AVX-512 headers trip -Wmaybe-uninitialized on their own
-// _mm512_undefined_* placeholders (a known false positive).
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include "kernels/avx512_header_warnings.h"
 
 namespace skiff::avx512::ops {
 #include "kernels/ops_impl.h"

@@ -2,8 +2,42 @@
 // decode passes or the GEMM by token count, and the kernel table. Included by
 // matmul_float_{avx2,avx512}.cpp inside their anonymous namespace (so each copy
 // is compiled for its ISA and stays local to its file), after they define
-// decode<W, T>, gemm<W>, the weight readers F32W/F16W/BF16W, kNR and
-// kDecodeTokens<W> (the most tokens one decode pass over the weights takes).
+// decode<W, T>, the weight readers F32W/F16W/BF16W, kNR and kDecodeTokens<W>
+// (the most tokens one decode pass over the weights takes), and the GEMM's
+// blocking (kMR, kKC, kNC, kMC), packers (pack_tokens, pack_weights<W>) and
+// register tile (tile: kMR tokens x up to kNR outputs).
+
+// Loop order: tokens in passes of kMC, packed once per pass (all columns);
+// then per block of kNC weight rows, its depth blocks in turn: each weight is
+// converted once per pass, and a row block's packed weights, pages and partial
+// outputs stay in cache while it is worked on. (Depth blocks outermost would
+// sweep every row kKC elements at a time: a page walk per row per block.)
+template <class W>
+void gemm(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
+  const int64_t cols = w.cols;
+  const int64_t xp_floats = round_up(x.n_tokens < kMC ? x.n_tokens : kMC, kMR) * cols;
+  float* xp = static_cast<float*>(kernel_scratch((xp_floats + kNC * kKC) * sizeof(float)));
+  float* wp = xp + xp_floats;
+  for (int t0 = 0; t0 < x.n_tokens; t0 += kMC) {
+    const int m = x.n_tokens - t0 < kMC ? x.n_tokens - t0 : kMC;
+    const int64_t m_pad = round_up(m, kMR);
+    // Depth block k0 of the pass's tokens lives at xp + k0 * m_pad.
+    for (int64_t k0 = 0; k0 < cols; k0 += kKC)
+      pack_tokens(x, t0, m, k0, static_cast<int>(cols - k0 < kKC ? cols - k0 : kKC),
+                  xp + k0 * m_pad);
+    for (int64_t j0 = r0; j0 < r1; j0 += kNC) {
+      const int64_t n = r1 - j0 < kNC ? r1 - j0 : kNC;
+      for (int64_t k0 = 0; k0 < cols; k0 += kKC) {
+        const int kc = static_cast<int>(cols - k0 < kKC ? cols - k0 : kKC);
+        pack_weights<W>(w, j0, n, k0, kc, wp);
+        for (int g = 0; g < m; g += kMR)
+          for (int64_t jb = 0; jb < n; jb += kNR)
+            tile(xp + k0 * m_pad + g * kc, wp + jb * kc, kc, y + (t0 + g) * ldy + j0 + jb, ldy,
+                 m - g < kMR ? m - g : kMR, n - jb, k0 > 0);
+      }
+    }
+  }
+}
 
 // Decode for up to kDecodeTokens<W> tokens, in register-blocked template instances.
 template <class W, int T = 1>

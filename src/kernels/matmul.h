@@ -57,7 +57,8 @@ void matmul_many(std::span<const MatmulProduct> products, const float* x, int n_
 // exactly, from dequantized weight columns (activation_outliers.h). kRefined also runs the quantization's residual x - Q(x) through
 // the same kernel as a second row in the same pass over the weights: ~15-bit
 // activations (the top-1 tokens and perplexity of an exact pass) at twice the
-// integer work: decode, memory bound, runs as fast; prefill ~1.8x slower.
+// integer work: decode runs as fast while memory bound (25% slower where the
+// cores bound it: docs/benchmarks.md); prefill ~1.8x slower.
 enum class ActivationPrecision { kPlainInt8, kInt8, kRefined };
 // SKIFF_ACTIVATIONS=plain|int8|refined, else kInt8. Process-wide, like the ISA.
 ActivationPrecision activation_precision();

@@ -91,12 +91,16 @@ void quantize_activation_row(ActivationFormat format, const float* x, void* out,
   }
   auto* dsum = reinterpret_cast<float*>(base + l.sums);
   auto* dsum16 = reinterpret_cast<float*>(base + l.sums16);
+  auto* qsum16 = reinterpret_cast<int16_t*>(base + l.qsums16);
   for (int64_t b = 0; b < cols / 256; ++b) {
     int32_t s[8];
     d[b] = quantize_q8_span(x + 256 * b, q + 256 * b, 256, s);
     for (int j = 0; j < 8; ++j) dsum[8 * b + j] = d[b] * static_cast<float>(s[j]);
-    for (int i = 0; i < 16; ++i)  // integer sums: the same bits on every ISA
-      dsum16[16 * b + i] = d[b] * static_cast<float>(sum16_int8(q + 256 * b + 16 * i));
+    for (int i = 0; i < 16; ++i) {  // integer sums: the same bits on every ISA
+      const int32_t s16 = sum16_int8(q + 256 * b + 16 * i);  // |s16| <= 16 * 127
+      qsum16[16 * b + i] = static_cast<int16_t>(s16);
+      dsum16[16 * b + i] = d[b] * static_cast<float>(s16);
+    }
   }
 }
 

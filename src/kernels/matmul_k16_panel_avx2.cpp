@@ -200,30 +200,12 @@ struct Q2KFormat : K16Facts<DType::Q2_K, kQ2KPanelGroupBytes, kQ2KPanelWeights, 
   }
 };
 
-// Σx of each 16 activations of the call's tokens, as int16 pairs (Σx, Σx).
-struct SubBlockSums {
+// What a tile reads of the call's tokens: their quantized rows (Σx of each
+// 16 activations in ActRow::qsums16).
+struct RowTokens {
   const Activations* x;
   ActLayout l;
-  const int32_t* sums;
-  int64_t per_token;
 };
-
-// Also `extra` bytes of this thread's scratch after the sums, 32-byte aligned.
-SubBlockSums sub_block_sums(const Activations& x, const ActLayout& l, size_t extra_bytes, uint8_t** extra) {
-  const int64_t per_token = x.cols / 16;
-  const size_t sums_bytes = (sizeof(int32_t) * per_token * x.n_tokens + 31) / 32 * 32;
-  auto* sums = static_cast<int32_t*>(kernel_scratch(sums_bytes + extra_bytes));
-  if (extra) *extra = reinterpret_cast<uint8_t*>(sums) + sums_bytes;
-  for (int t = 0; t < x.n_tokens; ++t) {
-    const int8_t* q = act_row(x, l, t).q;
-    for (int64_t b = 0; b < per_token; ++b) {
-      int32_t s = 0;
-      for (int i = 0; i < 16; ++i) s += q[16 * b + i];
-      sums[per_token * t + b] = static_cast<int32_t>((static_cast<uint32_t>(s) & 0xffff) * 0x10001u);
-    }
-  }
-  return {&x, l, sums, per_token};
-}
 
 // Bytes of a unit's unpacked levels: 4 groups of lo and hi, two halves each.
 constexpr int64_t kUnpackedUnitBytes = 4 * 2 * kHalves * 32;
@@ -231,8 +213,8 @@ constexpr int64_t kUnpackedUnitBytes = 4 * 2 * kHalves * 32;
 // The Kernel of matmul_panel_driver_avx2.h, for format F.
 template <class F>
 struct K16Panels {
-  using Tokens = SubBlockSums;
-  static Tokens prepare(const Activations& x, const ActLayout& l) { return sub_block_sums(x, l, 0, nullptr); }
+  using Tokens = RowTokens;
+  static Tokens prepare(const Activations& x, const ActLayout& l) { return {&x, l}; }
   template <int T, bool kPrefetch>
   static void run(const uint8_t* panel, int64_t blocks, const Tokens& tokens, int t0, __m256 facc[kHalves][T]) {
     run_levels<T, kPrefetch, false>(panel, nullptr, blocks, tokens, t0, facc);
@@ -269,11 +251,7 @@ template <int T, bool kPrefetch, bool kUnpacked>
 void K16Panels<F>::run_levels(const uint8_t* panel, const uint8_t* unpacked, int64_t blocks, const Tokens& tokens,
                               int t0, __m256 facc[kHalves][T]) {
   ActRow act[T];
-  const int32_t* sums[T];
-  for (int t = 0; t < T; ++t) {
-    act[t] = act_row(*tokens.x, tokens.l, t0 + t);
-    sums[t] = tokens.sums + tokens.per_token * (t0 + t);
-  }
+  for (int t = 0; t < T; ++t) act[t] = act_row(*tokens.x, tokens.l, t0 + t);
   typename F::Factors f;
   for (int64_t k = 0; k < blocks; ++k) {
     const uint8_t* sb = panel + k * F::kGroupBytes;
@@ -320,8 +298,8 @@ void K16Panels<F>::run_levels(const uint8_t* panel, const uint8_t* unpacked, int
 #pragma GCC unroll 2
       for (int h = 0; h < kHalves; ++h)
         for (int t = 0; t < T; ++t) {  // less offset·sc·Σx of each sub-block (Q2_K: Σ 2·m·Σx apart)
-          const __m256i sx_lo = _mm256_set1_epi32(sums[t][16 * k + 2 * j]);
-          const __m256i sx_hi = _mm256_set1_epi32(sums[t][16 * k + 2 * j + 1]);
+          const __m256i sx_lo = _mm256_set1_epi16(act[t].qsums16[16 * k + 2 * j]);  // (Σx, Σx) pairs
+          const __m256i sx_hi = _mm256_set1_epi16(act[t].qsums16[16 * k + 2 * j + 1]);
           __m256i& target = F::kMins ? msum[h][t] : isum[h][t];
           target = _mm256_sub_epi32(target, _mm256_madd_epi16(f.offset_words[2 * j][h], sx_lo));
           target = _mm256_sub_epi32(target, _mm256_madd_epi16(f.offset_words[2 * j + 1][h], sx_hi));
@@ -337,7 +315,7 @@ void K16Panels<F>::run_levels(const uint8_t* panel, const uint8_t* unpacked, int
 template <class F>
 struct K16UnpackedPanels {
   struct Tokens {
-    SubBlockSums tokens;
+    RowTokens tokens;
     const uint8_t* levels;
   };
   template <int T, bool kPrefetch>
@@ -351,9 +329,8 @@ void k16_panel_matmul(const Matrix& w, const Activations& x, float* y, int64_t l
   if (x.n_tokens <= kTileTokens) return panel_matmul<K16Panels<F>>(w, x, y, ldy, r0, r1);
   const ActLayout l = act_layout(ActivationFormat::kQ8_K, w.cols);
   const int64_t blocks = w.cols / 256;
-  uint8_t* levels;
-  const typename K16UnpackedPanels<F>::Tokens tokens{sub_block_sums(x, l, 8 * blocks * kUnpackedUnitBytes, &levels),
-                                                    levels};
+  auto* levels = static_cast<uint8_t*>(kernel_scratch(8 * blocks * kUnpackedUnitBytes));
+  const typename K16UnpackedPanels<F>::Tokens tokens{{&x, l}, levels};
   for (int64_t r = r0; r < r1; r += kPanelRowCount) {
     const uint8_t* panel = panel_start(w, r / kPanelRowCount);
     K16Panels<F>::unpack_levels(panel, blocks, levels);

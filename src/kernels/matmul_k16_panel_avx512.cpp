@@ -36,7 +36,6 @@
 #include "kernels/quant_activation_layout.h"
 #include "kernels/quant_blocks_simd.h"
 #include "kernels/repack.h"
-#include "kernels/scratch.h"
 
 namespace skiff {
 namespace {
@@ -129,12 +128,9 @@ struct Q2Panel {
   return static_cast<int32_t>(static_cast<uint16_t>(-minus_32_a / 32) | static_cast<uint32_t>(-minus_32_b / 32) << 16);
 }
 
-// One token's quantized row with where its units' sums start and their Σx
-// pairs (made per call).
+// One token's quantized row (its Σx per 16 in qsums16).
 struct K16RowAct {
   ActRow row;
-  const int32_t* starts;  // [2 · units]
-  const int32_t* pairs;   // [units]
   [[gnu::always_inline]] int32_t q(int64_t u, int g, int) const { return load_i32(row.q + 32 * u + 4 * g); }
   [[gnu::always_inline]] float d(int64_t u, int) const { return row.d[u / 8]; }
 };
@@ -146,12 +142,15 @@ template <class Panel>
 }
 template <class Panel>
 [[gnu::always_inline]] inline int32_t start(const K16RowAct& a, int64_t u, int h, int) {
-  return a.starts[2 * u + h];
+  return Panel::start(-32 * a.row.qsums16[2 * u + h], h);
 }
 [[gnu::always_inline]] inline int32_t sums(const QuadAct& a, int64_t u, int t) {
   return sum_pair(a.sum16(u, 0, t), a.sum16(u, 1, t));
 }
-[[gnu::always_inline]] inline int32_t sums(const K16RowAct& a, int64_t u, int) { return a.pairs[u]; }
+// The two int16 sums side by side are the pair (A low, B high).
+[[gnu::always_inline]] inline int32_t sums(const K16RowAct& a, int64_t u, int) {
+  return load_i32(a.row.qsums16 + 2 * u);
+}
 
 // The Tile (matmul_panel_tiles.h): per super-block, its units' sums times
 // their sc in isum[p][t] (int32), less the bias, times the rows' d and each
@@ -252,16 +251,8 @@ void k16_panel_matmul(const Matrix& w, const Activations& x, float* y, int64_t l
   const int64_t units = w.cols / 32;
   auto panel = [&](int64_t r, int) { return Panel{panel_start(w, r / kPanelRows)}; };
   if (x.n_tokens == 1) {
-    auto* starts = static_cast<int32_t*>(kernel_scratch(3 * units * sizeof(int32_t)));
-    int32_t* pairs = starts + 2 * units;
     const ActRow row = act_row(x, act_layout(ActivationFormat::kQ8_K, x.cols), 0);
-    for (int64_t u = 0; u < units; ++u) {
-      const int32_t a = q6_k_offset(row.q + 32 * u), b = q6_k_offset(row.q + 32 * u + 16);
-      starts[2 * u] = Panel::start(a, 0);
-      starts[2 * u + 1] = Panel::start(b, 1);
-      pairs[u] = sum_pair(a, b);
-    }
-    return panel_decode<K16Tile>(panel, K16RowAct{row, starts, pairs}, units, y, ldy, r0, r1);
+    return panel_decode<K16Tile>(panel, K16RowAct{row}, units, y, ldy, r0, r1);
   }
   panel_rows<K16Tile, kBlockTokens>(panel, x, units, y, ldy, r0, r1);
 }

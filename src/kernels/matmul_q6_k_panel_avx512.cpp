@@ -5,8 +5,8 @@
 // One vpdpbusd adds 4 columns of the 16 rows' unsigned levels q (0..63) times
 // 4 broadcast activation bytes into each row's int32 lane. Q6_K scales each 16
 // weights (d·sc, w = d·sc·(q - 32)), so a unit of 32 columns is two int32 sums,
-// each started at -32·Σx of its 16 activations (QuadUnit::sum; decode makes
-// them once per call), which leaves exactly Σ (q - 32)·x. As in the row
+// each started at -32·Σx of its 16 activations (QuadUnit::sum; decode reads
+// them in the row, ActRow::qsums16), which leaves exactly Σ (q - 32)·x. As in the row
 // kernel, each times its rows' sc is exact in float (|Σ| ≤ 16·32·127, |sc| ≤
 // 128: under 2^24), the super-block's 16 are summed in float and scaled once
 // by d·dx. Scaling each sum by a rounded d·sc instead measured no faster and
@@ -91,13 +91,12 @@ void unpack_panel(const Q6LoadPanel& p, int64_t units, Q6Unit* out) {
   }
 }
 
-// One token's quantized row with its offsets (-32·Σx per 16, made per call).
+// One token's quantized row; its offsets are -32·Σx per 16 (the row's qsum16).
 struct Q6RowAct {
   ActRow row;
-  const int32_t* offsets;
   [[gnu::always_inline]] int32_t q(int64_t u, int g, int) const { return load_i32(row.q + 32 * u + 4 * g); }
   [[gnu::always_inline]] float d(int64_t u, int) const { return row.d[u / 8]; }
-  [[gnu::always_inline]] int32_t sum16(int64_t u, int h, int) const { return offsets[2 * u + h]; }
+  [[gnu::always_inline]] int32_t sum16(int64_t u, int h, int) const { return -32 * row.qsums16[2 * u + h]; }
 };
 
 // The Tile (matmul_panel_tiles.h): per super-block, its 16 sub-blocks' sums
@@ -156,10 +155,8 @@ void q6_k_panel_matmul(const Matrix& w, const Activations& x, float* y, int64_t 
   const int64_t units = w.cols / 32;
   auto panel = [&](int64_t r, int) { return Q6LoadPanel{panel_start(w, r / kPanelRows), x.prefetch}; };
   if (x.n_tokens == 1) {
-    auto* offsets = static_cast<int32_t*>(kernel_scratch(2 * units * sizeof(int32_t)));
     const ActRow row = act_row(x, act_layout(ActivationFormat::kQ8_K, x.cols), 0);
-    for (int64_t k = 0; k < 2 * units; ++k) offsets[k] = q6_k_offset(row.q + 16 * k);
-    return panel_decode<Q6Tile>(panel, Q6RowAct{row, offsets}, units, y, ldy, r0, r1);
+    return panel_decode<Q6Tile>(panel, Q6RowAct{row}, units, y, ldy, r0, r1);
   }
   if (x.n_tokens <= kPassTokens) return panel_rows<Q6Tile>(panel, x, units, y, ldy, r0, r1);
   auto* unpacked = static_cast<Q6Unit*>(kernel_scratch(2 * units * sizeof(Q6Unit)));

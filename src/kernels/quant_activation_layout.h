@@ -19,13 +19,19 @@ constexpr int64_t act_round_up(int64_t n) { return (n + kActAlign - 1) / kActAli
 //   kQ8_0: int8 q[cols] | f32 d[cols/32] | int32 sum[cols/32]      (sum = Σ q of the block)
 //   kQ8_K: int8 q[cols] | f32 d[cols/256] | f32 dsum[cols/32]      (dsum = d · Σ q of 32 elements)
 //          | f32 dsum16[cols/16]                                   (the same per 16: Q2_K's mins)
+//          | int16 qsum16[cols/16]                                 (Σ q of 16 elements, exact)
 // Each part is padded with zeros to a multiple of 64 bytes, so a kernel may read
 // the scales and sums of 8 or 16 blocks at once past the last block.
+// qsum16 is made once with the row: the kernels that need Σq per 16 (Q6_K's
+// offsets, Q2_K / Q3_K's sub-block sums) read it in every call, where making
+// it per call cost each of a decode product's ~25 claims (UnitRanges) a pass
+// over the row: 7% of a 1536x8960 Q6_K decode on two threads.
 struct ActLayout {
-  int64_t scales;  // f32 d, one per 32 (kQ8_0) or 256 (kQ8_K) elements
-  int64_t sums;    // int32 sum (kQ8_0) or f32 dsum (kQ8_K), one per 32 elements
-  int64_t sums16;  // kQ8_K: f32 dsum per 16 elements (kQ8_0: none, = bytes)
-  int64_t bytes;   // the whole row
+  int64_t scales;   // f32 d, one per 32 (kQ8_0) or 256 (kQ8_K) elements
+  int64_t sums;     // int32 sum (kQ8_0) or f32 dsum (kQ8_K), one per 32 elements
+  int64_t sums16;   // kQ8_K: f32 dsum per 16 elements (kQ8_0: none, = bytes)
+  int64_t qsums16;  // kQ8_K: int16 Σq per 16 elements (kQ8_0: none, = bytes)
+  int64_t bytes;    // the whole row
 };
 
 constexpr ActLayout act_layout(ActivationFormat format, int64_t cols) {
@@ -34,7 +40,8 @@ constexpr ActLayout act_layout(ActivationFormat format, int64_t cols) {
   const int64_t scales = act_round_up(cols);
   const int64_t sums = scales + act_round_up(4 * n_scales);
   const int64_t sums16 = sums + act_round_up(4 * (cols / 32));
-  return {scales, sums, sums16, sums16 + (k ? act_round_up(4 * (cols / 16)) : 0)};
+  const int64_t qsums16 = sums16 + (k ? act_round_up(4 * (cols / 16)) : 0);
+  return {scales, sums, sums16, qsums16, qsums16 + (k ? act_round_up(2 * (cols / 16)) : 0)};
 }
 
 // Token t's quantized activation row, split into its parts.
@@ -42,12 +49,13 @@ struct ActRow {
   const int8_t* q;
   const float* d;
   const void* sums;
-  const float* sums16;  // kQ8_K only
+  const float* sums16;     // kQ8_K only
+  const int16_t* qsums16;  // kQ8_K only
 };
 
 inline ActRow act_row_at(const uint8_t* base, const ActLayout& l) {
   return {reinterpret_cast<const int8_t*>(base), reinterpret_cast<const float*>(base + l.scales), base + l.sums,
-          reinterpret_cast<const float*>(base + l.sums16)};
+          reinterpret_cast<const float*>(base + l.sums16), reinterpret_cast<const int16_t*>(base + l.qsums16)};
 }
 
 inline ActRow act_row(const Activations& x, const ActLayout& l, int t) {

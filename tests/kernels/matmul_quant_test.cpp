@@ -436,10 +436,13 @@ TEST(MatmulQuant, ActivationQuantizationRoundTrip) {
           for (int k = 0; k < 16; ++k) s += qs[16 * b + k];
           const double dsum16 = reinterpret_cast<const float*>(q.bytes.data() + l.sums16)[b];
           ASSERT_EQ(dsum16, static_cast<float>(q.step[16 * b]) * static_cast<float>(s)) << "16-block " << b;
+          ASSERT_EQ(reinterpret_cast<const int16_t*>(q.bytes.data() + l.qsums16)[b], s) << "16-block " << b;
         }
-        for (int64_t i = l.sums16 + 4 * (cols / 16); i < l.bytes; ++i) ASSERT_EQ(q.bytes[i], 0) << "padding byte " << i;
+        for (int64_t i = l.sums16 + 4 * (cols / 16); i < l.qsums16; ++i) ASSERT_EQ(q.bytes[i], 0) << "padding byte " << i;
+        for (int64_t i = l.qsums16 + 2 * (cols / 16); i < l.bytes; ++i) ASSERT_EQ(q.bytes[i], 0) << "padding byte " << i;
       } else {
         ASSERT_EQ(l.sums16, l.bytes);
+        ASSERT_EQ(l.qsums16, l.bytes);
       }
     }
 }

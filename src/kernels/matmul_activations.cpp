@@ -8,9 +8,10 @@
 //
 // kQ8_K (K-quant weights): one d per 256 elements, as ggml's Q8_K, and per 32
 // elements (a Q4_K / Q5_K sub-block) dsum = d·Σq for the sub-block's min term
-// (dmin·m·Σx), and per 16 elements the same for Q2_K's mins. The Q6_K row
-// kernels make their own offsets (-32·Σx) once per call; the panel tiles read
-// them per 16 elements from the quads (or, decoding, make them per call).
+// (dmin·m·Σx), and per 16 elements the same for Q2_K's mins and Σq itself
+// (qsum16, exact) for the sub-block sums of the Q6_K / Q3_K / Q2_K panels,
+// which read it from the row (decode) or the quads. The Q6_K row kernels make
+// their own offsets (-32·Σx) once per call.
 //
 // q never reaches -128, so |q| ≤ 127 holds for the AVX2 sign trick.
 // The spans are quantized by the copy of quantize_q8_span for the active ISA.
@@ -54,7 +55,7 @@ void pack_activation_quad(ActivationFormat format, const uint8_t* rows, size_t r
       } else {
         out[u].d[t] = a.d[u / 8];
         out[u].dsum[t] = static_cast<const float*>(a.sums)[u];
-        for (int h = 0; h < 2; ++h) out[u].sum[h][t] = q6_k_offset(a.q + 32 * u + 16 * h);
+        for (int h = 0; h < 2; ++h) out[u].sum[h][t] = -32 * a.qsums16[2 * u + h];  // Q6_K's offset
       }
     }
   }

@@ -191,9 +191,10 @@ __m256 load_first_lanes(const float* y, int64_t n) {
   return n >= 8 ? _mm256_loadu_ps(y) : n > 0 ? _mm256_maskload_ps(y, first_lanes(n)) : _mm256_setzero_ps();
 }
 
-// y[i][0..n) = (y[i][0..n) if accumulate, else 0) + sum over k of xp[k][i] *
-// wp[k][0..n), for tokens i < m, n <= 16. The accumulators start from y, so
-// each output is one chain of FMAs in column order across depth blocks.
+// y[i][j] = (y[i][j] if accumulate, else 0) + sum over k of xp[k][i] *
+// wp[k][j], for tokens i < m and outputs j < min(n, kNR). The accumulators
+// start from y, so each output is one chain of FMAs in column order across
+// depth blocks.
 void tile(const float* xp, const float* wp, int kc, float* y, int64_t ldy, int m, int64_t n,
           bool accumulate) {
   __m256 c[kMR][2];

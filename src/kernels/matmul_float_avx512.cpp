@@ -283,10 +283,10 @@ void pack_tokens(const Activations& x, int t0, int m, int64_t k0, int kc, float*
     }
 }
 
-// y[i][0..n) = (y[i][0..n) if accumulate, else 0) + sum over k of xp[k][i]
-// * wp[k][0..n), for tokens i < m, n <= 32. The accumulators start from y:
-// each output stays one chain of FMAs in column order across depth blocks, as
-// in decode.
+// y[i][j] = (y[i][j] if accumulate, else 0) + sum over k of xp[k][i] *
+// wp[k][j], for tokens i < m and outputs j < min(n, kNR). The accumulators
+// start from y: each output stays one chain of FMAs in column order across
+// depth blocks, as in decode.
 void tile(const float* xp, const float* wp, int kc, float* y, int64_t ldy, int m, int64_t n,
           bool accumulate) {
   const __mmask16 m0 = first_lanes(n), m1 = first_lanes(n - 16);  // outputs [0, 16) and [16, 32)

@@ -37,11 +37,6 @@ inline int32_t sum16_int8(const int8_t* q) {
   return _mm_cvtsi128_si32(s) + _mm_extract_epi16(s, 4) - 16 * 128;
 }
 
-// -32·Σq of 16 quantized activations: where Q6_K panel tiles start the int32
-// sum of a sub-block (its levels are stored + 32). Inline: decode makes one
-// per 16 activations in every kernel call (out of line: 0.3% of a step).
-inline int32_t q6_k_offset(const int8_t* q) { return -32 * sum16_int8(q); }
-
 // Bytes of the quads (QuadUnit, quant_activation_layout.h) of n_tokens rows.
 size_t activation_quads_bytes(int64_t cols, int n_tokens);
 // Interleaves quad k (tokens 4k..4k+3) of n_tokens rows quantized by

@@ -340,8 +340,8 @@ SKIFF_LANES_INLINE void tile_pv(const TileAt& t, skiff::KvElement element, unsig
 // sequence's blocks in pool order but not a jump to a block elsewhere (blocks
 // of sequences that grew side by side interleave). Issued one block ahead, on
 // entering a block. Into L1 it helped Q8_0 but not F16; ahead of every tile,
-// in pool order too, it halved the stream (docs/benchmarks.md). asm volatile: GCC deletes a loop of only
-// __builtin_prefetch (-ffinite-loops).
+// in pool order too, it halved the stream (docs/benchmarks.md). asm volatile:
+// GCC deletes a loop of only __builtin_prefetch (-ffinite-loops).
 SKIFF_LANES_INLINE void prefetch_if_jump(const skiff::KvBlocks& kv, int index, int end, unsigned long bytes) {
   if (index * kv.block_size >= end || kv.blocks[index] == kv.blocks[index - 1] + 1) return;
   const unsigned long offset = static_cast<unsigned long>(kv.blocks[index]) * kv.block_stride;

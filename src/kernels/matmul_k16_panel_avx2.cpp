@@ -200,21 +200,13 @@ struct Q2KFormat : K16Facts<DType::Q2_K, kQ2KPanelGroupBytes, kQ2KPanelWeights, 
   }
 };
 
-// What a tile reads of the call's tokens: their quantized rows (Σx of each
-// 16 activations in ActRow::qsums16).
-struct RowTokens {
-  const Activations* x;
-  ActLayout l;
-};
-
 // Bytes of a unit's unpacked levels: 4 groups of lo and hi, two halves each.
 constexpr int64_t kUnpackedUnitBytes = 4 * 2 * kHalves * 32;
 
 // The Kernel of matmul_panel_driver_avx2.h, for format F.
 template <class F>
 struct K16Panels {
-  using Tokens = RowTokens;
-  static Tokens prepare(const Activations& x, const ActLayout& l) { return {&x, l}; }
+  using Tokens = RowTokens;  // Σx of each 16 activations: ActRow::qsums16
   template <int T, bool kPrefetch>
   static void run(const uint8_t* panel, int64_t blocks, const Tokens& tokens, int t0, __m256 facc[kHalves][T]) {
     run_levels<T, kPrefetch, false>(panel, nullptr, blocks, tokens, t0, facc);

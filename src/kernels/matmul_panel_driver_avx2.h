@@ -4,13 +4,19 @@
 // each copy stays local to its file.
 //
 // A Kernel is a class with
-//   struct Tokens;                       what it reads of all the call's tokens
-//   static Tokens prepare(const Activations&, const ActLayout&);
+//   Tokens                               what it reads of all the call's tokens
+//                                        (RowTokens for panel_matmul)
 //   template <int T, bool kPrefetch>
 //   static void run(const uint8_t* panel, int64_t blocks, const Tokens&, int t0, __m256 facc[kHalves][T]);
 // adding the panel's 16 rows (two vectors of 8) times tokens t0..t0+T-1 over
 // all super-blocks to facc. Each token goes through the same operations in the
 // same order whatever T, so its outputs do not depend on its batch.
+
+// The call's tokens as quantized rows, each read through act_row.
+struct RowTokens {
+  const Activations* x;
+  ActLayout l;
+};
 
 constexpr int kHalves = 2;      // a 16-row panel is two vectors of 8 rows (a dword lane each)
 constexpr int kTileTokens = 3;  // tokens sharing each unpacked unit (registers: T int16 and int32 sums per half)
@@ -82,7 +88,7 @@ void panel_tile_any(const uint8_t* panel, int64_t blocks, const typename Kernel:
 template <class Kernel>
 void panel_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
   const ActLayout l = act_layout(ActivationFormat::kQ8_K, w.cols);
-  const typename Kernel::Tokens tokens = Kernel::prepare(x, l);
+  const RowTokens tokens{&x, l};
   const int64_t blocks = w.cols / 256;
   for (int64_t r = r0; r < r1; r += kPanelRowCount) {
     const uint8_t* panel = panel_start(w, r / kPanelRowCount);

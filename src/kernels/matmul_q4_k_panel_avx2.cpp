@@ -64,11 +64,7 @@ struct alignas(32) Factors {
 
 // The Kernel of matmul_panel_driver_avx2.h.
 struct Q4KPanels {
-  struct Tokens {
-    const Activations* x;
-    ActLayout l;
-  };
-  static Tokens prepare(const Activations& x, const ActLayout& l) { return {&x, l}; }
+  using Tokens = RowTokens;
   template <int T, bool kPrefetch>
   static void run(const uint8_t* panel, int64_t blocks, const Tokens& tokens, int t0, __m256 facc[kHalves][T]);
 };

@@ -9,7 +9,10 @@
 // --cpu-time 1 (with -t 1) times by the thread's CPU clock, which leaves out
 // time the thread spent descheduled: per-core kernel speed on a shared machine.
 // Prints the best of repeated runs: GB/s = weight bytes / time (the decode
-// figure of merit), GOP/s = 2·rows·cols·tokens / time (prefill). Successive
+// figure of merit), GOP/s = 2·rows·cols·tokens / time (prefill); and GB/s over
+// the mean time, which a model's calls see: on the Zen 4 VM the best ran 10-20%
+// above the mean, more for long rows, so compare a kernel with a model's
+// products (`skiff bench --profile`, means) by the mean. Successive
 // calls cycle through copies of the weights totalling over 256 MB, so decode
 // reads them from memory, not from the 32 MiB L3, as a whole model would; a
 // STREAM-style triad first gives the machine's bandwidth for comparison.
@@ -97,10 +100,15 @@ double now_seconds() {
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
-double time_matmul(const std::vector<Matrix>& copies, const float* x, int n_tokens, float* y, double min_time) {
+struct Timing {
+  double best, mean;  // seconds a call
+};
+
+Timing time_matmul(const std::vector<Matrix>& copies, const float* x, int n_tokens, float* y, double min_time) {
   for (const Matrix& w : copies) matmul(w, x, n_tokens, y);  // warm-up: scratch, page faults
   double best = 1e30, total = 0;
-  for (int reps = 0; total < min_time || reps < 3; ++reps) {
+  int reps = 0;
+  for (; total < min_time || reps < 3; ++reps) {
     const Matrix& w = copies[reps % copies.size()];
     const double t0 = now_seconds();
     matmul(w, x, n_tokens, y);
@@ -108,7 +116,7 @@ double time_matmul(const std::vector<Matrix>& copies, const float* x, int n_toke
     best = std::min(best, s);
     total += s;
   }
-  return best;
+  return {best, total / reps};
 }
 
 std::vector<std::string> split(std::string_view s) {
@@ -160,7 +168,7 @@ int main(int argc, char** argv) {
     } else return usage();
   }
   std::printf("threads %d, triad %.1f GB/s\n", omp_get_max_threads(), triad_gbs());
-  std::printf("| type | isa | shape | tokens | ms | GB/s | GOP/s |\n|---|---|---|---|---|---|---|\n");
+  std::printf("| type | isa | shape | tokens | ms | GB/s | mean GB/s | GOP/s |\n|---|---|---|---|---|---|---|---|\n");
   const int max_tokens = *std::max_element(tokens.begin(), tokens.end());
   int64_t max_rows = 0, max_cols = 0;
   for (const Shape& s : shapes) max_rows = std::max(max_rows, s.rows), max_cols = std::max(max_cols, s.cols);
@@ -192,10 +200,11 @@ int main(int argc, char** argv) {
         if (!isa_supported(*isa)) continue;
         set_active_isa(*isa);
         for (int n : tokens) {
-          const double sec = time_matmul(copies, x.data(), n, y.data(), min_time);
-          std::printf("| %s | %s | %s | %d | %.3f | %.1f | %.1f |\n", type_name.c_str(), isa_str.c_str(),
-                      s.name.c_str(), n, sec * 1e3, static_cast<double>(bytes) / sec * 1e-9,
-                      2.0 * static_cast<double>(s.rows * s.cols) * n / sec * 1e-9);
+          const Timing t = time_matmul(copies, x.data(), n, y.data(), min_time);
+          std::printf("| %s | %s | %s | %d | %.3f | %.1f | %.1f | %.1f |\n", type_name.c_str(), isa_str.c_str(),
+                      s.name.c_str(), n, t.best * 1e3, static_cast<double>(bytes) / t.best * 1e-9,
+                      static_cast<double>(bytes) / t.mean * 1e-9,
+                      2.0 * static_cast<double>(s.rows * s.cols) * n / t.best * 1e-9);
           std::fflush(stdout);
         }
       }

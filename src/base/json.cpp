@@ -1,5 +1,7 @@
 #include "base/json.h"
 
+#include <algorithm>
+
 #include "base/error.h"
 
 namespace skiff {
@@ -45,6 +47,15 @@ std::string string_field(const nlohmann::json& object, const char* key, const st
   if (it == object.end() || it->is_null()) return fallback;
   if (!it->is_string()) fail("'{}' must be a string, got {}", key, json_excerpt(*it));
   return it->get<std::string>();
+}
+
+std::vector<std::string> string_array_field(const nlohmann::json& object, const char* key) {
+  const auto it = object.find(key);
+  if (it == object.end() || it->is_null()) return {};
+  const auto is_string = [](const nlohmann::json& v) { return v.is_string(); };
+  if (!it->is_array() || !std::all_of(it->begin(), it->end(), is_string))
+    fail("'{}' must be an array of strings, got {}", key, json_excerpt(*it));
+  return it->get<std::vector<std::string>>();
 }
 
 bool bool_field(const nlohmann::json& object, const char* key, bool fallback) {

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace skiff {
 
@@ -26,6 +27,8 @@ std::string json_error_text(const nlohmann::json::exception& e);
 // the value, or Error "'key' must be a string/boolean, got ..." naming it.
 std::string string_field(const nlohmann::json& object, const char* key, const std::string& fallback);
 bool bool_field(const nlohmann::json& object, const char* key, bool fallback);
+// An array of strings: empty when absent or null, else Error as above.
+std::vector<std::string> string_array_field(const nlohmann::json& object, const char* key);
 
 // v printed compactly, cut to about max_chars with "..." (invalid UTF-8 replaced).
 std::string json_excerpt(const nlohmann::json& v, size_t max_chars = 80);

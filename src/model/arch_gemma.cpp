@@ -46,10 +46,11 @@ void hf_facts(const nlohmann::json& j, ModelConfig& c, int default_period) {
   }
 }
 
-Architecture gemma(const char* name, std::vector<std::string> hf_types) {
+Architecture gemma(const char* name, const char* hf_class, const char* hf_type) {
   Architecture a;
   a.gguf_name = name;
-  a.hf_model_types = std::move(hf_types);
+  a.hf_classes = {hf_class};
+  a.hf_model_types = {hf_type};
   a.hf_norm_plus_one = true;
   a.hf_layer_names = {{"post_attention_layernorm", "post_attention_norm"},
                       {"pre_feedforward_layernorm", "ffn_norm"},
@@ -61,7 +62,7 @@ Architecture gemma(const char* name, std::vector<std::string> hf_types) {
 
 const Architecture& gemma2_architecture() {
   static const Architecture arch = [] {
-    Architecture a = gemma("gemma2", {"gemma2"});
+    Architecture a = gemma("gemma2", "Gemma2ForCausalLM", "gemma2");
     a.from_gguf = [](const gguf::GgufFile& f, ModelConfig& c) {
       common_facts(c);
       gguf_attention_scale(c, 46);
@@ -78,7 +79,7 @@ const Architecture& gemma2_architecture() {
 
 const Architecture& gemma3_architecture() {
   static const Architecture arch = [] {
-    Architecture a = gemma("gemma3", {"gemma3_text"});
+    Architecture a = gemma("gemma3", "Gemma3ForCausalLM", "gemma3_text");
     a.from_gguf = [](const gguf::GgufFile&, ModelConfig& c) {
       common_facts(c);
       gguf_attention_scale(c, 62);

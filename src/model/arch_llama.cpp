@@ -10,6 +10,7 @@ const Architecture& llama_architecture() {
   static const Architecture arch = [] {
     Architecture a;
     a.gguf_name = "llama";
+    a.hf_classes = {"LlamaForCausalLM", "MistralForCausalLM"};
     a.hf_model_types = {"llama", "mistral"};
     a.gguf_rope_style = RopeStyle::kInterleaved;
     a.from_gguf = [](const gguf::GgufFile&, ModelConfig&) {};

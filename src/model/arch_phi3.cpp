@@ -44,6 +44,7 @@ const Architecture& phi3_architecture() {
   static const Architecture arch = [] {
     Architecture a;
     a.gguf_name = "phi3";
+    a.hf_classes = {"Phi3ForCausalLM"};
     a.hf_model_types = {"phi3"};
     a.fused_qkv = true;
     a.fused_gate_up = true;

@@ -11,6 +11,7 @@ const Architecture& qwen2_architecture() {
   static const Architecture arch = [] {
     Architecture a;
     a.gguf_name = "qwen2";
+    a.hf_classes = {"Qwen2ForCausalLM"};
     a.hf_model_types = {"qwen2"};
     a.from_gguf = [](const gguf::GgufFile&, ModelConfig& c) { c.qkv_bias = true; };
     a.from_hf = [](const nlohmann::json& j, ModelConfig& c) {
@@ -32,6 +33,7 @@ const Architecture& qwen3_architecture() {
   static const Architecture arch = [] {
     Architecture a;
     a.gguf_name = "qwen3";
+    a.hf_classes = {"Qwen3ForCausalLM"};
     a.hf_model_types = {"qwen3"};
     a.from_gguf = [](const gguf::GgufFile&, ModelConfig& c) { c.qk_norm = true; };
     a.from_hf = [](const nlohmann::json&, ModelConfig& c) { c.qk_norm = true; };

@@ -2,6 +2,8 @@
 
 #include <fmt/ranges.h>
 
+#include <algorithm>
+
 #include "base/error.h"
 #include "base/json.h"
 #include "gguf/gguf.h"
@@ -26,14 +28,20 @@ const Architecture& gguf_architecture(const std::string& name) {
   fail("architecture '{}' is not supported (supported: {})", name, fmt::join(names, ", "));
 }
 
-const Architecture& hf_architecture(const std::string& model_type) {
-  std::vector<std::string> types;
-  for (const Architecture* a : all_architectures())
-    for (const std::string& t : a->hf_model_types) {
-      if (t == model_type) return *a;
-      types.push_back(t);
-    }
-  fail("model_type '{}' is not supported (supported: {})", model_type, fmt::join(types, ", "));
+const Architecture& hf_architecture(const nlohmann::json& config) {
+  const std::vector<std::string> classes = string_array_field(config, "architectures");
+  const std::string model_type = string_field(config, "model_type", "");
+  std::vector<std::string> known_classes, known_types;
+  for (const std::string& c : classes)
+    for (const Architecture* a : all_architectures())
+      if (std::find(a->hf_classes.begin(), a->hf_classes.end(), c) != a->hf_classes.end()) return *a;
+  for (const Architecture* a : all_architectures()) {
+    if (std::find(a->hf_model_types.begin(), a->hf_model_types.end(), model_type) != a->hf_model_types.end()) return *a;
+    known_classes.insert(known_classes.end(), a->hf_classes.begin(), a->hf_classes.end());
+    known_types.insert(known_types.end(), a->hf_model_types.begin(), a->hf_model_types.end());
+  }
+  fail("architectures [{}] with model_type '{}' are not supported (supported: {}; or model_type {})",
+       fmt::join(classes, ", "), model_type, fmt::join(known_classes, ", "), fmt::join(known_types, ", "));
 }
 
 std::vector<bool> sliding_every(int n_layers, int period) {

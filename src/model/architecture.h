@@ -18,7 +18,8 @@ class GgufFile;
 
 struct Architecture {
   std::string gguf_name;                    // general.architecture
-  std::vector<std::string> hf_model_types;  // config.json "model_type"
+  std::vector<std::string> hf_classes;      // config.json "architectures" (LlamaForCausalLM)
+  std::vector<std::string> hf_model_types;  // config.json "model_type", when no class is known
   // How its GGUF files order each head's Q/K rows: llama.cpp's converter
   // interleaves them for "llama" only; HF checkpoints are rotate-half.
   RopeStyle gguf_rope_style = RopeStyle::kRotateHalf;
@@ -37,10 +38,11 @@ struct Architecture {
                           ModelConfig& c) = nullptr;
 };
 
-// By general.architecture / config.json model_type; Error naming the
-// supported ones otherwise.
+// By general.architecture, or by a config.json's "architectures" (as vLLM
+// picks a model class) and else its "model_type"; Error naming the supported
+// ones otherwise.
 const Architecture& gguf_architecture(const std::string& name);
-const Architecture& hf_architecture(const std::string& model_type);
+const Architecture& hf_architecture(const nlohmann::json& config);
 
 // The families (arch_*.cpp).
 const Architecture& llama_architecture();

@@ -74,7 +74,7 @@ void read_sliding_rope(const json& j, ModelConfig& c) {
 }  // namespace
 
 ModelConfig config_from_hf(const json& j) {
-  const Architecture& arch = hf_architecture(string_field(j, "model_type", ""));
+  const Architecture& arch = hf_architecture(j);
   ModelConfig c;
   c.arch = arch.gguf_name;
   c.name = string_field(j, "_name_or_path", arch.gguf_name);

@@ -149,5 +149,46 @@ TEST(HfVariants, MissingTensorOrConfigIsAClearError) {
   EXPECT_TRUE(nesting_error([&] { load_model(dir.string()); }));
 }
 
+nlohmann::json base_config() {
+  std::ifstream in(kHfDir / "config.json");
+  return nlohmann::json::parse(in);
+}
+
+// config.json's "architectures" picks the family as in vLLM, "model_type"
+// only when no class is known; an unknown one is named before any weight is
+// looked for (the directory below has none).
+TEST(HfVariants, ArchitecturesPickTheFamily) {
+  const fs::path dir = fresh_dir("architectures");
+  nlohmann::json config = base_config();
+  config.erase("model_type");
+  write_file((dir / "config.json").string(), config.dump());
+  write_file((dir / "model.safetensors").string(), safetensors_bytes(source_tensors()));
+  EXPECT_EQ(logits_after(dir.string(), kPrompt), logits_after(kHfDir.string(), kPrompt));
+
+  const fs::path bare = fresh_dir("unknown_architecture");
+  config["architectures"] = {"MambaForCausalLM"};
+  config["model_type"] = "mamba";
+  write_file((bare / "config.json").string(), config.dump());
+  try {
+    load_model(bare.string());
+    FAIL() << "loaded an unknown architecture";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    for (const char* named : {"MambaForCausalLM", "'mamba'", "Qwen2ForCausalLM", "gemma3_text"})
+      EXPECT_NE(what.find(named), std::string::npos) << named << " in " << what;
+  }
+  config["model_type"] = "llama";  // the class is unknown; the type still names the family
+  write_file((dir / "config.json").string(), config.dump());
+  EXPECT_EQ(logits_after(dir.string(), kPrompt), logits_after(kHfDir.string(), kPrompt));
+  config["architectures"] = "LlamaForCausalLM";
+  write_file((dir / "config.json").string(), config.dump());
+  try {
+    load_model(dir.string());
+    FAIL() << "read a string as the architectures array";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'architectures' must be an array of strings"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace skiff

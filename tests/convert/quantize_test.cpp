@@ -96,6 +96,8 @@ TEST(QuantizeTypes, FallbacksFollowBlockSizes) {
   EXPECT_EQ(tensor_type(DType::Q6_K, {96, 4}), DType::Q8_0);
   EXPECT_EQ(tensor_type(DType::Q2_K, {640, 8}), DType::IQ4_NL);
   EXPECT_EQ(tensor_type(DType::Q3_K, {640, 8}), DType::IQ4_NL);
+  EXPECT_EQ(tensor_type(DType::IQ4_XS, {640, 8}), DType::IQ4_NL);
+  EXPECT_EQ(tensor_type(DType::IQ4_XS, {256, 8}), DType::IQ4_XS);
   EXPECT_EQ(tensor_type(DType::Q5_0, {896, 8}), DType::Q5_0);
   EXPECT_EQ(tensor_type(DType::Q4_0, {172, 64}), DType::F16);
   EXPECT_EQ(tensor_type(DType::Q4_K, {172, 64}), DType::F16);
@@ -206,8 +208,8 @@ TEST(QuantizeStories, RepackedMatchesTheRows) {
   }
 }
 
-// Q4_K and Q5_K need rows of 256: a generated dim-256 model, every matrix
-// converted; and the Q4_K_M mix.
+// The K-quants and IQ4_XS need rows of 256: a generated dim-256 model, every
+// matrix converted; and the Q4_K_M mix.
 TEST(QuantizeRandom, KQuantsWithRowsOf256) {
   RandomLlamaSpec spec;
   spec.n_layers = 2;
@@ -220,12 +222,13 @@ TEST(QuantizeRandom, KQuantsWithRowsOf256) {
   spec.vocab_path = kModels + "/gguf/llama-2-tiny-random.gguf";
   const std::string f32 = temp_path("random-f32");
   write_random_llama(spec, f32);
-  for (DType type : {DType::Q4_K, DType::Q5_K, DType::Q2_K, DType::Q3_K}) {
+  for (DType type : {DType::Q4_K, DType::Q5_K, DType::Q2_K, DType::Q3_K, DType::IQ4_XS}) {
     SCOPED_TRACE(dtype_info(type).name);
     const std::string out = temp_path("random-k");
     const QuantizeSummary s = quantize_model(f32, out, type);
     EXPECT_EQ(s.n_fallbacks, 0);
     EXPECT_LT(s.output_bytes * 5, s.input_bytes);  // 2.6 to 5.5 bits per weight against 32
+    EXPECT_EQ(gguf::GgufFile(out).get_int("general.file_type", -1), gguf::FileType(type).id());
     expect_tensor_types(out, type, 0);
 
     const testing::IsaGuard restore_isa;
@@ -233,7 +236,7 @@ TEST(QuantizeRandom, KQuantsWithRowsOf256) {
     const std::vector<float> logits = prompt_logits(*load_model(out));
     const std::vector<float> reference = prompt_logits(*dequantized_model(out));
     EXPECT_LE(max_abs_diff(logits, reference), 1e-5 * max_abs(reference));
-    if (type == DType::Q4_K && isa_supported(Isa::kAvx512)) check_repacked_against_rows(out, type);
+    if ((type == DType::Q4_K || type == DType::IQ4_XS) && isa_supported(Isa::kAvx512)) check_repacked_against_rows(out, type);
     std::remove(out.c_str());
   }
 

@@ -1,5 +1,5 @@
 // skiff perplexity: a model's perplexity on a text file, as llama-perplexity
-// reports it (running figures [1]x,[2]y,... then "Final estimate: PPL = X +/- Y"),
+// reports it (running figures [1]x,[2]y,..., then "Final estimate: PPL = X +/- Y"),
 // with the evaluation speed at the end. How a user checks a quantization.
 #include <fmt/core.h>
 #include <omp.h>
@@ -38,7 +38,7 @@ void run_perplexity(PerplexityArgs a) {
   fmt::print(stderr, "perplexity: loaded {} in {:.2f} s; context {}, batch {}\n", a.model, load_timer.seconds(),
              a.options.n_ctx, std::min(a.options.n_batch, a.options.n_ctx));
   const PerplexityResult r = perplexity(*model, *tokenizer, text, a.options, [](int chunk, double ppl) {
-    std::printf("%s[%d]%.4f", chunk > 1 ? "," : "", chunk, ppl);
+    std::printf("[%d]%.4f,", chunk, ppl);  // a comma after each, as llama-perplexity prints them
     std::fflush(stdout);
   });
   std::printf("\nFinal estimate: PPL = %.4f +/- %.5f\n", r.ppl, r.ppl_error);

@@ -18,7 +18,7 @@ const std::string kText = std::string(SKIFF_SOURCE_DIR) + "/tests/data/real/text
 TEST(CliPerplexity, PrintsRunningFiguresAndTheFinalEstimate) {
   const auto r = run_skiff("perplexity -m " + kModel + " -f " + kText + " -c 128 --chunks 3 -t 1");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(^\[1\][0-9.]+,\[2\][0-9.]+,\[3\][0-9.]+\n)"))) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(^\[1\][0-9.]+,\[2\][0-9.]+,\[3\][0-9.]+,\n)"))) << r.out;
   EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(Final estimate: PPL = [0-9]+\.[0-9]{4} \+/- [0-9]+\.[0-9]{5}\n$)")))
       << r.out;
   EXPECT_NE(r.err.find("3 chunks of 128"), std::string::npos) << r.err;

@@ -7,7 +7,8 @@ first tokenizer.ggml.pre name that selects it (pretokenizer_names.cpp).
 
 Splitting follows llama.cpp's unicode_regex_split: each regex runs over each
 word the previous one left, matches and the stretches between them become
-words, and an empty match only cuts. Run by hand:
+words, and an empty match only cuts. "\\p{AFMoE_digits}" is no regex but
+llama.cpp's name for a custom digit split, restated here (afmoe_digits). Run by hand:
     python3 tools/make_pretokenizer_golden.py
 """
 import json
@@ -60,9 +61,38 @@ def python_pattern(pattern):
     return regex.compile(pattern.replace(r"\d", "[0-9]").replace(r"\b", ASCII_BOUNDARY))
 
 
+AFMOE_DIGITS = r"\p{AFMoE_digits}"
+NUMBER = regex.compile(r"\p{N}")
+
+
+def afmoe_digits(word):
+    """llama.cpp's unicode_regex_split_custom_afmoe: each run of \\p{N} in
+    groups of 3 from the right; the first group ends the word holding the text
+    before the run, and the text after the last run is a word of its own."""
+    out, start, pos = [], 0, 0
+    while pos < len(word):
+        if not NUMBER.match(word[pos]):
+            pos += 1
+            continue
+        end = pos
+        while end < len(word) and NUMBER.match(word[end]):
+            end += 1
+        cut = pos + ((end - pos) % 3 or 3)
+        while cut <= end:
+            out.append(word[start:cut])
+            start, cut = cut, cut + 3
+        pos = end
+    if start < len(word):
+        out.append(word[start:])
+    return out
+
+
 def split(text, patterns):
     words = [text] if text else []
     for pattern in patterns:
+        if pattern == AFMOE_DIGITS:
+            words = [piece for word in words for piece in afmoe_digits(word)]
+            continue
         compiled = python_pattern(pattern)
         out = []
         for word in words:
@@ -91,6 +121,8 @@ TEXTS = [
     "...!!! ?? $+<=>^~| `code` (a|b) \u2026\u3002\uff0c",
     "\u0391\u03b8\u03ae\u03bd\u03b1 \u1f00\u03c1\u03c7\u03ae \u2126 \u212a \u0399\u03b5\u03c1\u03cc",
     "tab\there  new\nline\n\n\nend",
+    "x  1234 abc12 ab  5678 a\u0661\u0662\u0663\u0664 99x 1234567890",
+    "\u4e2d\u6587English\u6df7\u5408 Kimi\u7684\u6a21\u578b'S \u3400\U00020000\uf900 \u0e20\u0e32\u0e29\u0e32\u0e44\u0e17\u0e22 \u1780\u17d2\u1798 \u1100\u1161 \uff76\uff85",
 ]
 
 

@@ -24,6 +24,16 @@ constexpr std::string_view kQwen2 =
 constexpr std::string_view kNewlineRuns = R"re([^\n]+|[\n]+)re";
 constexpr std::string_view kCjk = R"re([一-龥ࠀ-一가-퟿]+)re";
 constexpr std::string_view kPoro = R"re( ?[^(\s|.,!?…。，、।۔،)]+)re";
+constexpr std::string_view kDeepseek3Words =
+    R"re([!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+| ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)re";
+// Kimi K2: llama.cpp's custom split of the tokenizer's regex
+// (tokenization_kimi.py) keeps its Han runs (the CJK ideograph blocks of
+// llama.cpp's unicode_cpt_is_han) and contractions, but takes any letters
+// other than Han as one run, as this regex does.
+constexpr std::string_view kKimiK2 =
+    R"re([\x{4E00}-\x{9FFF}\x{3400}-\x{4DBF}\x{20000}-\x{2A6DF}\x{2A700}-\x{2EBEF}\x{F900}-\x{FAFF}\x{2F800}-\x{2FA1F}]+|[^\r\n\p{L}\p{N}]?(?:(?![\x{4E00}-\x{9FFF}\x{3400}-\x{4DBF}\x{20000}-\x{2A6DF}\x{2A700}-\x{2EBEF}\x{F900}-\x{FAFF}\x{2F800}-\x{2FA1F}])\p{L})+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)re";
+// Not a regex: llama.cpp's name for its custom AFMoE digit split (split_afmoe_digits).
+constexpr std::string_view kAfmoeDigits = R"re(\p{AFMoE_digits})re";
 
 std::vector<std::string_view> regexes_of(PreTokenizer type) {
   using T = PreTokenizer;
@@ -44,8 +54,7 @@ std::vector<std::string_view> regexes_of(PreTokenizer type) {
               R"re(\s?[A-Za-zµÀ-ÖØ-öø-ƺƼ-ƿǄ-ʓʕ-ʯͰ-ͳͶͷͻ-ͽͿΆΈ-ΊΌΎ-ΡΣ-ϵϷ-ҁҊ-ԯԱ-ՖႠ-ჅᎠ-Ᏽᏸ-ᏽᲐ-ᲺᲽ-Ჿᴀ-ᴫᵫ-ᵷᵹ-ᶚḀ-ἕἘ-Ἕἠ-ὅὈ-Ὅὐ-ὗὙὛὝὟ-\x{1F7D}ᾀ-ᾴᾶ-ᾼ\x{1FBE}ῂ-ῄῆ-ῌῐ-\x{1FD3}ῖ-\x{1FDB}ῠ-Ῥῲ-ῴῶ-ῼℂℇℊ-ℓℕℙ-ℝℤ\x{2126}ℨ\x{212A}-ℭℯ-ℴℹℼ-ℿⅅ-ⅉⅎↃↄⰀ-ⱻⱾ-ⳤⳫ-ⳮⳲⳳꙀ-ꙭꚀ-ꚛꜢ-ꝯꝱ-ꞇꞋ-ꞎꭰ-ꮿﬀ-ﬆﬓ-ﬗＡ-Ｚａ-ｚ𐐀-𐑏𐒰-𐓓𐓘-𐓻𐲀-𐲲𐳀-𐳲𑢠-𑣟𞤀-𞥃]+)re",
               R"re(\s?[!-/:-~！-／：-～‘-‟　-。]+)re", R"re(\s+$)re", kCjk, R"re(\p{N}+)re"};
     case T::Deepseek3Llm:
-      return {R"re(\p{N}{1,3})re", R"re([一-龥぀-ゟ゠-ヿ]+)re",
-              R"re([!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+| ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)re"};
+      return {R"re(\p{N}{1,3})re", R"re([一-龥぀-ゟ゠-ヿ]+)re", kDeepseek3Words};
     case T::Spark25:
       return {R"re(\p{N}{1,3})re", R"re([一-龥぀-ゟ゠-ヿ]+)re",
               R"re([!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+| ?[\p{P}\p{S}]+|[\r\n]|\s+(?!\S)|\s+)re",
@@ -82,6 +91,14 @@ std::vector<std::string_view> regexes_of(PreTokenizer type) {
     case T::Minicpm5:
       return {R"re(\p{N}{1,3})re",
               R"re((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}+| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)re"};
+    case T::KimiK2: return {kKimiK2};
+    case T::Afmoe:
+      // CJK, kana, Thai, Lao, Khmer, Myanmar and Hangul runs, as llama.cpp's
+      // source spells them: its third range starts at U+8C48, the canonical
+      // form of the U+F900 meant, so it also takes Yi, Hangul and the rest below U+FB00.
+      return {kAfmoeDigits,
+              R"re([\x{4E00}-\x{9FFF}\x{3400}-\x{4DBF}\x{8C48}-\x{FAFF}\x{3040}-\x{309F}\x{30A0}-\x{30FF}\x{FF65}-\x{FF9F}\x{2F00}-\x{2FDF}\x{0E40}-\x{0E7F}\x{0E80}-\x{0EFF}\x{1780}-\x{17FF}\x{1000}-\x{109F}\x{AA60}-\x{AA7F}\x{A9E0}-\x{A9FF}\x{AC00}-\x{D7AF}\x{1100}-\x{11FF}]+)re",
+              kDeepseek3Words};
     case T::Gemma4:
     case T::SarvamMoe: return {kNewlineRuns};
     case T::Whitespace: return {R"re(\S+)re"};
@@ -186,11 +203,45 @@ Matcher fast_matcher_for(std::string_view regex) {
   return nullptr;
 }
 
-// One regex of a list: its hand-written matcher, or the compiled regex.
+// A pass no regex states: it splits a range into words itself.
+using Splitter = void (*)(const Codepoints& cps, const Range& range, std::vector<Range>& out);
+
+// llama.cpp's AFMoE digit split (unicode_regex_split_custom_afmoe): each run
+// of \p{N} in groups of 3 from the right, its first group (1-3 digits) ending
+// the word that holds the text before the run; text after the last run is a
+// word of its own. Later passes split that text off again.
+void split_afmoe_digits(const Codepoints& cps, const Range& range, std::vector<Range>& out) {
+  size_t word = range.begin, pos = range.begin;
+  while (pos < range.end) {
+    if (!is_number(cps[pos])) {
+      ++pos;
+      continue;
+    }
+    const size_t run = run_length(cps, pos, range.end, is_number);
+    for (size_t done = 0, group = run % 3 == 0 ? 3 : run % 3; done < run; done += group, group = 3) {
+      out.push_back({word, pos + done + group});
+      word = pos + done + group;
+    }
+    pos += run;
+  }
+  if (word < range.end) out.push_back({word, range.end});
+}
+
+// One regex of a list: its own splitter, its hand-written matcher, or the compiled regex.
 struct Pass {
+  Splitter custom = nullptr;
   Matcher fast = nullptr;
   std::optional<Regex> regex;
 };
+
+// fast_paths false: the regex engine for every real regex (regex_split).
+Pass make_pass(std::string_view regex, bool fast_paths) {
+  Pass pass;
+  if (regex == kAfmoeDigits) pass.custom = split_afmoe_digits;
+  else if (fast_paths) pass.fast = fast_matcher_for(regex);
+  if (!pass.custom && !pass.fast) pass.regex.emplace(regex);
+  return pass;
+}
 
 // One stretch split as llama.cpp's unicode_regex_split does it: every match
 // and every stretch between matches becomes a range of its own. An empty
@@ -221,7 +272,9 @@ void split_range(const Range& range, MatchAt&& match_at, std::vector<Range>& out
 std::vector<Range> split(const Codepoints& cps, const std::vector<Range>& ranges, const Pass& pass) {
   std::vector<Range> out;
   for (const Range& range : ranges) {
-    if (pass.fast) {
+    if (pass.custom) {
+      pass.custom(cps, range, out);
+    } else if (pass.fast) {
       split_range(range, [&](size_t pos) {
         const size_t n = pass.fast(cps, pos, range.end);
         return n == 0 ? ptrdiff_t{-1} : static_cast<ptrdiff_t>(n);
@@ -256,12 +309,7 @@ const TypeTables& type_tables() {
     TypeTables t;
     for (size_t i = 0; i < kTypeCount; ++i) {
       t.regexes[i] = regexes_of(static_cast<PreTokenizer>(i));
-      for (const std::string_view regex : t.regexes[i]) {
-        Pass pass;
-        pass.fast = fast_matcher_for(regex);
-        if (!pass.fast) pass.regex.emplace(regex);
-        t.passes[i].push_back(std::move(pass));
-      }
+      for (const std::string_view regex : t.regexes[i]) t.passes[i].push_back(make_pass(regex, true));
     }
     return t;
   }();
@@ -284,11 +332,7 @@ std::vector<std::string> pre_tokenize(std::string_view text, PreTokenizer type) 
 
 std::vector<std::string> regex_split(std::string_view text, const std::vector<std::string_view>& regexes) {
   std::vector<Pass> passes;
-  for (const std::string_view regex : regexes) {
-    Pass pass;
-    pass.regex.emplace(regex);
-    passes.push_back(std::move(pass));
-  }
+  for (const std::string_view regex : regexes) passes.push_back(make_pass(regex, false));
   return split_words(text, passes);
 }
 

@@ -40,6 +40,8 @@ enum class PreTokenizer {
   Laguna,         // newline runs apart, then Qwen2's
   ExaoneMoe,      // letters joined across single spaces
   Minicpm5,
+  KimiK2,         // Han runs apart, then Llama 3's with Han kept out of letter runs
+  Afmoe,          // digit groups of 3 from the right (llama.cpp's custom split), CJK/Asian runs, Deepseek3's words
   Gemma4,         // SentencePiece-style BPE: only newline runs apart, no byte mapping
   SarvamMoe,      // Gemma4's split without its whole-newline-token rule
   Whitespace,     // runs of non-space, no byte mapping
@@ -55,11 +57,11 @@ struct PreTokenizerChoice {
 };
 
 // Maps a tokenizer.ggml.pre name as llama.cpp does; throws Error naming an
-// unknown one, or one skiff cannot run (llama.cpp's custom-code kimi-k2 and afmoe).
+// unknown one.
 PreTokenizerChoice pre_tokenizer_from_name(std::string_view name);
 // The canonical name of a type: the first name that selects it.
 std::string_view canonical_pre_tokenizer_name(PreTokenizer type);
-// Every name llama.cpp maps to a regex-based pre-tokenizer.
+// Every name llama.cpp maps to a pre-tokenizer.
 std::vector<std::string_view> pre_tokenizer_names();
 
 // The regexes of a type, in the order they split.
@@ -72,6 +74,8 @@ bool pre_tokenizer_byte_encodes(PreTokenizer type);
 std::vector<std::string> pre_tokenize(std::string_view text, PreTokenizer type);
 // The same split for any list of regexes, each run by the regex engine
 // (regex.h) with no hand-written fast path; for tests and new regexes.
+// "\p{AFMoE_digits}" stands for llama.cpp's custom AFMoE digit split, which
+// no regex states.
 std::vector<std::string> regex_split(std::string_view text, const std::vector<std::string_view>& regexes);
 
 }  // namespace skiff

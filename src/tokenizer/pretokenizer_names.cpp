@@ -57,7 +57,9 @@ constexpr NameEntry kNames[] = {
     {"dbrx", plain(T::Llama3)},
     {"smaug-bpe", plain(T::Llama3)},
     {"poro-chat", plain(T::Poro)},
-    {"glm4", {T::Llama3, false, false, false, true}}, {"chatglm-bpe", {T::Llama3, false, false, false, true}},
+    // glm4 and glm5 skip merging whole-token words; chatglm-bpe does not.
+    {"glm4", {T::Llama3, true, false, false, true}}, {"glm5", {T::Llama3, true, false, false, true}},
+    {"chatglm-bpe", {T::Llama3, false, false, false, true}},
     {"viking", plain(T::Viking)},
     {"jais", plain(T::Gpt2)},
     {"tekken", llama3_like(T::Tekken)},
@@ -91,21 +93,15 @@ constexpr NameEntry kNames[] = {
     {"minimax-m2", plain(T::Gpt4o)},
     {"solar-open", plain(T::Qwen2)},
     {"mellum2", plain(T::Starcoder)},
+    {"kimi-k2", plain(T::KimiK2)},
+    {"afmoe", plain(T::Afmoe)},
 };
-
-// Known to llama.cpp, but split there by custom code rather than a regex.
-constexpr std::string_view kCustomCode[] = {"kimi-k2", "afmoe"};
 
 }  // namespace
 
 PreTokenizerChoice pre_tokenizer_from_name(std::string_view name) {
   for (const NameEntry& entry : kNames) {
     if (entry.name == name) return entry.choice;
-  }
-  for (const std::string_view custom : kCustomCode) {
-    if (custom == name) {
-      fail("pre-tokenizer '{}' is not supported: llama.cpp splits it with custom code, not a regex", name);
-    }
   }
   fail("unknown pre-tokenizer '{}' (tokenizer.ggml.pre): llama.cpp knows no such name either", name);
 }

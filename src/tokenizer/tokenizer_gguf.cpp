@@ -72,7 +72,9 @@ Vocab read_vocab(const gguf::GgufFile& file) {
     vocab.add_bos = pre.add_bos;
     vocab.ignore_merges = pre.ignore_merges;
     vocab.escape_whitespaces = pre.escape_whitespaces;
-    vocab.merges = read_merges(file);
+    // llama.cpp loads Kimi K2 vocabularies without merges (each word then stays in byte tokens).
+    const bool merges_optional = pre.type == PreTokenizer::KimiK2 && !file.find("tokenizer.ggml.merges");
+    if (!merges_optional) vocab.merges = read_merges(file);
   } else if (model == "bert") {
     // llama.cpp's WPM defaults: [CLS] 101 is the BOS, [UNK] 100, [SEP] 102, [PAD] 0.
     vocab.kind = VocabKind::Wpm;

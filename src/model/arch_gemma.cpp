@@ -80,13 +80,15 @@ const Architecture& gemma2_architecture() {
 const Architecture& gemma3_architecture() {
   static const Architecture arch = [] {
     Architecture a = gemma("gemma3", "Gemma3ForCausalLM", "gemma3_text");
-    a.from_gguf = [](const gguf::GgufFile&, ModelConfig& c) {
+    a.from_gguf = [](const gguf::GgufFile& f, ModelConfig& c) {
       common_facts(c);
       gguf_attention_scale(c, 62);
       c.qk_norm = true;
-      c.sliding_window = 4096;
+      c.logit_softcap = static_cast<float>(f.get_float("gemma3.final_logit_softcapping", 0.0));
+      // As llama.cpp: layers slide only when the file gives a window (its
+      // converter writes one); then five of every six, at a local base of 10000.
       c.sliding_layers = sliding_every(c.n_layers, 6);
-      c.rope_theta_sliding = 10000.0f;  // llama.cpp's fixed local base
+      c.rope_theta_sliding = 10000.0f;
     };
     a.from_hf = [](const nlohmann::json& j, ModelConfig& c) {
       hf_facts(j, c, 6);

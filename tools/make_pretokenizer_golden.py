@@ -9,10 +9,8 @@ Splitting follows llama.cpp's unicode_regex_split: each regex runs over each
 word the previous one left, matches and the stretches between them become
 words, and an empty match only cuts. "\\p{AFMoE_digits}" is no regex but
 llama.cpp's name for a custom digit split, restated here (afmoe_digits).
-The kimi-k2 and afmoe splits made so were also compared with llama.cpp's own
-unicode_regex_split (unicode.cpp of the llama.cpp in llama-cpp-python 0.3.36,
-which scripts/build-llama-cpp.sh caches, compiled into a small harness): the
-same words for all 62 texts of each (2026-12-05). Run by hand:
+tools/check_pretokenizers_with_llama_cpp.py compares the result with
+llama.cpp's own split of every type. Run by hand:
     python3 tools/make_pretokenizer_golden.py
 """
 import json

@@ -7,7 +7,8 @@ transformers loads each GGUF itself (its own GGUF reader dequantizes the
 weights to float, and it builds the tokenizer from the GGUF's vocabulary), so
 nothing here comes from skiff. The text is tokenized with that tokenizer, BOS
 prepended where the GGUF says add_bos_token (Gemma: yes, Qwen: no), and cut to
-N_CTX tokens; one teacher-forced forward pass over them gives, per position,
+N_CTX tokens (512; 768 for gemma3-270m-768, past Gemma 3's sliding window); one
+teacher-forced forward pass over them gives, per position,
 the top-1 next token, the top1-top2 logit margin and the log-probability of
 the actual next token, and the perplexity as llama-perplexity scores one chunk
 of N_CTX tokens: the logits at positions N_CTX/2 .. N_CTX-2 predicting tokens
@@ -35,12 +36,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 OUT_DIR = os.path.join(HERE, "..", "tests", "data", "real")
 CACHE = os.environ.get("SKIFF_MODELS_CACHE", os.path.expanduser("~/.cache/skiff/models"))
 
-# name -> (GGUF file in the cache, forward dtype). float64 where its weights fit
-# in memory beside everything else (about 8 bytes a parameter); 1.5B in float32.
+# name -> (GGUF file in the cache, forward dtype, tokens). float64 where its
+# weights fit in memory beside everything else (about 8 bytes a parameter);
+# 1.5B in float32. gemma3-270m-768 reaches past the model's 512-token sliding
+# window, which then hides the oldest keys from its local layers.
 MODELS = {
-    "qwen2.5-coder-0.5b": ("qwen2.5-coder-0.5b-instruct-q4_k_m.gguf", torch.float64),
-    "qwen2.5-coder-1.5b": ("qwen2.5-coder-1.5b-instruct-q4_k_m.gguf", torch.float32),
-    "gemma3-270m": ("gemma-3-270m-q4_k_m.gguf", torch.float64),
+    "qwen2.5-coder-0.5b": ("qwen2.5-coder-0.5b-instruct-q4_k_m.gguf", torch.float64, N_CTX),
+    "qwen2.5-coder-1.5b": ("qwen2.5-coder-1.5b-instruct-q4_k_m.gguf", torch.float32, N_CTX),
+    "gemma3-270m": ("gemma-3-270m-q4_k_m.gguf", torch.float64, N_CTX),
+    "gemma3-270m-768": ("gemma-3-270m-q4_k_m.gguf", torch.float64, 768),
 }
 
 
@@ -62,7 +66,7 @@ def gguf_field(reader, key, default=None):
 
 
 def make(name, text):
-    file, dtype = MODELS[name]
+    file, dtype, n_ctx = MODELS[name]
     path = os.path.join(CACHE, file)
     reader = gguf.GGUFReader(path)
     add_bos = bool(gguf_field(reader, "tokenizer.ggml.add_bos_token", False))
@@ -73,21 +77,21 @@ def make(name, text):
     ids = tok.encode(text, add_special_tokens=False)
     if add_bos:
         ids = [bos] + ids
-    assert len(ids) >= N_CTX, f"{name}: text gives only {len(ids)} tokens"
-    ids = ids[:N_CTX]
+    assert len(ids) >= n_ctx, f"{name}: text gives only {len(ids)} tokens"
+    ids = ids[:n_ctx]
 
     model = AutoModelForCausalLM.from_pretrained(CACHE, gguf_file=file, dtype=torch.float32,
                                                  attn_implementation="eager")
     model = model.to(dtype).eval()
     print(f"{name}: {model.__class__.__name__}, {dtype}, config:\n{model.config}", flush=True)
     with torch.no_grad():
-        logits = model(torch.tensor([ids])).logits[0].double()  # [N_CTX, vocab]
+        logits = model(torch.tensor([ids])).logits[0].double()  # [n_ctx, vocab]
     logp = torch.log_softmax(logits, dim=-1)
     top2 = logits.topk(2, dim=-1)
     nxt = torch.tensor(ids[1:])
     next_logprob = logp[:-1].gather(1, nxt[:, None])[:, 0]     # log p(ids[p+1] | ids[..p])
-    first = N_CTX // 2
-    nll = -next_logprob[first:]                                 # positions first .. N_CTX-2
+    first = n_ctx // 2
+    nll = -next_logprob[first:]                                 # positions first .. n_ctx-2
     ppl = math.exp(float(nll.mean()))
     ref = {
         "generator": "tools/make_real_model_golden.py",
@@ -99,12 +103,12 @@ def make(name, text):
         "dtype": str(dtype).replace("torch.", ""),
         "text": "tests/data/real/text.txt",
         "add_bos": add_bos,
-        "n_ctx": N_CTX,
+        "n_ctx": n_ctx,
         "token_ids": ids,
-        # per position p in 0..N_CTX-1: argmax of the logits at p, and its margin
+        # per position p in 0..n_ctx-1: argmax of the logits at p, and its margin
         "top1": top2.indices[:, 0].tolist(),
         "top1_top2_margin": [g5(v) for v in (top2.values[:, 0] - top2.values[:, 1])],
-        # per position p in 0..N_CTX-2: log-probability of token_ids[p+1]
+        # per position p in 0..n_ctx-2: log-probability of token_ids[p+1]
         "next_logprob": [g5(v) for v in next_logprob],
         "ppl_first_position": first,
         "ppl_n_scored": int(nll.numel()),

@@ -26,10 +26,10 @@ constexpr std::string_view kCjk = R"re([一-龥ࠀ-一가-퟿]+)re";
 constexpr std::string_view kPoro = R"re( ?[^(\s|.,!?…。，、।۔،)]+)re";
 constexpr std::string_view kDeepseek3Words =
     R"re([!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+| ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)re";
-// Kimi K2: llama.cpp's custom split of the tokenizer's regex
-// (tokenization_kimi.py) keeps its Han runs (the CJK ideograph blocks of
-// llama.cpp's unicode_cpt_is_han) and contractions, but takes any letters
-// other than Han as one run, as this regex does.
+// Kimi K2: llama.cpp splits it with custom code, which keeps the Han runs
+// (the CJK ideograph blocks of its unicode_cpt_is_han) and contractions of
+// tokenization_kimi.py's regex but takes letters of any case other than Han
+// as one run (the regex splits "HelloWorld"); this regex does the same.
 constexpr std::string_view kKimiK2 =
     R"re([\x{4E00}-\x{9FFF}\x{3400}-\x{4DBF}\x{20000}-\x{2A6DF}\x{2A700}-\x{2EBEF}\x{F900}-\x{FAFF}\x{2F800}-\x{2FA1F}]+|[^\r\n\p{L}\p{N}]?(?:(?![\x{4E00}-\x{9FFF}\x{3400}-\x{4DBF}\x{20000}-\x{2A6DF}\x{2A700}-\x{2EBEF}\x{F900}-\x{FAFF}\x{2F800}-\x{2FA1F}])\p{L})+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)re";
 // Not a regex: llama.cpp's name for its custom AFMoE digit split (split_afmoe_digits).

@@ -68,11 +68,11 @@ void add_model_metadata(const ModelConfig& c, Metadata& m) {
     m.emplace_back(p + "rope.scaling.attn_factor", f32(c.rope_mscale));
   }
   if (c.attention_scale > 0) m.emplace_back(p + "attention.scale", f32(c.attention_scale));
-  // Gemma's readers default absent soft-caps and windows to on: 0 says off.
-  const bool gemma = c.arch == "gemma2" || c.arch == "gemma3";
-  if (c.attn_softcap > 0 || gemma) m.emplace_back(p + "attn_logit_softcapping", f32(c.attn_softcap));
-  if (c.logit_softcap > 0 || gemma) m.emplace_back(p + "final_logit_softcapping", f32(c.logit_softcap));
-  if (c.sliding_window == 0 && gemma) m.emplace_back(p + "attention.sliding_window", u32(0));
+  // Gemma 2's readers default absent soft-caps and window to on: 0 says off.
+  const bool gemma2 = c.arch == "gemma2";
+  if (c.attn_softcap > 0 || gemma2) m.emplace_back(p + "attn_logit_softcapping", f32(c.attn_softcap));
+  if (c.logit_softcap > 0 || gemma2) m.emplace_back(p + "final_logit_softcapping", f32(c.logit_softcap));
+  if (c.sliding_window == 0 && gemma2) m.emplace_back(p + "attention.sliding_window", u32(0));
   if (c.sliding_window > 0) {
     m.emplace_back(p + "attention.sliding_window", u32(c.sliding_window));
     if (const int period = sliding_period(c.sliding_layers)) {

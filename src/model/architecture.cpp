@@ -40,6 +40,9 @@ const Architecture& hf_architecture(const nlohmann::json& config) {
     known_classes.insert(known_classes.end(), a->hf_classes.begin(), a->hf_classes.end());
     known_types.insert(known_types.end(), a->hf_model_types.begin(), a->hf_model_types.end());
   }
+  if (classes.empty() && model_type.empty())
+    fail("names no 'architectures' or 'model_type' (supported: {}; or model_type {})", fmt::join(known_classes, ", "),
+         fmt::join(known_types, ", "));
   fail("architectures [{}] with model_type '{}' are not supported (supported: {}; or model_type {})",
        fmt::join(classes, ", "), model_type, fmt::join(known_classes, ", "), fmt::join(known_types, ", "));
 }

@@ -20,6 +20,8 @@ constexpr PreTokenizerChoice plain(T type) { return {type}; }
 constexpr PreTokenizerChoice llama3_like(T type) { return {type, true, true}; }
 constexpr PreTokenizerChoice no_merge(T type) { return {type, true}; }
 constexpr PreTokenizerChoice spm_style(T type) { return {type, false, false, true}; }
+// GLM 4/5: whole-token words skip merging, and the BOS id defaults to none.
+constexpr PreTokenizerChoice glm_like(T type) { return {type, true, false, false, true}; }
 
 constexpr NameEntry kNames[] = {
     {"default", plain(T::Default)},
@@ -57,9 +59,8 @@ constexpr NameEntry kNames[] = {
     {"dbrx", plain(T::Llama3)},
     {"smaug-bpe", plain(T::Llama3)},
     {"poro-chat", plain(T::Poro)},
-    // glm4 and glm5 skip merging whole-token words; chatglm-bpe does not.
-    {"glm4", {T::Llama3, true, false, false, true}}, {"glm5", {T::Llama3, true, false, false, true}},
-    {"chatglm-bpe", {T::Llama3, false, false, false, true}},
+    {"glm4", glm_like(T::Llama3)}, {"glm5", glm_like(T::Llama3)},
+    {"chatglm-bpe", {T::Llama3, false, false, false, true}},  // merges every word
     {"viking", plain(T::Viking)},
     {"jais", plain(T::Gpt2)},
     {"tekken", llama3_like(T::Tekken)},

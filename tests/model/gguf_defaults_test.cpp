@@ -31,7 +31,9 @@ ModelConfig config_of(const std::string& arch, const std::vector<std::pair<std::
   w.add_tensor("token_embd.weight", DType::F32, {64, 8}, std::vector<uint8_t>(64 * 8 * 4));
   const std::string path = (std::filesystem::path(::testing::TempDir()) / ("defaults_" + arch + ".gguf")).string();
   w.write(path);
-  return config_from_gguf(gguf::GgufFile(path));
+  ModelConfig config = config_from_gguf(gguf::GgufFile(path));
+  std::filesystem::remove(path);
+  return config;
 }
 
 std::vector<int> windows(const ModelConfig& c) {
@@ -74,11 +76,15 @@ TEST(GgufDefaults, Gemma3) {
   EXPECT_FLOAT_EQ(every_other.rope_theta_sliding, 5000.0f);
 }
 
+// A window in a Phi-3 file (its converter writes Phi-3 mini's 2047) applies to
+// every layer, as transformers applies the config's; llama.cpp leaves it off.
 TEST(GgufDefaults, Phi3) {
   const ModelConfig bare = config_of("phi3");
   EXPECT_EQ(windows(bare), std::vector<int>(kLayers, 0));
   EXPECT_TRUE(bare.rope_freq_factors.empty());
   EXPECT_FLOAT_EQ(bare.rope_mscale, 1.0f);
+  const ModelConfig windowed = config_of("phi3", {{"attention.sliding_window", gguf::make_uint(ValueType::UINT32, 2047)}});
+  EXPECT_EQ(windows(windowed), std::vector<int>(kLayers, 2047));
 }
 
 }  // namespace

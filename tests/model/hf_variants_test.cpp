@@ -180,6 +180,10 @@ TEST(HfVariants, ArchitecturesPickTheFamily) {
   config["model_type"] = "llama";  // the class is unknown; the type still names the family
   write_file((dir / "config.json").string(), config.dump());
   EXPECT_EQ(logits_after(dir.string(), kPrompt), logits_after(kHfDir.string(), kPrompt));
+  config["architectures"] = {"LlamaForCausalLM"};  // a known class wins over the type
+  config["model_type"] = "qwen2";                  // (as Qwen2, the model would want q/k/v biases)
+  write_file((dir / "config.json").string(), config.dump());
+  EXPECT_EQ(logits_after(dir.string(), kPrompt), logits_after(kHfDir.string(), kPrompt));
   config["architectures"] = "LlamaForCausalLM";
   write_file((dir / "config.json").string(), config.dump());
   try {

@@ -77,6 +77,16 @@ TEST_F(GgufTokenizerKeys, BpeWithoutMergesIsAnError) {
   EXPECT_NE(load_error(/*with_merges=*/false).find("tokenizer.ggml.merges"), std::string::npos);
 }
 
+// llama.cpp loads a Kimi K2 vocabulary without merges: its words stay in single tokens.
+TEST_F(GgufTokenizerKeys, KimiK2LoadsWithoutMerges) {
+  writer_.set("tokenizer.ggml.model", gguf::make_string("gpt2"));
+  writer_.set("tokenizer.ggml.pre", gguf::make_string("kimi-k2"));
+  const auto unmerged = load(/*with_merges=*/false);
+  EXPECT_EQ(unmerged->vocab().pre, PreTokenizer::KimiK2);
+  EXPECT_EQ(unmerged->encode("ab", false, false), (std::vector<int32_t>{0, 1}));
+  EXPECT_EQ(load()->encode("ab", false, false), std::vector<int32_t>{2});  // with merges, they apply
+}
+
 // GPT-2's default BOS/EOS id 11 lies outside this vocabulary: none, as llama.cpp.
 TEST_F(GgufTokenizerKeys, DefaultIdsOutsideTheVocabularyAreNone) {
   writer_.set("tokenizer.ggml.model", gguf::make_string("gpt2"));

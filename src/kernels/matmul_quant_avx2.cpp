@@ -341,7 +341,6 @@ struct Block32Panels {
 // d·(ls - 32) from the super-block's scale bits (the float the row types use).
 struct Iq4XsPanels {
   using W = RowsIq4Xs;
-  static constexpr DType kType = DType::IQ4_XS;
   [[gnu::always_inline]] static const uint8_t* group(const uint8_t* panel, int64_t u) {
     return panel + (u / 8) * kIq4XsPanelGroupBytes;
   }

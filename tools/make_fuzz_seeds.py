@@ -203,6 +203,17 @@ def tokenize_seeds():
             write(harness, f"vocab{pick}.txt", bytes([pick, 3]) + text.encode())
 
 
+# --- pre-tokenizers: a name's index (pre_tokenizer_names()), then the text ----
+PRE_TEXTS = TEXTS + ["x  1234 abc12 99x \u0661\u0662", "HelloWorld \u4e2d\u6587English 'S \u0e20\u0e32\u0e29\u0e32"]
+
+
+def pretokenize_seeds():
+    for pick in range(0, 91, 7):  # names in steps; then kimi-k2 and afmoe (their indices today)
+        write("pretokenize", f"name{pick}.txt", bytes([pick]) + PRE_TEXTS[pick % len(PRE_TEXTS)].encode())
+    for pick in (89, 90):
+        write("pretokenize", f"name{pick}.txt", bytes([pick]) + PRE_TEXTS[-2 + pick % 2].encode())
+
+
 # --- chat templates: template, NUL, messages JSON ----------------------------
 MESSAGES = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"},
             {"role": "assistant", "content": "Hello!"}, {"role": "user", "content": "2+2?"}]
@@ -245,5 +256,6 @@ if __name__ == "__main__":
     tokenizer_json_seeds()
     sentencepiece_seeds()
     tokenize_seeds()
+    pretokenize_seeds()
     jinja_seeds()
     server_seeds()

@@ -12,6 +12,7 @@ beside it, for the chat templates and config.json files it copies):
 """
 import json
 import os
+import re
 import struct
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
@@ -208,10 +209,12 @@ PRE_TEXTS = TEXTS + ["x  1234 abc12 99x \u0661\u0662", "HelloWorld \u4e2d\u6587E
 
 
 def pretokenize_seeds():
-    for pick in range(0, 91, 7):  # names in steps; then kimi-k2 and afmoe (their indices today)
+    names_cpp = open(os.path.join(ROOT, "src", "tokenizer", "pretokenizer_names.cpp"), encoding="utf-8").read()
+    names = re.findall(r'\{"([^"]+)", ', names_cpp[names_cpp.index("kNames[]"):])
+    for pick in range(0, len(names), 7):  # names in steps, then the custom splits with their texts
         write("pretokenize", f"name{pick}.txt", bytes([pick]) + PRE_TEXTS[pick % len(PRE_TEXTS)].encode())
-    for pick in (89, 90):
-        write("pretokenize", f"name{pick}.txt", bytes([pick]) + PRE_TEXTS[-2 + pick % 2].encode())
+    for name, text in (("kimi-k2", PRE_TEXTS[-1]), ("afmoe", PRE_TEXTS[-2])):
+        write("pretokenize", f"name{names.index(name)}.txt", bytes([names.index(name)]) + text.encode())
 
 
 # --- chat templates: template, NUL, messages JSON ----------------------------

@@ -40,7 +40,7 @@ enum class PreTokenizer {
   Laguna,         // newline runs apart, then Qwen2's
   ExaoneMoe,      // letters joined across single spaces
   Minicpm5,
-  KimiK2,         // Han runs apart, then Llama 3's with Han kept out of letter runs
+  KimiK2,         // Han runs, and Llama 3's words with Han kept out of their letter runs
   Afmoe,          // digit groups of 3 from the right (llama.cpp's custom split), CJK/Asian runs, Deepseek3's words
   Gemma4,         // SentencePiece-style BPE: only newline runs apart, no byte mapping
   SarvamMoe,      // Gemma4's split without its whole-newline-token rule

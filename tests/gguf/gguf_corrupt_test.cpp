@@ -11,6 +11,7 @@
 #include "model/loader.h"
 #include "tokenizer/tokenizer.h"
 #include "gguf/gguf_writer.h"
+#include "error_of.h"
 #include "gguf_test_util.h"
 
 namespace skiff::gguf {
@@ -169,12 +170,7 @@ std::vector<uint8_t> stories_bytes() {
 
 // The Error loading the model at path gives ("" when it loads).
 std::string load_error(const std::string& path) {
-  try {
-    load_model(path);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
+  return skiff::testing::error_of([&] { load_model(path); });
 }
 
 // stories260K with one weight of a type skiff cannot read: loading the model

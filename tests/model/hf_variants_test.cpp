@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
+#include "error_of.h"
 #include "kernels/fp16.h"
 #include "model/loader.h"
 #include "safetensors/safetensors.h"
@@ -151,12 +152,7 @@ TEST(HfVariants, MissingTensorOrConfigIsAClearError) {
 
 // The Error loading the model in dir gives ("" when it loads).
 std::string load_error(const fs::path& dir) {
-  try {
-    load_model(dir.string());
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
+  return testing::error_of([&] { load_model(dir.string()); });
 }
 
 nlohmann::json base_config() {

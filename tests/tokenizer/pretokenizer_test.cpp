@@ -9,6 +9,7 @@
 #include <set>
 
 #include "base/error.h"
+#include "error_of.h"
 #include "tokenizer/hf_files.h"
 #include "tokenizer/pretokenizer.h"
 #include "tokenizer/regex.h"
@@ -76,14 +77,7 @@ TEST(PreTokenizer, NamesMapAsLlamaCpp) {
   }
 }
 
-std::string error_of(auto&& action) {
-  try {
-    action();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::error_of;
 
 TEST(PreTokenizer, UnknownNamesAreNamedInTheError) {
   EXPECT_NE(error_of([] { pre_tokenizer_from_name("no-such-pre"); }).find("'no-such-pre'"), std::string::npos);

@@ -2,9 +2,10 @@
 // against Hugging Face transformers run on the same weights
 // (tests/data/real/*.json, made by tools/make_real_model_golden.py): skiff's
 // tokens of the text equal transformers', and over 512 teacher-forced
-// positions (768 for gemma3-270m-768, past Gemma 3's 512-token sliding window,
-// where its local layers see only the last 512) its top-1 token agrees at >= 99% of them and its perplexity over
-// the second half (as llama-perplexity scores a 512-token chunk) is within 1%
+// positions (768 for gemma3-270m-768, past Gemma 3's 512-token sliding
+// window, where its local layers see only the last 512) its top-1 token
+// agrees at >= 99% of them and its perplexity over the second half (as
+// llama-perplexity scores a chunk) is within 1%
 // of transformers', with refined activations (ActivationPrecision::kRefined);
 // with the default int8 activations, whose noise flips tokens of small margin,
 // at >= 97% and within 1.5% (measured: 97.9-98.4%, 0.2-1.0%).

@@ -1,5 +1,5 @@
 // The ragged batch: one forward pass serves prefill, decode, many sequences
-// and (later) speculative verification. See ../shared/design.md.
+// and speculative verification (1 + k drafted tokens). See docs/design.md.
 #pragma once
 #include <cstdint>
 #include <vector>

@@ -26,8 +26,8 @@
 #include "base/huge_page_buffer.h"
 #include "base/timer.h"
 #include "bench/machine.h"
-#include "kernels/attention.h"
-#include "kernels/kv_row.h"
+#include "kernels/attention/attention.h"
+#include "kernels/attention/kv_row.h"
 
 using namespace skiff;
 

@@ -22,8 +22,8 @@
 #include "base/timer.h"
 #include "bench/machine.h"
 #include "kernels/isa.h"
-#include "kernels/matmul.h"
-#include "kernels/quant.h"
+#include "kernels/matmul/matmul.h"
+#include "kernels/quant/quant.h"
 
 using namespace skiff;
 

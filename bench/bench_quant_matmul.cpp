@@ -33,9 +33,9 @@
 
 #include "base/huge_page_buffer.h"
 #include "kernels/isa.h"
-#include "kernels/matmul.h"
-#include "kernels/quant.h"
-#include "kernels/repack.h"
+#include "kernels/matmul/matmul.h"
+#include "kernels/quant/quant.h"
+#include "kernels/matmul/repack.h"
 
 namespace {
 

@@ -7,7 +7,7 @@
 
 #include "bench/machine.h"
 #include "bench/runner.h"
-#include "kernels/product_profile.h"
+#include "kernels/matmul/product_profile.h"
 
 namespace skiff::bench {
 

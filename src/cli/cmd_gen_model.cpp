@@ -4,7 +4,7 @@
 #include "base/error.h"
 #include "cli/commands.h"
 #include "gguf/file_type.h"
-#include "kernels/quant.h"
+#include "kernels/quant/quant.h"
 #include "model/random_model.h"
 
 namespace skiff::cli {

@@ -9,7 +9,7 @@
 #include "base/timer.h"
 #include "convert/model_source.h"
 #include "gguf/gguf_writer.h"
-#include "kernels/quant.h"
+#include "kernels/quant/quant.h"
 
 namespace skiff::convert {
 namespace {

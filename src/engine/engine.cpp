@@ -6,7 +6,7 @@
 #include "base/error.h"
 #include "engine/draft_length.h"
 #include "engine/logprobs.h"
-#include "kernels/matmul.h"
+#include "kernels/matmul/matmul.h"
 #include "model/parallel_tokens.h"
 
 namespace skiff {

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "base/error.h"
-#include "kernels/kv_row.h"
+#include "kernels/attention/kv_row.h"
 #include "kv/prefix_hash.h"
 
 namespace skiff {

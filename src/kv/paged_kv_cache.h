@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "base/huge_page_buffer.h"
-#include "kernels/attention.h"
+#include "kernels/attention/attention.h"
 #include "kv/block_pool.h"
 
 namespace skiff {

@@ -8,7 +8,7 @@
 
 #include "base/error.h"
 #include "gguf/gguf.h"
-#include "kernels/quant.h"
+#include "kernels/quant/quant.h"
 #include "model/architecture.h"
 
 namespace skiff {

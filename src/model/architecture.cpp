@@ -7,7 +7,7 @@
 #include "base/error.h"
 #include "base/json.h"
 #include "gguf/gguf.h"
-#include "kernels/quant.h"
+#include "kernels/quant/quant.h"
 
 namespace skiff {
 namespace {

@@ -4,7 +4,7 @@
 #include <numbers>
 
 #include "base/error.h"
-#include "kernels/attention.h"
+#include "kernels/attention/attention.h"
 
 namespace skiff {
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/ops.h"
+#include "kernels/ops/ops.h"
 
 namespace skiff {
 

@@ -6,7 +6,7 @@
 #include "base/error.h"
 #include "gguf/file_type.h"
 #include "gguf/gguf.h"
-#include "kernels/quant.h"
+#include "kernels/quant/quant.h"
 #include "model/architecture.h"
 #include "model/loader.h"
 

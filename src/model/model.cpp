@@ -7,8 +7,8 @@
 #include <limits>
 
 #include "base/error.h"
-#include "kernels/attention.h"
-#include "kernels/ops.h"
+#include "kernels/attention/attention.h"
+#include "kernels/ops/ops.h"
 #include "model/parallel_tokens.h"
 
 namespace skiff {

@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "kernels/attention.h"
-#include "kernels/ops.h"
+#include "kernels/attention/attention.h"
+#include "kernels/ops/ops.h"
 #include "model/model.h"
 #include "model/parallel_tokens.h"
 

@@ -8,7 +8,7 @@
 #include "base/error.h"
 #include "gguf/gguf.h"
 #include "gguf/gguf_writer.h"
-#include "kernels/quant.h"
+#include "kernels/quant/quant.h"
 
 namespace skiff {
 namespace {

@@ -16,7 +16,7 @@
 #include "gguf/gguf_writer.h"
 #include "gguf/gguf.h"
 #include "kernels/isa.h"
-#include "kernels/quant.h"
+#include "kernels/quant/quant.h"
 #include "model/architecture.h"
 #include "model/loader.h"
 #include "model/random_model.h"

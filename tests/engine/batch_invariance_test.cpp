@@ -17,8 +17,8 @@
 
 #include "engine/engine.h"
 #include "kernels/isa.h"
-#include "kernels/matmul.h"
-#include "kernels/repack.h"
+#include "kernels/matmul/matmul.h"
+#include "kernels/matmul/repack.h"
 #include "model/loader.h"
 #include "model/random_model.h"
 #include "tokenizer/tokenizer.h"

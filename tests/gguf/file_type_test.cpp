@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "base/error.h"
-#include "kernels/quant.h"
+#include "kernels/quant/quant.h"
 
 #include <algorithm>
 #include <string>

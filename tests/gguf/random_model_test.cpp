@@ -10,7 +10,7 @@
 #include "base/error.h"
 #include "gguf/gguf.h"
 #include "gguf_test_util.h"
-#include "kernels/quant.h"
+#include "kernels/quant/quant.h"
 #include "model/loader.h"
 #include "model/random_model.h"
 

@@ -2,7 +2,7 @@
 // weight columns dequantized exactly as matrix_row gives them, a token's
 // outputs do not depend on its batch (panels, default mode), and the column
 // cache changes no bit of the result.
-#include "kernels/activation_outliers.h"
+#include "kernels/matmul/activation_outliers.h"
 
 #include <gtest/gtest.h>
 
@@ -14,8 +14,8 @@
 #include "each_isa.h"
 #include "precision_guard.h"
 #include "kernels/isa.h"
-#include "kernels/quant.h"
-#include "kernels/repack.h"
+#include "kernels/quant/quant.h"
+#include "kernels/matmul/repack.h"
 #include "token_invariance.h"
 
 namespace skiff {

@@ -12,8 +12,8 @@
 #include "each_isa.h"
 #include "precision_guard.h"
 #include "kernels/isa.h"
-#include "kernels/matmul.h"
-#include "kernels/quant.h"
+#include "kernels/matmul/matmul.h"
+#include "kernels/quant/quant.h"
 
 namespace skiff {
 namespace {

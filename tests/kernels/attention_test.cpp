@@ -12,13 +12,13 @@
 #include <random>
 #include <vector>
 
-#include "kernels/attention.h"
+#include "kernels/attention/attention.h"
 #include "kernels/dtype.h"
 #include "kernels/fp16.h"
 #include "each_isa.h"
 #include "kernels/isa.h"
-#include "kernels/kv_row.h"
-#include "kernels/quant.h"
+#include "kernels/attention/kv_row.h"
+#include "kernels/quant/quant.h"
 
 namespace skiff {
 namespace exp_check {

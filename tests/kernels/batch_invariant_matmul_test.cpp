@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "each_isa.h"
-#include "kernels/matmul.h"
-#include "kernels/quant.h"
-#include "kernels/repack.h"
+#include "kernels/matmul/matmul.h"
+#include "kernels/quant/quant.h"
+#include "kernels/matmul/repack.h"
 
 namespace skiff {
 namespace {

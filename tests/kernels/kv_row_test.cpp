@@ -1,6 +1,6 @@
 // The int8 form of cached K/V rows on every ISA: one fp16 scale per group of
 // 32 (or per row for other head sizes), values within half a step.
-#include "kernels/kv_row.h"
+#include "kernels/attention/kv_row.h"
 
 #include <gtest/gtest.h>
 

@@ -15,10 +15,10 @@
 
 #include "each_isa.h"
 #include "kernels/isa.h"
-#include "kernels/matmul.h"
-#include "kernels/matmul_kernels.h"
-#include "kernels/quant.h"
-#include "kernels/repack.h"
+#include "kernels/matmul/matmul.h"
+#include "kernels/matmul/matmul_kernels.h"
+#include "kernels/quant/quant.h"
+#include "kernels/matmul/repack.h"
 #include "token_invariance.h"
 
 namespace skiff {
@@ -171,7 +171,7 @@ TEST(MatmulFloat, TokenOutputsDoNotDependOnTheBatchOnPanels) {
 TEST(MatmulFloat, SimdKernelsAreDispatched) {
   for (Isa isa : testing::supported_isas({Isa::kAvx2, Isa::kAvx512}))
     for (DType type : kTypes)
-      EXPECT_NE(find_kernel(isa, type).fn, scalar_kernel(type).fn)
+      EXPECT_NE(find_kernel(isa, type).fn, matmul_kernel_scalar(type).fn)
           << isa_name(isa) << " " << dtype_info(type).name;
 }
 

@@ -24,12 +24,13 @@
 #include "base/error.h"
 #include "each_isa.h"
 #include "kernels/isa.h"
-#include "kernels/matmul.h"
-#include "kernels/matmul_kernels.h"
-#include "kernels/prefetch_tuner.h"
-#include "kernels/quant.h"
-#include "kernels/quant_activation_layout.h"
-#include "kernels/repack.h"
+#include "kernels/matmul/matmul.h"
+#include "kernels/matmul/matmul_kernels.h"
+#include "kernels/matmul/prefetch_tuner.h"
+#include "kernels/quant/quant.h"
+#include "kernels/matmul/quant_activation_layout.h"
+#include "kernels/matmul/repack.h"
+#include "kernels/matmul/row_sums.h"
 #include "token_invariance.h"
 
 namespace skiff {
@@ -365,7 +366,7 @@ TEST(MatmulQuant, ReadOnlyFormatsRunThroughTheScalarKernel) {
   uint32_t seed = 700;
   for (DType type : kReadOnlyTypes) {
     for (Isa isa : testing::supported_isas())
-      EXPECT_EQ(find_kernel(isa, type).fn, scalar_kernel(type).fn) << dtype_info(type).name;
+      EXPECT_EQ(find_kernel(isa, type).fn, matmul_kernel_scalar(type).fn) << dtype_info(type).name;
     for (int n_tokens : {1, 3, 17}) {
       check_all_isas(make_problem(type, 33, 512, n_tokens, seed++, WeightBytes::kRandom));
       if (HasFatalFailure()) return;
@@ -377,7 +378,7 @@ TEST(MatmulQuant, SimdKernelsAreDispatched) {
   for (Isa isa : testing::supported_isas({Isa::kAvx2, Isa::kAvx512}))
     for (DType type : kTypes) {
       const KernelEntry k = find_kernel(isa, type);
-      EXPECT_NE(k.fn, scalar_kernel(type).fn) << isa_name(isa) << " " << dtype_info(type).name;
+      EXPECT_NE(k.fn, matmul_kernel_scalar(type).fn) << isa_name(isa) << " " << dtype_info(type).name;
       EXPECT_EQ(k.activations, format_for(type)) << isa_name(isa) << " " << dtype_info(type).name;
     }
   // Repacked matrices: the AVX-512 panel kernels there, AVX2's for the integer types, the scalar
@@ -387,17 +388,17 @@ TEST(MatmulQuant, SimdKernelsAreDispatched) {
                      DType::Q3_K, DType::Q4_K, DType::Q6_K, DType::IQ4_XS, DType::F16}) {
     const Matrix panels{type, 16, 256, nullptr, MatrixLayout::kPanels};
     if (avx512) {
-      const KernelEntry want = type == DType::F16 ? float_panel_kernel_avx512(type) : quant_panel_kernel_avx512(type);
+      const KernelEntry want = table_kernel(matmul_table_avx512(), type, MatrixLayout::kPanels);
       ASSERT_NE(want.fn, nullptr) << dtype_info(type).name;
       EXPECT_EQ(find_kernel(Isa::kAvx512, panels).fn, want.fn) << dtype_info(type).name;
       EXPECT_NE(find_kernel(Isa::kAvx512, panels).fn, find_kernel(Isa::kAvx512, type).fn) << dtype_info(type).name;
       EXPECT_TRUE(panel_kernel_for(Isa::kAvx512, type));
     }
-    const KernelEntry avx2 = quant_panel_kernel_avx2(type);
-    EXPECT_EQ(find_kernel(Isa::kAvx2, panels).fn, avx2.fn ? avx2.fn : scalar_kernel(type).fn) << dtype_info(type).name;
+    const KernelEntry avx2 = table_kernel(matmul_table_avx2(), type, MatrixLayout::kPanels);
+    EXPECT_EQ(find_kernel(Isa::kAvx2, panels).fn, avx2.fn ? avx2.fn : matmul_kernel_scalar(type).fn) << dtype_info(type).name;
     EXPECT_EQ(panel_kernel_for(Isa::kAvx2, type), type != DType::F16) << dtype_info(type).name;
     EXPECT_FALSE(panel_kernel_for(Isa::kScalar, type));
-    EXPECT_EQ(find_kernel(Isa::kScalar, panels).fn, scalar_kernel(type).fn) << dtype_info(type).name;
+    EXPECT_EQ(find_kernel(Isa::kScalar, panels).fn, matmul_kernel_scalar(type).fn) << dtype_info(type).name;
   }
 }
 

@@ -1,5 +1,5 @@
 // Row kernels on every ISA the CPU has, against float64 references, odd sizes included.
-#include "kernels/ops.h"
+#include "kernels/ops/ops.h"
 
 #include <gtest/gtest.h>
 

@@ -5,7 +5,7 @@
 // tests in activation_precision_test.cpp and activation_outliers_test.cpp, which set the precision they test.
 #include <gtest/gtest.h>
 
-#include "kernels/matmul.h"
+#include "kernels/matmul/matmul.h"
 
 namespace skiff {
 namespace {

@@ -1,6 +1,6 @@
 // Test helper: sets the process-wide activation precision for a scope.
 #pragma once
-#include "kernels/matmul.h"
+#include "kernels/matmul/matmul.h"
 
 namespace skiff::testing {
 

@@ -1,7 +1,7 @@
 // PrefetchTuner: each matrix tries every level first, then keeps the one its
 // calls ran fastest with, tries the others in turn every kExplore-th call, and
 // follows a change in which is fastest.
-#include "kernels/prefetch_tuner.h"
+#include "kernels/matmul/prefetch_tuner.h"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // --profile`: off, nothing is recorded; on, each matmul_many call counts once
 // under its products' shapes and types and its token count, with the weights'
 // bytes, and a take empties the record.
-#include "kernels/product_profile.h"
+#include "kernels/matmul/product_profile.h"
 
 #include <gtest/gtest.h>
 

@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "kernels/dtype.h"
-#include "kernels/quant.h"
+#include "kernels/quant/quant.h"
 
 namespace skiff {
 namespace {

@@ -24,7 +24,7 @@
 
 #include "base/error.h"
 #include "kernels/dtype.h"
-#include "kernels/quant.h"
+#include "kernels/quant/quant.h"
 
 namespace skiff {
 namespace {

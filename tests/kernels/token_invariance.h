@@ -9,7 +9,7 @@
 
 #include "each_isa.h"
 #include "kernels/dtype.h"
-#include "kernels/matmul.h"
+#include "kernels/matmul/matmul.h"
 
 namespace skiff::testing {
 

@@ -1,7 +1,7 @@
 // UnitRanges (kernels/unit_ranges.h): every unit handed out exactly once,
 // whichever threads show up, with the owners' claims shrinking and a lone
 // thread stealing every other range.
-#include "kernels/unit_ranges.h"
+#include "kernels/matmul/unit_ranges.h"
 
 #include <gtest/gtest.h>
 #include <omp.h>

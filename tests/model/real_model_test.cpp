@@ -17,7 +17,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "kernels/matmul.h"
+#include "kernels/matmul/matmul.h"
 #include "model/loader.h"
 #include "real_models.h"
 #include "tokenizer/tokenizer.h"

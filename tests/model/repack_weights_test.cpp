@@ -9,8 +9,8 @@
 
 #include "each_isa.h"
 #include "kernels/isa.h"
-#include "kernels/quant.h"
-#include "kernels/repack.h"
+#include "kernels/quant/quant.h"
+#include "kernels/matmul/repack.h"
 #include "model/weights.h"
 
 namespace skiff {

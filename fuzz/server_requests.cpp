@@ -3,11 +3,13 @@
 // tokenize, detokenize), the rest is its body. Each body goes as far as the
 // handler goes before the engine: parsed, checked, tokenized, its template
 // rendered; tokenize and detokenize answer in full. Nothing is generated.
+#include "api/chat_request.h"
+#include "api/completion_request.h"
+#include "api/request_fields.h"
 #include "chat/chat_template.h"
 #include "fuzz_support.h"
 #include "model/loader.h"
 #include "server/handlers.h"
-#include "server/request_fields.h"
 #include "tokenizer/hf_files.h"
 
 namespace {
@@ -21,7 +23,7 @@ struct Server {
   Engine engine{*model, *tokenizer};
   ServingEngine serving{engine, 0};
   ChatTemplate chat_template{hf::read_file(fuzz::shared_dir() + "/chat-templates/Qwen-Qwen2.5-7B-Instruct.jinja")};
-  ServedModel served{"stories", *tokenizer, serving, &chat_template};
+  ServedModel served{{"stories", *tokenizer, engine.max_model_len(), &chat_template}, serving};
 };
 
 void handle(const ServedModel& served, uint8_t endpoint, std::string_view text) {

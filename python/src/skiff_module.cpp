@@ -1,6 +1,6 @@
 // skiff._skiff: the thin nanobind layer under the Python package (python/skiff).
 // It converts nothing but values: sampling fields arrive as JSON and go through
-// the server's read_sampling_field (the same checks and messages), outputs leave
+// api/'s read_sampling_field (the server's checks and messages), outputs leave
 // as dicts the Python side wraps in vLLM's classes. The engine always steps
 // with the GIL released; between steps the GIL is taken back to notice Ctrl-C.
 // Any Python thread may step (generate, streams, a stream's worker thread,
@@ -19,10 +19,10 @@
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
+#include "api/chat_request.h"
+#include "api/request_fields.h"
 #include "chat/chat_template.h"
 #include "engine/llm.h"
-#include "server/handlers.h"
-#include "server/request_fields.h"
 
 namespace nb = nanobind;
 using nlohmann::ordered_json;

@@ -21,6 +21,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "api/request_fields.h"
 #include "base/error.h"
 #include "base/json.h"
 #include "base/timer.h"
@@ -28,7 +29,6 @@
 #include "cli/engine_flags.h"
 #include "cli/sampling_flags.h"
 #include "engine/llm.h"
-#include "server/request_fields.h"
 
 namespace skiff::cli {
 namespace {

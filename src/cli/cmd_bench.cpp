@@ -14,8 +14,8 @@
 #include "bench/machine.h"
 #include "bench/report.h"
 #include "bench/runner.h"
-#include "cli/engine_flags.h"
 #include "cli/commands.h"
+#include "cli/engine_flags.h"
 #include "cli/list_flags.h"
 #include "model/loader.h"
 

@@ -20,7 +20,7 @@
 #include "base/error.h"
 #include "cli/commands.h"
 #include "cli/workload_flags.h"
-#include "server/load_generator.h"
+#include "bench/load_generator.h"
 
 namespace skiff::cli {
 namespace {

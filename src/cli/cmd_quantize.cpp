@@ -6,8 +6,8 @@
 
 #include "base/error.h"
 #include "cli/commands.h"
-#include "gguf/file_type.h"
 #include "convert/quantize.h"
+#include "gguf/file_type.h"
 
 namespace skiff::cli {
 namespace {

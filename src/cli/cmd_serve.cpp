@@ -70,8 +70,9 @@ void serve(ServeArgs& a) {
   Timer load_timer;
   LLM llm(a.model, llm_options(a.engine));
   ServingEngine engine(llm.engine(), a.max_queue);
-  const ServedModel served{a.served_model_name.empty() ? default_model_name(a.model) : a.served_model_name,
-                           llm.tokenizer(), engine, chat_template ? &*chat_template : nullptr};
+  const ServedModel served{{a.served_model_name.empty() ? default_model_name(a.model) : a.served_model_name,
+                            llm.tokenizer(), llm.engine().max_model_len(), chat_template ? &*chat_template : nullptr},
+                           engine};
   server.serve(served);
   fmt::print(stderr, "serve: ready in {:.2f} s: model \"{}\", threads {}, max_seqs {}, max_model_len {}, KV pool {} tokens\n",
              load_timer.seconds(), served.name, threads, options.scheduler.max_seqs,

@@ -6,10 +6,10 @@
 #include <tuple>
 
 #include "base/error.h"
-#include "kernels/matmul/activation_outliers.h"
 #include "kernels/isa.h"
-#include "kernels/quant/quant.h"
+#include "kernels/matmul/activation_outliers.h"
 #include "kernels/matmul/repack.h"
+#include "kernels/quant/quant.h"
 #include "model/architecture.h"
 
 namespace skiff {

@@ -12,10 +12,10 @@
 #include <cstring>
 #include <exception>
 
+#include "api/request_fields.h"
 #include "base/json.h"
 #include "server/connection_threads.h"
 #include "server/openai_shapes.h"
-#include "server/request_fields.h"
 
 namespace skiff {
 

@@ -2,86 +2,12 @@
 // (top_k, min_p, repetition_penalty, stop_token_ids, ignore_eos).
 #include <limits>
 
+#include "api/request_fields.h"
 #include "base/json.h"
 #include "server/handlers.h"
 #include "server/openai_shapes.h"
-#include "server/request_fields.h"
 
 namespace skiff {
-namespace {
-
-using nlohmann::json;
-
-bool is_token_list(const json& v) {
-  return v.is_array() && !v.empty() && std::all_of(v.begin(), v.end(), [](const json& t) { return t.is_number_integer(); });
-}
-
-std::vector<int32_t> token_ids(const json& v, int32_t vocab) {
-  std::vector<int32_t> ids;
-  for (const json& t : v) ids.push_back(static_cast<int32_t>(integer_field(t, "prompt", 0, vocab - 1)));
-  return ids;
-}
-
-// prompt: a string, a list of strings, a list of token ids, or a list of those.
-void read_prompts(const json& v, const Tokenizer& tokenizer, CompletionRequest& r) {
-  const auto add_text = [&](const std::string& text) {
-    r.prompts.push_back(tokenizer.encode(text, /*add_special=*/true, /*parse_special=*/true));
-    r.prompt_texts.push_back(text);
-  };
-  const auto add_ids = [&](const json& list) {
-    r.prompts.push_back(token_ids(list, tokenizer.n_vocab()));
-    r.prompt_texts.push_back(tokenizer.decode(r.prompts.back()));
-  };
-  if (v.is_string()) {
-    add_text(v.get<std::string>());
-  } else if (is_token_list(v)) {
-    add_ids(v);
-  } else if (v.is_array() && !v.empty()) {
-    for (const json& p : v) {
-      if (p.is_string()) add_text(p.get<std::string>());
-      else if (is_token_list(p)) add_ids(p);
-      else bad_field("prompt", "prompt must be a string, a list of strings, a list of token ids or a list of those");
-    }
-  } else {
-    bad_field("prompt", "prompt must be a non-empty string, list of strings, list of token ids or list of those");
-  }
-  for (const auto& p : r.prompts)
-    if (p.empty()) bad_field("prompt", "a prompt is empty (no tokens)");
-}
-
-}  // namespace
-
-CompletionRequest parse_completion_request(const ServedModel& served, const ojson& body) {
-  CompletionRequest r;
-  const auto prompt = body.find("prompt");
-  if (prompt == body.end()) bad_field("prompt", "the request has no prompt");
-  read_prompts(*prompt, served.tokenizer, r);
-  size_t longest = 0;
-  for (const auto& p : r.prompts) longest = std::max(longest, p.size());
-  const SamplingFieldLimits limits{served.tokenizer.n_vocab(),
-                                   served.engine.max_model_len() - static_cast<int32_t>(longest)};
-  for (const auto& [key, v] : body.items()) {
-    if (key == "logprobs") {
-      if (!v.is_null()) r.params.logprobs = static_cast<int32_t>(integer_field(v, key, 0, 20));
-    } else if (key == "echo") {
-      r.echo = !v.is_null() && boolean_field(v, key);
-    } else if (read_stream_field(key, v, r.stream)) {
-    } else if (key == "suffix") {
-      if (!v.is_null()) bad_field(key, "suffix is not supported");
-    } else if (key == "best_of") {
-      if (!v.is_null() && integer_field(v, key, 1, 1) != 1) bad_field(key, "best_of is not supported");
-    } else if (key == "logit_bias") {
-      if (!v.is_null() && !(v.is_object() && v.empty())) bad_field(key, "logit_bias is not supported");
-    } else {
-      read_sampling_field(key, v, r.params, limits);  // other fields are ignored, as vLLM does
-    }
-  }
-  validate_sampling(r.params);
-  if (r.echo && r.params.logprobs) bad_field("echo", "echo with logprobs (prompt log-probabilities) is not supported");
-  for (const auto& p : r.prompts) check_context(served, p.size(), r.params.max_tokens);
-  return r;
-}
-
 namespace {
 
 ojson choice_json(const Tokenizer& tokenizer, const CompletionRequest& r, int index, const std::string& prefix,

@@ -1,6 +1,6 @@
 #include "server/generation.h"
 
-#include "server/request_fields.h"
+#include "api/request_fields.h"
 
 namespace skiff {
 namespace {

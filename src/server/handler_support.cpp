@@ -1,9 +1,9 @@
 // What every handler shares: its client's socket, streaming a generation as
-// server-sent events, and the checks of the model name and the context.
+// server-sent events.
 #include "server/handlers.h"
 
+#include "api/request_fields.h"
 #include "server/openai_shapes.h"
-#include "server/request_fields.h"
 
 namespace skiff {
 
@@ -36,28 +36,6 @@ void stream_events(httplib::Response& res, std::shared_ptr<Generation> generatio
       [generation](bool success) {
         if (!success) generation->cancel();
       });
-}
-
-void check_model_name(const ServedModel& served, const nlohmann::ordered_json& body) {
-  const auto it = body.find("model");
-  if (it == body.end() || it->is_null()) return;
-  if (!it->is_string()) bad_field("model", "model must be a string");
-  if (it->get<std::string>() != served.name)
-    throw RequestError(404, fmt::format("The model `{}` does not exist.", it->get<std::string>()), "model");
-}
-
-void check_context(const ServedModel& served, size_t prompt_tokens, int max_tokens) {
-  const int64_t limit = served.engine.max_model_len();
-  if (static_cast<int64_t>(prompt_tokens) >= limit)
-    throw RequestError(400, fmt::format("This model's maximum context length is {} tokens. However, your request "
-                                        "has {} input tokens. Please reduce the length of the input messages.",
-                                        limit, prompt_tokens));
-  if (static_cast<int64_t>(prompt_tokens) + max_tokens > limit)
-    throw RequestError(400, fmt::format("This model's maximum context length is {} tokens. However, you requested "
-                                        "{} tokens ({} in the messages, {} in the completion). Please reduce the "
-                                        "length of the messages or completion.",
-                                        limit, prompt_tokens + max_tokens, prompt_tokens, max_tokens),
-                       "max_tokens");
 }
 
 }  // namespace skiff

@@ -5,7 +5,7 @@
 
 #include <fmt/core.h>
 
-#include "server/request_fields.h"
+#include "api/request_fields.h"
 
 namespace skiff {
 
@@ -71,19 +71,6 @@ std::string sse_usage(const ojson& head, int64_t prompt_tokens, int64_t completi
   j["choices"] = ojson::array();
   j["usage"] = usage_json(prompt_tokens, completion_tokens);
   return sse_event(j);
-}
-
-bool read_stream_field(const std::string& key, const ojson& v, StreamFields& s) {
-  if (key == "stream") {
-    s.stream = !v.is_null() && boolean_field(v, key);
-  } else if (key == "stream_options") {
-    if (!v.is_null() && !v.is_object()) bad_field(key, "stream_options must be an object");
-    if (v.is_object() && v.contains("include_usage") && !v["include_usage"].is_null())
-      s.include_usage = boolean_field(v["include_usage"], "stream_options.include_usage");
-  } else {
-    return false;
-  }
-  return true;
 }
 
 ojson finish_reason_json(const std::optional<FinishReason>& reason) {

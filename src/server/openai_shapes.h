@@ -6,12 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "api/request_fields.h"
 #include "engine/request.h"
 #include "tokenizer/tokenizer.h"
 
 namespace skiff {
-
-using ojson = nlohmann::ordered_json;
 
 // {"error": {"message", "type", "param", "code"}} as vLLM writes it (type
 // from the status: BadRequestError, NotFoundError, ...; code: the status).
@@ -27,12 +26,6 @@ ojson response_head(const char* object, const char* id_prefix, const std::string
 std::string sse_choice(const ojson& head, ojson choice);
 std::string sse_usage(const ojson& head, int64_t prompt_tokens, int64_t completion_tokens);
 
-// "stream" and "stream_options" of either API; false when key is neither.
-struct StreamFields {
-  bool stream = false;
-  bool include_usage = false;
-};
-bool read_stream_field(const std::string& key, const ojson& v, StreamFields& s);
 // "stop", "length", "abort", "error"; null while running.
 ojson finish_reason_json(const std::optional<FinishReason>& reason);
 // vLLM's stop_reason: the stop string or stop token that ended a completion, else null.

@@ -1,7 +1,7 @@
 // POST /tokenize (a prompt or a chat's messages) and /detokenize, in vLLM's shapes.
+#include "api/request_fields.h"
 #include "server/handlers.h"
 #include "server/openai_shapes.h"
-#include "server/request_fields.h"
 
 namespace skiff {
 
@@ -14,14 +14,14 @@ void handle_tokenize(const ServedModel& served, const ojson& body, const httplib
   const bool chat = body.contains("messages");
   const auto prompt = body.find("prompt");
   if (!chat && prompt == body.end()) bad_field("prompt", "the request has no prompt (or messages)");
-  const std::string text = chat ? render_chat(served, body, true) : text_field(*prompt, "prompt");
+  const std::string text = chat ? render_chat(served.chat_template, served.tokenizer, body, true) : text_field(*prompt, "prompt");
   const bool add_special = body.contains("add_special_tokens") && !body["add_special_tokens"].is_null()
                                ? boolean_field(body["add_special_tokens"], "add_special_tokens")
                                : !chat;
   const bool token_strs = body.contains("return_token_strs") && !body["return_token_strs"].is_null() &&
                           boolean_field(body["return_token_strs"], "return_token_strs");
   const std::vector<int32_t> tokens = served.tokenizer.encode(text, add_special, /*parse_special=*/true);
-  ojson out{{"count", tokens.size()}, {"max_model_len", served.engine.max_model_len()}, {"tokens", tokens}};
+  ojson out{{"count", tokens.size()}, {"max_model_len", served.max_model_len}, {"tokens", tokens}};
   if (token_strs) {
     ojson strs = ojson::array();
     for (int32_t t : tokens) strs.push_back(served.tokenizer.token_to_piece(t, /*render_control=*/true));

@@ -3,10 +3,10 @@
 // and the work formulas add up for a known model.
 #include <gtest/gtest.h>
 
-#include "each_isa.h"
 #include "base/error.h"
 #include "bench/machine.h"
 #include "bench/runner.h"
+#include "each_isa.h"
 #include "kernels/isa.h"
 #include "model/loader.h"
 

@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "base/error.h"
-#include "each_isa.h"
 #include "convert/quantize.h"
-#include "gguf/gguf_writer.h"
+#include "each_isa.h"
 #include "gguf/gguf.h"
+#include "gguf/gguf_writer.h"
 #include "kernels/isa.h"
 #include "kernels/quant/quant.h"
 #include "model/architecture.h"

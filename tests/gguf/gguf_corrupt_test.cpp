@@ -7,12 +7,12 @@
 #include <fstream>
 
 #include "base/error.h"
+#include "error_of.h"
 #include "gguf/gguf.h"
+#include "gguf/gguf_writer.h"
+#include "gguf_test_util.h"
 #include "model/loader.h"
 #include "tokenizer/tokenizer.h"
-#include "gguf/gguf_writer.h"
-#include "error_of.h"
-#include "gguf_test_util.h"
 
 namespace skiff::gguf {
 namespace {

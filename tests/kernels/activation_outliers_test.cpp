@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "each_isa.h"
-#include "precision_guard.h"
 #include "kernels/isa.h"
-#include "kernels/quant/quant.h"
 #include "kernels/matmul/repack.h"
+#include "kernels/quant/quant.h"
+#include "precision_guard.h"
 #include "token_invariance.h"
 
 namespace skiff {

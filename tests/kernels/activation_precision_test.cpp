@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "each_isa.h"
-#include "precision_guard.h"
 #include "kernels/isa.h"
 #include "kernels/matmul/matmul.h"
 #include "kernels/quant/quant.h"
+#include "precision_guard.h"
 
 namespace skiff {
 namespace {

@@ -12,12 +12,12 @@
 #include <random>
 #include <vector>
 
+#include "each_isa.h"
 #include "kernels/attention/attention.h"
+#include "kernels/attention/kv_row.h"
 #include "kernels/dtype.h"
 #include "kernels/fp16.h"
-#include "each_isa.h"
 #include "kernels/isa.h"
-#include "kernels/attention/kv_row.h"
 #include "kernels/quant/quant.h"
 
 namespace skiff {

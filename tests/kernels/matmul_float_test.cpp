@@ -17,8 +17,8 @@
 #include "kernels/isa.h"
 #include "kernels/matmul/matmul.h"
 #include "kernels/matmul/matmul_kernels.h"
-#include "kernels/quant/quant.h"
 #include "kernels/matmul/repack.h"
+#include "kernels/quant/quant.h"
 #include "token_invariance.h"
 
 namespace skiff {

@@ -15,8 +15,8 @@
 #include "each_isa.h"
 #include "kernels/isa.h"
 #include "kernels/matmul/matmul.h"
-#include "kernels/quant/quant.h"
 #include "kernels/matmul/repack.h"
+#include "kernels/quant/quant.h"
 
 namespace skiff {
 namespace {

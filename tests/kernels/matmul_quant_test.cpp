@@ -27,10 +27,10 @@
 #include "kernels/matmul/matmul.h"
 #include "kernels/matmul/matmul_kernels.h"
 #include "kernels/matmul/prefetch_tuner.h"
-#include "kernels/quant/quant.h"
 #include "kernels/matmul/quant_activation_layout.h"
 #include "kernels/matmul/repack.h"
 #include "kernels/matmul/row_sums.h"
+#include "kernels/quant/quant.h"
 #include "token_invariance.h"
 
 namespace skiff {

@@ -9,8 +9,8 @@
 
 #include "each_isa.h"
 #include "kernels/isa.h"
-#include "kernels/quant/quant.h"
 #include "kernels/matmul/repack.h"
+#include "kernels/quant/quant.h"
 #include "model/weights.h"
 
 namespace skiff {

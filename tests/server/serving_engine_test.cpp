@@ -11,9 +11,9 @@
 
 #include <thread>
 
+#include "api/request_fields.h"
 #include "server/client_socket.h"
 #include "server/generation.h"
-#include "server/request_fields.h"
 #include "stories_model.h"
 
 namespace skiff {

@@ -7,10 +7,10 @@
 
 #include <filesystem>
 
+#include "real_models.h"
 #include "tokenizer/hf_files.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/vocab_vectors.h"
-#include "real_models.h"
 
 namespace skiff {
 namespace {

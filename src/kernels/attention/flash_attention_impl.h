@@ -321,7 +321,7 @@ inline void tile_update(float* sr, const float* v, int n, int head_dim, float& m
 // The register-tiled kernel exists for x86 only (its vector operations are
 // the one ISA-specific part); other ISAs run the tiles above.
 #if defined(__AVX2__)
-#include "kernels/x86/flash_attention_vec.h"
+#include "kernels/x86/flash_attention_vec.h"  // before the kernel that uses its Vec
 #include "kernels/x86/flash_attention_lanes.h"
 #endif
 

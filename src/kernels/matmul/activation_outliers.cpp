@@ -6,9 +6,9 @@
 #include <cmath>
 #include <limits>
 
+#include "kernels/matmul/repack.h"
 #include "kernels/matmul/row_sums.h"
 #include "kernels/quant/quant.h"
-#include "kernels/matmul/repack.h"
 
 namespace skiff {
 

@@ -19,10 +19,10 @@
 #include "kernels/matmul/matmul_kernels.h"
 #include "kernels/matmul/prefetch_tuner.h"
 #include "kernels/matmul/product_profile.h"
-#include "kernels/quant/quant.h"
 #include "kernels/matmul/quant_activation_layout.h"
 #include "kernels/matmul/repack.h"
 #include "kernels/matmul/unit_ranges.h"
+#include "kernels/quant/quant.h"
 
 namespace skiff {
 

@@ -19,9 +19,9 @@
 
 #include "base/error.h"
 #include "kernels/matmul/matmul_kernels.h"
-#include "kernels/ops/ops.h"
 #include "kernels/matmul/quant_activation_layout.h"
 #include "kernels/matmul/row_sums.h"
+#include "kernels/ops/ops.h"
 
 namespace skiff {
 namespace {

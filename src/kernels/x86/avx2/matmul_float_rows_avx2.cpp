@@ -11,8 +11,8 @@
 #include <immintrin.h>
 
 #include "kernels/matmul/matmul_kernels.h"
-#include "kernels/x86/avx2/matmul_avx2.h"
 #include "kernels/scratch.h"
+#include "kernels/x86/avx2/matmul_avx2.h"
 
 namespace skiff {
 namespace {

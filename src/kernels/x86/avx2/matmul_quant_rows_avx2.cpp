@@ -22,11 +22,11 @@
 #include <type_traits>
 
 #include "kernels/matmul/matmul_kernels.h"
-#include "kernels/x86/avx2/matmul_avx2.h"
 #include "kernels/matmul/quant_activation_layout.h"
-#include "kernels/x86/quant_blocks_simd.h"
 #include "kernels/matmul/repack.h"
 #include "kernels/scratch.h"
+#include "kernels/x86/avx2/matmul_avx2.h"
+#include "kernels/x86/quant_blocks_simd.h"
 
 
 namespace skiff {

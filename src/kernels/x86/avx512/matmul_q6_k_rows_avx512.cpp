@@ -15,10 +15,10 @@
 #include "kernels/x86/avx512/avx512_header_warnings.h"
 
 #include "kernels/matmul/matmul_kernels.h"
-#include "kernels/x86/avx512/matmul_avx512.h"
 #include "kernels/matmul/quant_activation_layout.h"
-#include "kernels/x86/quant_blocks_simd.h"
 #include "kernels/scratch.h"
+#include "kernels/x86/avx512/matmul_avx512.h"
+#include "kernels/x86/quant_blocks_simd.h"
 
 namespace skiff {
 namespace {

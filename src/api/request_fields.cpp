@@ -1,4 +1,4 @@
-#include "server/request_fields.h"
+#include "api/request_fields.h"
 
 #include <cmath>
 #include <limits>
@@ -132,6 +132,19 @@ void validate_sampling(const SamplingParams& p) {
   } catch (const Error& e) {
     throw RequestError(400, e.what());
   }
+}
+
+bool read_stream_field(const std::string& key, const nlohmann::ordered_json& v, StreamFields& s) {
+  if (key == "stream") {
+    s.stream = !v.is_null() && boolean_field(v, key);
+  } else if (key == "stream_options") {
+    if (!v.is_null() && !v.is_object()) bad_field(key, "stream_options must be an object");
+    if (v.is_object() && v.contains("include_usage") && !v["include_usage"].is_null())
+      s.include_usage = boolean_field(v["include_usage"], "stream_options.include_usage");
+  } else {
+    return false;
+  }
+  return true;
 }
 
 }  // namespace skiff

@@ -3,7 +3,7 @@
 `skiff bench-throughput` (the same 64 random-token prompts and output lengths,
 greedy, EOS ignored), output tok/s against bench-throughput's continuous mode.
 
-  python bench/python_overhead.py --skiff build/skiff -m MODEL [--num-prompts 64]
+  python python/benchmarks/python_overhead.py --skiff build/skiff -m MODEL [--num-prompts 64]
       [--input-len 128] [--output-len 128] [--seed 0] [--repeats 3]
 
 Target: ratio >= 0.98. Run in a venv with the package installed (pip install .).

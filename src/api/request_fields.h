@@ -1,6 +1,7 @@
-// Request fields from JSON (skiff batch lines, the server's OpenAI requests):
-// the sampling fields every request shape shares, read with the same checks
-// and messages everywhere, and an error that knows its HTTP status and field.
+// Request fields from JSON (skiff batch lines, the server's OpenAI requests,
+// the Python package's sampling parameters): the fields every request shape
+// shares, read with the same checks and messages everywhere, and an error that
+// knows its HTTP status and field.
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>
@@ -10,6 +11,8 @@
 #include "engine/sampling_params.h"
 
 namespace skiff {
+
+using ojson = nlohmann::ordered_json;
 
 // A request the client must change: its HTTP status and, where one field is
 // at fault, its name (OpenAI's error "param").
@@ -53,5 +56,12 @@ bool read_sampling_field(const std::string& key, const nlohmann::json& v, Sampli
 
 // p.validate(), its Error as a RequestError 400.
 void validate_sampling(const SamplingParams& p);
+
+// "stream" and "stream_options" of either OpenAI API; false when key is neither.
+struct StreamFields {
+  bool stream = false;
+  bool include_usage = false;
+};
+bool read_stream_field(const std::string& key, const nlohmann::ordered_json& v, StreamFields& s);
 
 }  // namespace skiff

@@ -1,4 +1,4 @@
-#include "server/load_generator.h"
+#include "bench/load_generator.h"
 
 #include <httplib.h>
 

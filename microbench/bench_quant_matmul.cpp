@@ -34,8 +34,8 @@
 #include "base/huge_page_buffer.h"
 #include "kernels/isa.h"
 #include "kernels/matmul/matmul.h"
-#include "kernels/quant/quant.h"
 #include "kernels/matmul/repack.h"
+#include "kernels/quant/quant.h"
 
 namespace {
 

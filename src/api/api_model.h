@@ -1,0 +1,27 @@
+// What a request is read against: the served model's name, tokenizer,
+// context length and chat template. Each API's request parser (this folder)
+// takes one; the server, `skiff batch` and the Python package each make it.
+#pragma once
+#include <cstddef>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tokenizer/tokenizer.h"
+
+namespace skiff {
+
+class ChatTemplate;
+
+struct ApiModel {
+  std::string name;
+  const Tokenizer& tokenizer;
+  int max_model_len = 0;                        // prompt + output tokens of one sequence
+  const ChatTemplate* chat_template = nullptr;  // none: chat requests are refused
+};
+
+// Checks the request's "model" (absent, or the served name; else 404).
+void check_model_name(const ApiModel& model, const nlohmann::ordered_json& body);
+// The model's maximum context length exceeded (400, with both counts).
+void check_context(const ApiModel& model, size_t prompt_tokens, int max_tokens);
+
+}  // namespace skiff

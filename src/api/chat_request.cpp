@@ -1,0 +1,101 @@
+#include "api/chat_request.h"
+
+#include <fmt/core.h>
+
+#include "chat/chat_template.h"
+
+namespace skiff {
+namespace {
+
+using nlohmann::json;
+
+// A message's content as the templates take it: a string (text parts joined
+// by newlines, as vLLM's "string" content format does).
+ojson message_content(const ojson& content, size_t i) {
+  if (content.is_string() || content.is_null()) return content;
+  if (!content.is_array()) bad_field("messages", fmt::format("messages[{}].content must be a string or a list of parts", i));
+  std::string text;
+  for (const ojson& part : content) {
+    if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") || !part["text"].is_string())
+      bad_field("messages", fmt::format("messages[{}].content: only text parts ({{\"type\": \"text\", \"text\": ...}}) are supported", i));
+    if (!text.empty()) text += "\n";
+    text += part["text"].get<std::string>();
+  }
+  return text;
+}
+
+ojson conversation(const ojson& body) {
+  const auto it = body.find("messages");
+  if (it == body.end() || !it->is_array() || it->empty()) bad_field("messages", "messages must be a non-empty list of messages");
+  ojson messages = ojson::array();
+  for (size_t i = 0; i < it->size(); ++i) {
+    const ojson& m = (*it)[i];
+    if (!m.is_object() || !m.contains("role") || !m["role"].is_string())
+      bad_field("messages", fmt::format("messages[{}] must be an object with a string role", i));
+    ojson copy = m;
+    if (m.contains("content")) copy["content"] = message_content(m["content"], i);
+    messages.push_back(std::move(copy));
+  }
+  return messages;
+}
+
+}  // namespace
+
+std::string render_chat(const ChatTemplate* chat_template, const Tokenizer& t, const ojson& body,
+                        bool default_generation_prompt) {
+  if (!chat_template)
+    throw RequestError(400, "this model has no chat template: start the server with --chat-template FILE");
+  ChatTemplateInputs in;
+  in.messages = conversation(body);
+  in.add_generation_prompt = default_generation_prompt;
+  if (body.contains("add_generation_prompt") && !body["add_generation_prompt"].is_null())
+    in.add_generation_prompt = boolean_field(body["add_generation_prompt"], "add_generation_prompt");
+  if (t.bos_id() >= 0) in.bos_token = t.token_text(t.bos_id());
+  if (t.eos_id() >= 0) in.eos_token = t.token_text(t.eos_id());
+  if (body.contains("tools") && !body["tools"].is_null()) in.extra["tools"] = body["tools"];
+  if (body.contains("chat_template_kwargs") && !body["chat_template_kwargs"].is_null()) {
+    if (!body["chat_template_kwargs"].is_object()) bad_field("chat_template_kwargs", "chat_template_kwargs must be an object");
+    for (const auto& [k, v] : body["chat_template_kwargs"].items()) in.extra[k] = v;
+  }
+  try {
+    return chat_template->render(in);
+  } catch (const Error& e) {
+    throw RequestError(400, fmt::format("the chat template failed: {}", e.what()), "messages");
+  }
+}
+
+ChatRequest parse_chat_request(const ApiModel& model, const ojson& body) {
+  ChatRequest r;
+  r.prompt = model.tokenizer.encode(render_chat(model.chat_template, model.tokenizer, body, true), /*add_special=*/false, /*parse_special=*/true);
+  if (r.prompt.empty()) bad_field("messages", "the conversation renders to no tokens");
+  const SamplingFieldLimits limits{model.tokenizer.n_vocab(),
+                                   model.max_model_len - static_cast<int32_t>(r.prompt.size())};
+  r.params.max_tokens = std::max(1, limits.null_max_tokens);  // absent: the context left, as vLLM
+  bool logprobs = false;
+  for (const auto& [key, v] : body.items()) {
+    if (key == "logprobs") {
+      logprobs = !v.is_null() && boolean_field(v, key);
+    } else if (key == "top_logprobs") {
+      if (!v.is_null()) r.top_logprobs = static_cast<int>(integer_field(v, key, 0, 20));
+    } else if (key == "max_completion_tokens") {
+      read_sampling_field("max_tokens", v, r.params, limits);
+    } else if (read_stream_field(key, v, r.stream)) {
+    } else if (key == "logit_bias") {
+      if (!v.is_null() && !(v.is_object() && v.empty())) bad_field(key, "logit_bias is not supported");
+    } else if (key != "messages") {
+      read_sampling_field(key, v, r.params, limits);  // other fields are ignored, as vLLM does
+    }
+  }
+  if (r.top_logprobs && !logprobs) bad_field("top_logprobs", "top_logprobs needs logprobs: true");
+  if (logprobs) {
+    r.top_logprobs = r.top_logprobs.value_or(0);
+    r.params.logprobs = *r.top_logprobs;
+  } else {
+    r.top_logprobs.reset();
+  }
+  validate_sampling(r.params);
+  check_context(model, r.prompt.size(), r.params.max_tokens);
+  return r;
+}
+
+}  // namespace skiff

@@ -1,0 +1,31 @@
+// POST /v1/chat/completions' request: the conversation rendered by the
+// model's chat template and tokenized, the sampling fields and the context
+// checked.
+#pragma once
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/api_model.h"
+#include "api/request_fields.h"
+#include "engine/sampling_params.h"
+
+namespace skiff {
+
+struct ChatRequest {
+  std::vector<int32_t> prompt;
+  SamplingParams params;
+  std::optional<int> top_logprobs;  // set when logprobs is true
+  StreamFields stream;
+};
+ChatRequest parse_chat_request(const ApiModel& model, const nlohmann::ordered_json& body);
+
+// The conversation of a chat request (its messages, add_generation_prompt,
+// tools, chat_template_kwargs) rendered by the chat template. Throws
+// RequestError 400 when there is none (null) or the template fails.
+std::string render_chat(const ChatTemplate* chat_template, const Tokenizer& tokenizer,
+                        const nlohmann::ordered_json& body, bool add_generation_prompt);
+
+}  // namespace skiff

@@ -1,7 +1,6 @@
 #include "bench/machine.h"
 
 #include <fmt/format.h>
-#include <emmintrin.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -14,20 +13,19 @@
 
 #include "base/huge_page_buffer.h"
 #include "base/timer.h"
-#include "bench/fma_peak.h"
 #include "kernels/isa.h"
+#include "kernels/peak/peak.h"
+#include "kernels/peak/read_fold.h"
 
 namespace skiff::bench {
 namespace {
 
 constexpr size_t kTriadBytesPerArray = size_t{256} << 20;  // 3 × 256 MiB, far past any L3
 constexpr int kTriadReps = 5;
-constexpr int kFmaReps = 3;
-constexpr double kFmaMinSeconds = 0.05;
+constexpr int kPeakReps = 3;
+constexpr double kPeakMinSeconds = 0.05;
 
-using FmaLoop = double (*)(int64_t, float*);
-
-FmaLoop fma_loop_for(Isa isa) {
+PeakLoop fma_loop_for(Isa isa) {
   switch (isa) {
     case Isa::kAvx512: return fma_loop_avx512;
     case Isa::kAvx2: return fma_loop_avx2;
@@ -36,12 +34,22 @@ FmaLoop fma_loop_for(Isa isa) {
   return fma_loop_scalar;
 }
 
-// Where the FMA loops' and the read's checksums go, so their work is observable.
-volatile float g_fma_checksum = 0;
+// The scalar kernels multiply quantized weights in floats.
+PeakLoop int8_dot_loop_for(Isa isa) {
+  switch (isa) {
+    case Isa::kAvx512: return int8_dot_loop_avx512;
+    case Isa::kAvx2: return int8_dot_loop_avx2;
+    case Isa::kScalar: return fma_loop_scalar;
+  }
+  return fma_loop_scalar;
+}
+
+// Where the peak loops' and the read's checksums go, so their work is observable.
+volatile float g_peak_checksum = 0;
 volatile uint64_t g_read_checksum = 0;
 
-// Runs the loop on every thread at once; returns FLOP/s of the whole team.
-double fma_team_flops(FmaLoop loop, int64_t iterations, int threads) {
+// Runs the loop on every thread at once; returns operations/s of the whole team.
+double team_ops(PeakLoop loop, int64_t iterations, int threads) {
   double flops = 0;
   float checksum = 0;
   Timer timer;
@@ -52,7 +60,7 @@ double fma_team_flops(FmaLoop loop, int64_t iterations, int threads) {
     checksum += sink;
   }
   const double seconds = timer.seconds();
-  g_fma_checksum = checksum;
+  g_peak_checksum = checksum;
   return flops / seconds;
 }
 
@@ -90,28 +98,18 @@ double BandwidthProbe::triad_pass() {
   return 3.0 * sizeof(double) * static_cast<double>(n) / timer.seconds() / 1e9;
 }
 
-// b and c read 16 bytes at a time (SSE2, every x86-64) and folded by xor into
-// four registers: one-cycle operations that never hold the loads back.
+// Each thread folds its share of b and c (kernels/peak/read_fold.h).
 double BandwidthProbe::read_pass() {
-  const auto* pb = reinterpret_cast<const __m128i*>(b_.data());
-  const auto* pc = reinterpret_cast<const __m128i*>(c_.data());
-  const size_t n = n_ * sizeof(double) / sizeof(__m128i) / 4 * 4;  // vectors per array
+  const size_t n_lines = n_ * sizeof(double) / 64;
   uint64_t folded = 0;
   Timer timer;
 #pragma omp parallel num_threads(threads_) reduction(^ : folded)
   {
-    __m128i l0 = _mm_setzero_si128(), l1 = l0, l2 = l0, l3 = l0;
-    auto fold = [&](size_t i) { return _mm_xor_si128(_mm_load_si128(pb + i), _mm_load_si128(pc + i)); };
-#pragma omp for schedule(static)
-    for (size_t i = 0; i < n; i += 4) {
-      l0 = _mm_xor_si128(l0, fold(i));
-      l1 = _mm_xor_si128(l1, fold(i + 1));
-      l2 = _mm_xor_si128(l2, fold(i + 2));
-      l3 = _mm_xor_si128(l3, fold(i + 3));
-    }
-    folded ^= static_cast<uint64_t>(_mm_cvtsi128_si64(_mm_xor_si128(_mm_xor_si128(l0, l1), _mm_xor_si128(l2, l3))));
+    const size_t t = omp_get_thread_num(), n_threads = omp_get_num_threads();
+    const size_t first = n_lines * t / n_threads, last = n_lines * (t + 1) / n_threads;
+    folded ^= xor_fold_read(b_.data() + first * 64, c_.data() + first * 64, last - first);
   }
-  const double gbs = 2.0 * sizeof(__m128i) * static_cast<double>(n) / timer.seconds() / 1e9;
+  const double gbs = 2.0 * 64 * static_cast<double>(n_lines) / timer.seconds() / 1e9;
   g_read_checksum = folded;
   return gbs;
 }
@@ -133,19 +131,28 @@ Bandwidth measure_bandwidth(size_t bytes_per_array, int threads, int reps) {
   return BandwidthProbe(bytes_per_array, threads).measure(reps);
 }
 
-double measure_peak_gflops(int threads, int reps) {
-  const FmaLoop loop = fma_loop_for(active_isa());
+namespace {
+
+double measure_peak(PeakLoop loop, int threads, int reps) {
   // Grow the run until it lasts long enough to time, then keep the best of reps.
   int64_t iterations = 1 << 16;
   for (;;) {
     Timer timer;
-    fma_team_flops(loop, iterations, threads);
-    if (timer.seconds() >= kFmaMinSeconds) break;
+    team_ops(loop, iterations, threads);
+    if (timer.seconds() >= kPeakMinSeconds) break;
     iterations *= 2;
   }
   double best = 0;
-  for (int r = 0; r < reps; ++r) best = std::max(best, fma_team_flops(loop, iterations, threads));
+  for (int r = 0; r < reps; ++r) best = std::max(best, team_ops(loop, iterations, threads));
   return best / 1e9;
+}
+
+}  // namespace
+
+double measure_peak_gflops(int threads, int reps) { return measure_peak(fma_loop_for(active_isa()), threads, reps); }
+
+double measure_int8_peak_gops(int threads, int reps) {
+  return measure_peak(int8_dot_loop_for(active_isa()), threads, reps);
 }
 
 MachineInfo describe_cpu() {
@@ -174,13 +181,16 @@ MachineInfo measure_machine(int threads) {
   const Bandwidth bandwidth = measure_bandwidth(kTriadBytesPerArray, threads, kTriadReps);
   m.triad_gbs = bandwidth.triad_gbs;
   m.read_gbs = bandwidth.read_gbs;
-  m.peak_gflops = measure_peak_gflops(threads, kFmaReps);
+  m.peak_gflops = measure_peak_gflops(threads, kPeakReps);
+  m.int8_peak_gops = measure_int8_peak_gops(threads, kPeakReps);
   return m;
 }
 
 std::string machine_line(const MachineInfo& m) {
-  return fmt::format("{} ({} cores, {} threads), ISA {}, triad {:.1f} GB/s, plain read {:.1f} GB/s, FMA peak {:.1f} GFLOP/s",
-                     m.cpu_model, m.n_cores, m.n_threads, m.isa, m.triad_gbs, m.read_gbs, m.peak_gflops);
+  return fmt::format("{} ({} cores, {} threads), ISA {}, triad {:.1f} GB/s, plain read {:.1f} GB/s, FMA peak {:.1f} "
+                     "GFLOP/s, int8 peak {:.1f} GOP/s",
+                     m.cpu_model, m.n_cores, m.n_threads, m.isa, m.triad_gbs, m.read_gbs, m.peak_gflops,
+                     m.int8_peak_gops);
 }
 
 }  // namespace skiff::bench

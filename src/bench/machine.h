@@ -1,6 +1,7 @@
 // What the machine can do, measured once per `skiff bench` run: memory
-// bandwidth (a STREAM triad, and a plain read) and peak float FMA throughput,
-// the two limits of decode and prefill.
+// bandwidth (a STREAM triad, and a plain read), decode's limit, and the peak
+// float FMA and int8 dot-product throughput, prefill's for float and for
+// quantized weights.
 #pragma once
 #include <cstddef>
 #include <string>
@@ -17,6 +18,7 @@ struct MachineInfo {
   double triad_gbs = 0;   // STREAM triad, 10^9 bytes/s
   double read_gbs = 0;    // a plain read (Bandwidth)
   double peak_gflops = 0; // float FMA, 10^9 FLOP/s
+  double int8_peak_gops = 0;  // int8 dot products as the integer kernels do them, 10^9 op/s (2 per multiply-add)
 };
 
 // STREAM's triad a[i] = b[i] + s * c[i] over three arrays of doubles of
@@ -58,6 +60,9 @@ Bandwidth measure_bandwidth(size_t bytes_per_array, int threads, int reps);
 // Independent FMAs on the widest vectors of the active ISA, on `threads`
 // threads; the best of `reps` runs of at least about 50 ms each.
 double measure_peak_gflops(int threads, int reps);
+// The same for int8 dot products (kernels/peak/peak.h); on the scalar ISA,
+// whose kernels have no integer path, the FMA peak.
+double measure_int8_peak_gops(int threads, int reps);
 
 // CPU model and counts from /proc/cpuinfo (counts fall back to the thread count).
 MachineInfo describe_cpu();

@@ -19,7 +19,8 @@ std::string params_label(uint64_t n) {
 }
 
 constexpr const char* kRowFormat =
-    "| {:<30} | {:>10} | {:>10} | {:<6} | {:>7} | {:>13} | {:>20} | {:>10} | {:>7} | {:>12} | {:>10} | {:>15} |\n";
+    "| {:<30} | {:>10} | {:>10} | {:<6} | {:>7} | {:>13} | {:>20} | {:>11} | {:>12} | {:>8} | {:>7} | {:>12} | {:>10} "
+    "| {:>15} |\n";
 
 // One of Bandwidth's figures.
 using BandwidthField = double (*)(const Bandwidth&);
@@ -55,8 +56,8 @@ std::vector<double> samples_of(const std::vector<Bandwidth>& samples, BandwidthF
 double efficiency(const BenchRow& row, const Model& model, const MachineInfo& machine) {
   if (row.n_gen > 0) return decode_fraction(row, triad_of, machine.triad_gbs);
   const double seconds_per_prompt = row.n_prompt / row.result.avg_ts;
-  return prefill_flops(model, row.n_prompt, row.n_depth) / seconds_per_prompt /
-         (machine.peak_gflops * 1e9);
+  const double peak = row.model.int8_products ? machine.int8_peak_gops : machine.peak_gflops;
+  return prefill_flops(model, row.n_prompt, row.n_depth) / seconds_per_prompt / (peak * 1e9);
 }
 
 double read_efficiency(const BenchRow& row, const MachineInfo& machine) {
@@ -68,19 +69,25 @@ double BenchRow::read_mean_gbs() const { return mean_of(bandwidths, read_of); }
 
 std::string markdown_header() {
   return fmt::format(fmt::runtime(kRowFormat), "model", "size", "params", "type", "threads", "test",
-                     "t/s", "efficiency", "of read", "read GB/s", "triad GB/s", "plain read GB/s") +
+                     "t/s", "of FMA peak", "of int8 peak", "of triad", "of read", "read GB/s", "triad GB/s",
+                     "plain read GB/s") +
          "| ------------------------------ | ---------: | ---------: | ------ | ------: | ------------: "
-         "| -------------------: | ---------: | ------: | -----------: | ---------: | --------------: |\n";
+         "| -------------------: | ----------: | -----------: | -------: | ------: | -----------: | ---------: "
+         "| --------------: |\n";
 }
 
 std::string markdown_row(const BenchRow& row) {
   const std::string name = std::filesystem::path(row.model.filename).filename().string();
   const bool decode = row.n_gen > 0, sampled = !row.bandwidths.empty();
+  const auto percent_if = [](bool shown, double fraction) {
+    return shown ? fmt::format("{:.1f}%", fraction * 100) : std::string("-");
+  };
   return fmt::format(fmt::runtime(kRowFormat), name, size_label(row.model.size_bytes),
                      params_label(row.model.n_params), row.model.type_name, row.n_threads, row.test,
                      fmt::format("{:.2f} ± {:.2f}", row.result.avg_ts, row.result.stddev_ts),
-                     fmt::format("{:.1f}%", row.efficiency * 100),
-                     decode ? fmt::format("{:.1f}%", row.read_efficiency * 100) : std::string("-"),
+                     percent_if(!decode && !row.model.int8_products, row.efficiency),
+                     percent_if(!decode && row.model.int8_products, row.efficiency),
+                     percent_if(decode, row.efficiency), percent_if(decode, row.read_efficiency),
                      decode ? fmt::format("{:.1f}", row.bytes_per_step() * row.result.avg_ts / 1e9) : std::string("-"),
                      sampled ? fmt::format("{:.1f}", row.triad_mean_gbs()) : std::string("-"),
                      sampled ? fmt::format("{:.1f}", row.read_mean_gbs()) : std::string("-"));
@@ -111,6 +118,7 @@ std::string json_line(const BenchRow& row, const MachineInfo& machine) {
   j["triad_gbs"] = machine.triad_gbs;
   j["plain_read_gbs"] = machine.read_gbs;
   j["peak_gflops"] = machine.peak_gflops;
+  j["int8_peak_gops"] = machine.int8_peak_gops;
   j["weight_bytes_per_token"] = row.model.decode_bytes_per_token;
   if (row.n_gen > 0) {
     j["kv_bytes_per_step"] = row.result.kv_bytes_per_step;
@@ -123,6 +131,7 @@ std::string json_line(const BenchRow& row, const MachineInfo& machine) {
     }
   }
   j[row.n_gen > 0 ? "decode_efficiency" : "prefill_efficiency"] = row.efficiency;
+  if (row.n_gen == 0) j["prefill_peak"] = row.model.int8_products ? "int8" : "fma";
   if (row.n_gen > 0) j["decode_efficiency_of_read"] = row.read_efficiency;
   return j.dump();
 }

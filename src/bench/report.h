@@ -25,7 +25,8 @@ struct BenchRow {
   std::vector<Bandwidth> bandwidths;
   // tg: (weight + K/V bytes per step) × tok/s ÷ triad bandwidth, per
   // repetition against the mean of the two triads around it, then averaged;
-  // pp: prefill_flops ÷ time ÷ FMA peak.
+  // pp: prefill_flops ÷ time ÷ the peak its products run at: the int8 peak
+  // for quantized weights (ModelFacts::int8_products), else the FMA peak.
   double efficiency = 0;
   // tg: the same against the plain read (Bandwidth::read_gbs), decode's own limit; pp: 0.
   double read_efficiency = 0;

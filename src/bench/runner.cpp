@@ -102,6 +102,10 @@ ModelFacts describe_model(const std::string& filename, const Model& model) {
   if (!model.config().file_type.empty()) f.type_name = model.config().file_type;  // names a mix: Q4_K_M
   f.description = fmt::format("{} {} {}", model.config().arch, params_label(f.n_params), f.type_name);
   f.decode_bytes_per_token = w.decode_bytes_per_token();
+  uint64_t matrix_params = 0, float_params = 0;
+  for (const auto& [type, n] : params_by_type) matrix_params += n;
+  for (DType t : {DType::F32, DType::F16, DType::BF16}) float_params += params_by_type[std::string(dtype_info(t).name)];
+  f.int8_products = 2 * float_params < matrix_params;
   return f;
 }
 

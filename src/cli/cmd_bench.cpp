@@ -1,6 +1,7 @@
 // skiff bench: prompt-processing and token-generation speed, in the spirit of
 // llama-bench, next to the machine's measured limits (memory bandwidth for
-// decode, FMA peak for prefill). Progress goes to stderr, results to stdout.
+// decode, the FMA or int8 dot-product peak for prefill). Progress goes to
+// stderr, results to stdout.
 #include <fmt/core.h>
 #include <omp.h>
 
@@ -119,7 +120,7 @@ void bench(const BenchArgs& a) {
   set_product_profiling(a.profile);
   if (tests_of(plan, a.reps).empty()) fail("nothing to run: every -p and -n is 0");
   const int machine_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  fmt::print(stderr, "bench: measuring memory bandwidth and FMA peak on {} threads\n", machine_threads);
+  fmt::print(stderr, "bench: measuring memory bandwidth and the FMA and int8 peaks on {} threads\n", machine_threads);
   const bench::MachineInfo machine = bench::measure_machine(machine_threads);
   // Kept for the whole run beside the models, so smaller than the machine
   // line's arrays (3 × 64 MiB, still 6× this class of L3). A probe also

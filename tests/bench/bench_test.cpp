@@ -39,6 +39,10 @@ TEST(BenchMachine, FmaPeakOnEverySupportedIsa) {
   EXPECT_GT(scalar_peak, 0.0);
 }
 
+TEST(BenchMachine, Int8PeakOnEverySupportedIsa) {
+  skiff::testing::for_each_isa([&](Isa isa) { EXPECT_GT(measure_int8_peak_gops(1, 1), 0.0) << isa_name(isa); });
+}
+
 TEST(BenchMachine, DescribesTheCpu) {
   const MachineInfo m = describe_cpu();
   EXPECT_FALSE(m.cpu_model.empty());

@@ -56,9 +56,12 @@ TEST(CliBench, JsonHasLlamaBenchFieldsAndPositiveValues) {
     EXPECT_GT(j["triad_gbs"].get<double>(), 0);
     EXPECT_GT(j["plain_read_gbs"].get<double>(), 0);
     EXPECT_GT(j["peak_gflops"].get<double>(), 0);
+    EXPECT_GT(j["int8_peak_gops"].get<double>(), 0);
     EXPECT_FALSE(j["isa"].get<std::string>().empty());
   }
   EXPECT_GT(lines[0]["prefill_efficiency"].get<double>(), 0);
+  EXPECT_EQ(lines[0]["prefill_peak"], "fma");  // F32 weights: float products
+  EXPECT_FALSE(lines[1].contains("prefill_peak"));
   EXPECT_GT(lines[1]["decode_efficiency"].get<double>(), 0);
   // Decode is judged against the triads measured around its own repetitions:
   // each repetition against the mean of the two around it.
@@ -123,6 +126,23 @@ TEST(CliBench, MarkdownTableWithMachineLine) {
   EXPECT_NE(r.out.find("| stories260K-f32.gguf"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("pp8"), std::string::npos);
   EXPECT_EQ(r.out.find("tg"), std::string::npos) << r.out;
+  // Which limit each figure is held against is in its column's name.
+  for (const char* column : {"| of FMA peak |", "| of int8 peak |", "| of triad |", "| of read |"})
+    EXPECT_NE(r.out.find(column), std::string::npos) << column << "\n" << r.out;
+  EXPECT_NE(r.out.find("int8 peak"), std::string::npos) << r.out;  // in the machine line too
+}
+
+// Quantized weights run their products on int8 activations: prefill is held
+// against the int8 dot-product peak, not the float FMA peak.
+TEST(CliBench, QuantizedPrefillIsHeldAgainstTheInt8Peak) {
+  const std::string q8 = ::testing::TempDir() + "/skiff_cli_bench_q8_0.gguf";
+  ASSERT_EQ(run_skiff("quantize " + kModel + " " + q8 + " q8_0").exit_code, 0);
+  const auto r = run_skiff("bench -m " + q8 + " -p 16 -n 0 -r 1 -o json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<json> lines = json_lines(r.out);
+  ASSERT_EQ(lines.size(), 1u) << r.out;
+  EXPECT_EQ(lines[0]["prefill_peak"], "int8") << lines[0];
+  EXPECT_GT(lines[0]["prefill_efficiency"].get<double>(), 0);
 }
 
 // --profile adds a table of the matrix products per test on stderr; stdout

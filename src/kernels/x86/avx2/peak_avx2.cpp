@@ -1,10 +1,12 @@
-// 12 independent chains of 256-bit FMAs: 4-cycle latency × 2 FMA ports needs
-// at least 8 in flight; 12 leaves margin within the 16 ymm registers.
+// The AVX2 peaks. Float: 12 independent chains of 256-bit FMAs (4-cycle
+// latency × 2 FMA ports needs at least 8 in flight; 12 leaves margin within
+// the 16 ymm registers). Int8: 12 chains of vpmaddubsw + vpaddw, as the
+// integer kernels sum a unit before widening it.
 #include <immintrin.h>
 
-#include "bench/fma_peak.h"
+#include "kernels/peak/peak.h"
 
-namespace skiff::bench {
+namespace skiff {
 
 double fma_loop_avx2(int64_t iterations, float* sink) {
   // acc = acc * m + c converges to c / (1 - m) without overflow or denormals.
@@ -33,4 +35,19 @@ double fma_loop_avx2(int64_t iterations, float* sink) {
   return static_cast<double>(iterations) * 12 * 8 * 2;
 }
 
-}  // namespace skiff::bench
+double int8_dot_loop_avx2(int64_t iterations, float* sink) {
+  // Small bytes keep the int16 sums far from saturation; the adds wrap anyway.
+  const __m256i u = _mm256_set1_epi8(3), s = _mm256_set1_epi8(-2);
+  __m256i a[12];
+  for (int j = 0; j < 12; ++j) a[j] = _mm256_set1_epi16(static_cast<short>(j));
+  for (int64_t i = 0; i < iterations; ++i) {
+#pragma GCC unroll 12
+    for (int j = 0; j < 12; ++j) a[j] = _mm256_add_epi16(a[j], _mm256_maddubs_epi16(u, s));
+  }
+  __m256i sum = a[0];
+  for (int j = 1; j < 12; ++j) sum = _mm256_add_epi16(sum, a[j]);
+  *sink = static_cast<float>(_mm256_extract_epi16(sum, 0));
+  return static_cast<double>(iterations) * 12 * 32 * 2;
+}
+
+}  // namespace skiff

@@ -1,8 +1,8 @@
 // Portable multiply-add chains (the compiler may use SSE2 multiplies and adds):
 // the figure for CPUs without AVX2, where skiff's kernels are scalar too.
-#include "bench/fma_peak.h"
+#include "kernels/peak/peak.h"
 
-namespace skiff::bench {
+namespace skiff {
 
 double fma_loop_scalar(int64_t iterations, float* sink) {
   constexpr int kChains = 16;
@@ -16,4 +16,4 @@ double fma_loop_scalar(int64_t iterations, float* sink) {
   return static_cast<double>(iterations) * kChains * 2;
 }
 
-}  // namespace skiff::bench
+}  // namespace skiff

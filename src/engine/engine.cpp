@@ -237,15 +237,11 @@ void Engine::propose_drafts(ScheduledStep& step) {
     if (!drafting(chunk)) continue;
     Completion& c = *request_of(*chunk.seq).completions[chunk.seq->index];
     if (c.draft.tokens.empty()) continue;
-    const int n_drafted = static_cast<int>(c.draft.tokens.size());
-    if (!kv_.reserve(c.seq.kv_seq, c.seq.n_computed + 1 + n_drafted)) {
+    if (!scheduler_.reserve_draft(step, chunk, static_cast<int>(c.draft.tokens.size()))) {
       // No room in the pool: decode plainly; the drafter forgets its guesses.
       c.draft.tokens.clear();
       proposer_->rollback(c.seq, static_cast<int>(c.seq.tokens.size()));
-      continue;
     }
-    chunk.n_drafted = n_drafted;
-    step.n_tokens += n_drafted;
   }
 }
 
@@ -290,12 +286,9 @@ std::vector<Engine::SampleJob> Engine::plan_sampling(const ScheduledStep& step) 
     for (auto& sibling : request.completions) {
       if (!sibling->awaits_fork) continue;
       sibling->awaits_fork = false;
-      sibling->seq.kv_seq = kv_.fork_sequence(c.seq.kv_seq);
-      sibling->seq.n_computed = c.seq.n_computed;
-      scheduler_.add_running(&sibling->seq);
+      scheduler_.fork(c.seq, sibling->seq);
       jobs.push_back({sibling.get(), logits, nullptr, {}, {}, 0, {}});
     }
-    c.seq.slots = 1;
   }
   return jobs;
 }
@@ -351,7 +344,7 @@ void Engine::apply(SampleJob& job, std::vector<RequestOutput>& finished) {
   }
   if (job.draft) {
     // The sure token and the accepted drafts have their K/V now; the rest go.
-    scheduler_.commit_verified(&c.seq, 1 + job.n_accepted);
+    scheduler_.commit_verified(c.seq, job.n_accepted);
     proposer_->rollback(c.seq, c.seq.n_computed);
   }
   emit(request, delta);

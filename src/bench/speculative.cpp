@@ -38,7 +38,7 @@ double forward_seconds(Model& target, const std::vector<int32_t>& prompt, int n_
   std::vector<double> times;
   for (int r = 0; r < repeats; ++r) {
     Timer timer;
-    target.forward(batch, kv, logits.data());
+    target.forward_and_append(batch, kv, logits.data());
     times.push_back(timer.seconds());
     kv.truncate(0, n_prompt);
   }

@@ -119,19 +119,19 @@ RequestId Engine::add_request(std::vector<int32_t> prompt, const SamplingParams&
   request->n_unfinished = params.n;
   for (int i = 0; i < params.n; ++i) {
     auto c = std::make_unique<Completion>(
-        Completion{Sequence{}, sampler_for(params, i, vocab, end_tokens_),
+        Completion{Sequence{}, request.get(), sampler_for(params, i, vocab, end_tokens_),
                    OutputText(tokenizer_, params.stop, params.min_tokens, !params.skip_special_tokens), {}, i > 0,
                    0, {}, {}, {}});
-    c->seq.index = c->output.index = i;
-    c->seq.tokens = prompt;
-    c->seq.n_prompt = static_cast<int>(prompt.size());
+    c->index = c->result.index = i;
+    c->tokens = prompt;
+    c->n_prompt = static_cast<int>(prompt.size());
     request->completions.push_back(std::move(c));
   }
-  request->completions[0]->seq.slots = params.n;
+  request->completions[0]->slots = params.n;
 
   std::lock_guard lock(pending_mutex_);
   request->id = next_id_++;
-  for (auto& c : request->completions) c->seq.request_id = request->id;
+  for (auto& c : request->completions) c->request_id = request->id;
   pending_requests_.push_back(std::move(request));
   ++n_unfinished_;
   return pending_requests_.back()->id;
@@ -172,8 +172,8 @@ void Engine::take_pending(std::vector<RequestOutput>& finished) {
     cancels.swap(pending_cancels_);
   }
   for (auto& request : requests) {
-    metrics_.prompt_tokens += request->completions[0]->seq.n_prompt;
-    scheduler_.add(&request->completions[0]->seq);
+    metrics_.prompt_tokens += request->completions[0]->n_prompt;
+    scheduler_.add(request->completions[0].get());
     const RequestId id = request->id;
     requests_.emplace(id, std::move(request));
   }
@@ -199,8 +199,8 @@ int Engine::request_k(const Completion& c) const {
 // what max_tokens and max_model_len leave after this step's one sure token.
 int Engine::draft_budget(const Completion& c) const {
   const SamplingParams& params = c.sampler.params();
-  const int output_left = params.max_tokens - static_cast<int>(c.output.token_ids.size()) - 1;
-  const int context_left = max_model_len_ - static_cast<int>(c.seq.tokens.size());
+  const int output_left = params.max_tokens - static_cast<int>(c.result.token_ids.size()) - 1;
+  const int context_left = max_model_len_ - static_cast<int>(c.tokens.size());
   const int length = c.draft_length > 0 ? c.draft_length : request_k(c);
   return std::max(0, std::min({length, output_left, context_left}));
 }
@@ -214,7 +214,7 @@ void Engine::propose_drafts(ScheduledStep& step) {
   std::vector<int> wanted;
   for (ScheduledChunk& chunk : step.chunks) {
     if (!drafting(chunk)) continue;
-    Completion& c = *request_of(*chunk.seq).completions[chunk.seq->index];
+    Completion& c = completion_of(chunk);
     c.draft.tokens.clear();
     candidates.push_back(&c);
     wanted.push_back(draft_budget(c));
@@ -227,7 +227,7 @@ void Engine::propose_drafts(ScheduledStep& step) {
     if (lengths[i] == 0) continue;
     Completion& c = *candidates[i];
     c.draft.max_tokens = lengths[i];
-    c.draft.seq = &c.seq;
+    c.draft.seq = &c;
     c.draft.params = &c.sampler.params();
     drafts.push_back(&c.draft);
   }
@@ -235,17 +235,13 @@ void Engine::propose_drafts(ScheduledStep& step) {
   proposer_->propose(drafts);
   for (ScheduledChunk& chunk : step.chunks) {
     if (!drafting(chunk)) continue;
-    Completion& c = *request_of(*chunk.seq).completions[chunk.seq->index];
+    Completion& c = completion_of(chunk);
     if (c.draft.tokens.empty()) continue;
-    const int n_drafted = static_cast<int>(c.draft.tokens.size());
-    if (!kv_.reserve(c.seq.kv_seq, c.seq.n_computed + 1 + n_drafted)) {
+    if (!scheduler_.reserve_draft(step, chunk, static_cast<int>(c.draft.tokens.size()))) {
       // No room in the pool: decode plainly; the drafter forgets its guesses.
       c.draft.tokens.clear();
-      proposer_->rollback(c.seq, static_cast<int>(c.seq.tokens.size()));
-      continue;
+      proposer_->rollback(c, static_cast<int>(c.tokens.size()));
     }
-    chunk.n_drafted = n_drafted;
-    step.n_tokens += n_drafted;
   }
 }
 
@@ -257,7 +253,7 @@ void Engine::run_forward(const ScheduledStep& step) {
     batch.tokens.insert(batch.tokens.end(), first, first + chunk.n_tokens);
     const int n_drafted = chunk.n_drafted;
     if (n_drafted) {
-      const std::vector<int32_t>& drafted = request_of(seq).completions[seq.index]->draft.tokens;
+      const std::vector<int32_t>& drafted = completion_of(chunk).draft.tokens;
       batch.tokens.insert(batch.tokens.end(), drafted.begin(), drafted.end());
     }
     const int n_new = chunk.n_tokens + n_drafted;
@@ -280,24 +276,22 @@ std::vector<Engine::SampleJob> Engine::plan_sampling(const ScheduledStep& step) 
   for (const ScheduledChunk& chunk : step.chunks) {
     // Mid-prompt: no logits. (A drafted chunk is committed only once verified.)
     if (chunk.seq->n_uncomputed() != 0 && !chunk.n_drafted) continue;
-    Request& request = request_of(*chunk.seq);
-    Completion& c = *request.completions[chunk.seq->index];
+    Completion& c = completion_of(chunk);
     const float* logits = logits_.data() + row * vocab;
     row += 1 + chunk.n_drafted;
     jobs.push_back({&c, logits, chunk.n_drafted ? &c.draft : nullptr, {}, {}, 0, {}});
-    if (chunk.seq->index != 0) continue;
-    // The prompt is in: siblings fork its blocks and draw from the same logits.
-    for (auto& sibling : request.completions) {
-      if (!sibling->awaits_fork) continue;
-      sibling->awaits_fork = false;
-      sibling->seq.kv_seq = kv_.fork_sequence(c.seq.kv_seq);
-      sibling->seq.n_computed = c.seq.n_computed;
-      scheduler_.add_running(&sibling->seq);
-      jobs.push_back({sibling.get(), logits, nullptr, {}, {}, 0, {}});
-    }
-    c.seq.slots = 1;
+    if (c.index == 0) fork_siblings(c, logits, jobs);
   }
   return jobs;
+}
+
+void Engine::fork_siblings(Completion& first, const float* logits, std::vector<SampleJob>& jobs) {
+  for (auto& sibling : first.request->completions) {
+    if (!sibling->awaits_fork) continue;
+    sibling->awaits_fork = false;
+    scheduler_.fork(first, *sibling);
+    jobs.push_back({sibling.get(), logits, nullptr, {}, {}, 0, {}});
+  }
 }
 
 void Engine::sample(std::span<SampleJob> jobs) {
@@ -319,7 +313,7 @@ void Engine::sample_job(SampleJob& job) {
     job.n_accepted = verify_draft(c.sampler, job.logits, *job.draft, c.verify, job.tokens);
   } else {
     const std::span<const float> logits(job.logits, vocab);
-    job.tokens = {c.sampler.sample(logits, c.seq.prompt(), c.seq.output())};
+    job.tokens = {c.sampler.sample(logits, c.prompt(), c.output())};
   }
   const std::optional<int32_t>& top_n = c.sampler.params().logprobs;
   if (!top_n) return;
@@ -329,12 +323,12 @@ void Engine::sample_job(SampleJob& job) {
 
 void Engine::apply(SampleJob& job, std::vector<RequestOutput>& finished) {
   Completion& c = *job.completion;
-  Request& request = request_of(c.seq);
+  Request& request = *c.request;
   StreamDelta delta;
   delta.request_id = request.id;
-  delta.index = c.seq.index;
+  delta.index = c.index;
   if (!job.error.empty()) {
-    c.output.error = std::move(job.error);
+    c.result.error = std::move(job.error);
     delta.text = c.text.finish();
     return finish(request, c, FinishReason::kError, delta, finished);
   }
@@ -351,8 +345,8 @@ void Engine::apply(SampleJob& job, std::vector<RequestOutput>& finished) {
   }
   if (job.draft) {
     // The sure token and the accepted drafts have their K/V now; the rest go.
-    scheduler_.commit_verified(&c.seq, 1 + job.n_accepted);
-    proposer_->rollback(c.seq, c.seq.n_computed);
+    scheduler_.commit_verified(c, job.n_accepted);
+    proposer_->rollback(c, c.n_computed);
   }
   emit(request, delta);
 }
@@ -363,28 +357,28 @@ bool Engine::output_token(Request& request, Completion& c, int32_t token, TokenL
   const bool eos = !params.ignore_eos && tokenizer_.is_end_of_generation(token);
   const bool stop_token = std::ranges::count(params.stop_token_ids, token) > 0;
   if (eos || stop_token) {
-    if (stop_token) c.output.stop_token = token;
+    if (stop_token) c.result.stop_token = token;
     delta.text += c.text.finish();
     finish(request, c, FinishReason::kStop, delta, finished);
     return false;
   }
   observe_latency(request, c);
-  c.seq.tokens.push_back(token);
-  c.output.token_ids.push_back(token);
+  c.tokens.push_back(token);
+  c.result.token_ids.push_back(token);
   delta.token_ids.push_back(token);
   if (logprob) {
-    c.output.logprobs.push_back(*logprob);
+    c.result.logprobs.push_back(*logprob);
     delta.logprobs.push_back(std::move(*logprob));
   }
   ++metrics_.generation_tokens;
   delta.text += c.text.push(token);
   if (c.text.stopped()) {
-    c.output.stop_reason = c.text.stop_reason();
+    c.result.stop_reason = c.text.stop_reason();
     finish(request, c, FinishReason::kStop, delta, finished);
     return false;
   }
-  if (static_cast<int>(c.output.token_ids.size()) >= params.max_tokens ||
-      static_cast<int>(c.seq.tokens.size()) >= max_model_len_) {
+  if (static_cast<int>(c.result.token_ids.size()) >= params.max_tokens ||
+      static_cast<int>(c.tokens.size()) >= max_model_len_) {
     delta.text += c.text.finish();
     finish(request, c, FinishReason::kLength, delta, finished);
     return false;
@@ -417,20 +411,20 @@ void Engine::observe_latency(Request& request, Completion& c) {
 
 void Engine::finish(Request& request, Completion& c, FinishReason reason, StreamDelta& delta,
                     std::vector<RequestOutput>& finished) {
-  scheduler_.finish(&c.seq);
-  if (proposer_) proposer_->forget(c.seq);
+  scheduler_.finish(&c);
+  if (proposer_) proposer_->forget(c);
   c.sampler.release_scratch();  // siblings may run on: keep only running sequences' scratch
-  c.output.text = c.text.text();
-  c.output.finish_reason = reason;
+  c.result.text = c.text.text();
+  c.result.finish_reason = reason;
   delta.finish_reason = reason;
   emit(request, delta);
   if (--request.n_unfinished > 0) return;
 
   RequestOutput out;
   out.request_id = request.id;
-  const Sequence& first = request.completions[0]->seq;
-  out.prompt_token_ids.assign(first.tokens.begin(), first.tokens.begin() + first.n_prompt);
-  for (auto& completion : request.completions) out.outputs.push_back(std::move(completion->output));
+  const std::span<const int32_t> prompt = request.completions[0]->prompt();
+  out.prompt_token_ids.assign(prompt.begin(), prompt.end());
+  for (auto& completion : request.completions) out.outputs.push_back(std::move(completion->result));
   ++metrics_.requests_finished;
   metrics_.requests_cancelled += reason == FinishReason::kCancelled;
   finished.push_back(std::move(out));
@@ -445,10 +439,10 @@ void Engine::cancel_now(RequestId id, std::vector<RequestOutput>& finished) {
   // finish() erases the request with its last completion: stop before that.
   for (size_t i = 0, n = request.completions.size(); i < n; ++i) {
     Completion& c = *request.completions[i];
-    if (c.output.finish_reason) continue;
+    if (c.result.finish_reason) continue;
     StreamDelta delta;
     delta.request_id = id;
-    delta.index = c.seq.index;
+    delta.index = c.index;
     const bool last = request.n_unfinished == 1;
     finish(request, c, FinishReason::kCancelled, delta, finished);
     if (last) return;
@@ -459,15 +453,13 @@ void Engine::emit(Request& request, const StreamDelta& delta) {
   if (request.on_delta) request.on_delta(delta);
 }
 
-Engine::Request& Engine::request_of(const Sequence& seq) { return *requests_.at(seq.request_id); }
-
 double Engine::now() const { return clock_.seconds(); }
 
 EngineMetrics Engine::metrics() const {
   EngineMetrics m = metrics_;
   for (const auto& [id, request] : requests_) {
     const bool running = std::ranges::any_of(request->completions, [](const auto& c) {
-      return c->seq.status == SequenceStatus::kRunning;
+      return c->status == SequenceStatus::kRunning;
     });
     (running ? m.requests_running : m.requests_waiting) += 1;
   }

@@ -90,11 +90,15 @@ class Engine {
   const Model& model() const { return model_; }
 
  private:
-  struct Completion {
-    Sequence seq;
+  struct Request;
+  // One completion: the Sequence the scheduler schedules, and what the
+  // engine keeps beside it. Being the sequence itself, it is what each
+  // scheduled chunk carries (completion_of), with no lookup.
+  struct Completion : Sequence {
+    Request* request;             // the request it belongs to, which owns it
     Sampler sampler;
     OutputText text;
-    CompletionOutput output;
+    CompletionOutput result;      // what the request returns for it
     bool awaits_fork = false;     // a sibling not yet forked from completion 0
     double last_token_time = 0;   // seconds since the engine started
     Draft draft;                  // this step's proposal (tokens empty: none)
@@ -122,6 +126,11 @@ class Engine {
     std::string error;  // sampling failed: the completion ends with FinishReason::kError
   };
 
+  // The completion a chunk schedules: every sequence the engine hands its
+  // scheduler (add, fork) is a Completion.
+  static Completion& completion_of(const ScheduledChunk& chunk) {
+    return static_cast<Completion&>(*chunk.seq);
+  }
   void take_pending(std::vector<RequestOutput>& finished);
   ScheduledStep schedule_step();
   // Asks the proposer for drafts of the step's speculating decodes and
@@ -131,7 +140,9 @@ class Engine {
   int draft_budget(const Completion& c) const;
   void run_forward(const ScheduledStep& step);
   std::vector<SampleJob> plan_sampling(const ScheduledStep& step);
-  void fork_siblings(Request& request, Completion& first);
+  // The prompt of completion 0 is in: its siblings fork its KV and sample
+  // from the same logits.
+  void fork_siblings(Completion& first, const float* logits, std::vector<SampleJob>& jobs);
   void sample(std::span<SampleJob> jobs);
   void sample_job(SampleJob& job);
   void apply(SampleJob& job, std::vector<RequestOutput>& finished);
@@ -144,7 +155,6 @@ class Engine {
               std::vector<RequestOutput>& finished);
   void cancel_now(RequestId id, std::vector<RequestOutput>& finished);
   void emit(Request& request, const StreamDelta& delta);
-  Request& request_of(const Sequence& seq);
   double now() const;
 
   Model& model_;

@@ -53,7 +53,7 @@ PerplexityResult perplexity(Model& model, const Tokenizer& tokenizer, const std:
       const int first_logit = std::max(b0, first_scored);
       const int n_logits = std::max(0, b0 + n - first_logit);
       Batch batch{std::vector<int32_t>(ids.begin() + b0, ids.begin() + b0 + n), {{0, b0, n, n_logits}}};
-      model.forward(batch, kv, logits.data());
+      model.forward_and_append(batch, kv, logits.data());
       for (int j = 0; j < n_logits; ++j) {
         const int pos = first_logit + j;
         if (pos + 1 >= o.n_ctx) break;

@@ -19,11 +19,6 @@ void Scheduler::add(Sequence* seq) {
   waiting_.push_back(seq);
 }
 
-void Scheduler::add_running(Sequence* seq) {
-  seq->status = SequenceStatus::kRunning;
-  running_.push_back(seq);
-}
-
 ScheduledStep Scheduler::schedule() {
   ScheduledStep step;
   int budget = options_.max_batch_tokens;
@@ -99,19 +94,43 @@ void Scheduler::admit_waiting(ScheduledStep& step, int& budget) {
   }
 }
 
+bool Scheduler::reserve_draft(ScheduledStep& step, ScheduledChunk& chunk, int n_drafted) {
+  Sequence& seq = *chunk.seq;
+  if (chunk.n_tokens != 1 || seq.n_uncomputed() != 1 || chunk.n_drafted != 0)
+    fail("scheduler: drafts extend a decode, but the chunk has {} tokens of {} uncomputed and {} "
+         "drafted",
+         chunk.n_tokens, seq.n_uncomputed(), chunk.n_drafted);
+  if (!kv_.reserve(seq.kv_seq, seq.n_computed + 1 + n_drafted)) return false;
+  chunk.n_drafted = n_drafted;
+  step.n_tokens += n_drafted;
+  return true;
+}
+
 void Scheduler::commit(const ScheduledStep& step) {
   for (const ScheduledChunk& chunk : step.chunks) {
-    if (chunk.n_drafted) continue;  // its length is known once verified
-    Sequence* seq = chunk.seq;
-    seq->n_computed += chunk.n_tokens;
-    if (options_.prefix_caching) kv_.cache_full_blocks(seq->kv_seq, seq->tokens);
+    Sequence& seq = *chunk.seq;
+    kv_.set_length(seq.kv_seq, seq.n_computed + chunk.n_tokens + chunk.n_drafted);
+    if (chunk.n_drafted) continue;  // what it keeps is known once verified
+    seq.n_computed += chunk.n_tokens;
+    if (options_.prefix_caching) kv_.cache_full_blocks(seq.kv_seq, seq.tokens);
   }
 }
 
-void Scheduler::commit_verified(Sequence* seq, int n_tokens) {
-  seq->n_computed += n_tokens;
-  kv_.truncate(seq->kv_seq, seq->n_computed);
-  if (options_.prefix_caching) kv_.cache_full_blocks(seq->kv_seq, seq->tokens);
+void Scheduler::commit_verified(Sequence& seq, int n_accepted) {
+  seq.n_computed += 1 + n_accepted;
+  kv_.truncate(seq.kv_seq, seq.n_computed);
+  if (options_.prefix_caching) kv_.cache_full_blocks(seq.kv_seq, seq.tokens);
+}
+
+void Scheduler::fork(Sequence& parent, Sequence& child) {
+  if (parent.slots < 2)
+    fail("scheduler: a fork needs a running slot its parent holds for it, but the parent holds {}",
+         parent.slots);
+  child.kv_seq = kv_.fork_sequence(parent.kv_seq);
+  child.n_computed = parent.n_computed;
+  child.status = SequenceStatus::kRunning;
+  running_.push_back(&child);
+  --parent.slots;
 }
 
 void Scheduler::finish(Sequence* seq) {

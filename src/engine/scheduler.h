@@ -1,6 +1,10 @@
 // The continuous-batching scheduler: every step it picks which tokens of
 // which sequences run through the model together, under a token budget and a
-// cap on running sequences, and makes sure their KV blocks exist.
+// cap on running sequences. It is the one owner of its sequences' KV: it
+// reserves every position a step writes (drafts included; copy-on-write of a
+// shared block happens there), forks, and after the forward pass commits
+// (n_computed and the KV length move together) or rolls back rejected drafts.
+// The model only checks that what it writes was reserved.
 //
 // Order within a step: the decode token of every running sequence first,
 // then the next prompt chunk of running sequences still in prefill, then new
@@ -31,8 +35,8 @@ struct SchedulerOptions {
 struct ScheduledChunk {
   Sequence* seq = nullptr;
   int n_tokens = 0;
-  // Drafted tokens the engine verifies after a decode's one token (its KV
-  // reserved); such a chunk is committed by commit_verified, not commit.
+  // Drafted tokens the engine verifies after a decode's one token (set by
+  // reserve_draft); such a chunk's n_computed moves in commit_verified.
   int n_drafted = 0;
   // The chunk reaches the sequence's last token, so its logits are sampled.
   bool samples() const { return seq->n_computed + n_tokens == static_cast<int>(seq->tokens.size()); }
@@ -53,17 +57,25 @@ class Scheduler {
 
   // Queues a new sequence at the back of the waiting queue.
   void add(Sequence* seq);
-  // Puts a sequence that already holds its KV (a fork) straight into running.
-  void add_running(Sequence* seq);
   // Builds the next step, reserving KV blocks for every chunk.
   ScheduledStep schedule();
-  // After the forward pass wrote the step's K/V: advances n_computed and
-  // offers the newly full blocks to the prefix cache.
+  // Extends a scheduled decode by n_drafted drafted positions, reserving
+  // their KV. False, changing nothing, when the pool has no room: the chunk
+  // then decodes plainly (drafts never preempt anyone).
+  bool reserve_draft(ScheduledStep& step, ScheduledChunk& chunk, int n_drafted);
+  // After the forward pass wrote the step's K/V: sets each sequence's KV
+  // length past what was written, advances n_computed of undrafted chunks and
+  // offers their newly full blocks to the prefix cache.
   void commit(const ScheduledStep& step);
-  // After verifying a drafted chunk: n_tokens (its decode token and the
-  // accepted drafts) have K/V; the rejected positions are dropped from the
-  // cache, so every block the prefix cache registers holds its tokens.
-  void commit_verified(Sequence* seq, int n_tokens);
+  // After verifying a drafted chunk: its decode token and the first n_accepted
+  // drafts keep their K/V; the rejected positions are dropped from the cache
+  // before any block is offered to the prefix cache, so a registered block
+  // holds only tokens that were output.
+  void commit_verified(Sequence& seq, int n_accepted);
+  // Starts child running on parent's KV (shared blocks, copied when either
+  // writes into one) at parent's n_computed; the running slot parent held for
+  // it (Sequence::slots) passes to child.
+  void fork(Sequence& parent, Sequence& child);
   // Retires a sequence (finished or cancelled) from wherever it is, freeing its blocks.
   void finish(Sequence* seq);
 

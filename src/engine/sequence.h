@@ -22,7 +22,8 @@ struct Sequence {
   int kv_seq = -1;               // its PagedKvCache sequence; -1 while it holds none
   SequenceStatus status = SequenceStatus::kWaiting;
   // Running slots it needs when admitted: 1, or n for the first completion of
-  // a request with n > 1, whose siblings fork from it once the prompt is in.
+  // a request with n > 1, whose siblings fork from it once the prompt is in
+  // (each fork takes one of them over).
   int slots = 1;
 
   // Tokens still to run through the model: the prompt (or a chunk of it), or

@@ -162,6 +162,20 @@ void PagedKvCache::set_length(int seq, int n) {
   trim_hash_chain(s);
 }
 
+void PagedKvCache::check_writable(int seq, int begin, int end) const {
+  const Sequence& s = sequence(seq);
+  const int n_reserved = static_cast<int>(s.blocks.size()) * block_size_;
+  if (begin < 0 || end > n_reserved)
+    fail("KV cache: positions [{}, {}) of sequence {} are not reserved (it holds [0, {})): reserve "
+         "them before the forward pass",
+         begin, end, seq, n_reserved);
+  for (int i = begin / block_size_; i < ceil_div(end, block_size_); ++i)
+    if (is_shared(s.blocks[i]))
+      fail("KV cache: positions [{}, {}) of sequence {} reach block {}, which another sequence or "
+           "the prefix cache shares: reserve them before the forward pass (it copies the block)",
+           begin, end, seq, s.blocks[i]);
+}
+
 void PagedKvCache::truncate(int seq, int n) {
   Sequence& s = sequence(seq);
   if (n < 0 || n > s.length)

@@ -1,8 +1,10 @@
 // The paged KV cache (PagedAttention): keys and values live in fixed-size
 // blocks from one pool; each sequence reaches its blocks through a block
 // table. Blocks are allocated as a sequence grows, freed when it ends, and
-// reference-counted so sequences can share a prefix (fork); writing into a
-// shared block copies it first (copy-on-write).
+// reference-counted so sequences can share a prefix (fork). Around each
+// forward pass the sequence's owner calls reserve(seq, end), which allocates
+// and copies any shared block the pass will write (copy-on-write), and after
+// it set_length(seq, end); the pass only writes [length, end).
 //
 // With prefix caching on, full blocks are also registered under the hash of
 // their token prefix (kv/prefix_hash.h) and outlive their sequences until the
@@ -68,6 +70,10 @@ class PagedKvCache {
   // serve it; throws Error past max_seq_len.
   bool reserve(int seq, int n);
   void set_length(int seq, int n);  // after a forward pass wrote positions [length, n)
+  // Throws Error unless positions [begin, end) of seq are reserved and in
+  // blocks it alone holds: what a forward pass may write. The model checks
+  // this; whoever owns the sequence reserves.
+  void check_writable(int seq, int begin, int end) const;
   void truncate(int seq, int n);    // drops positions >= n, releasing whole blocks
 
   // Prefix caching (both do nothing but check arguments when it is off).

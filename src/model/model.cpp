@@ -39,7 +39,7 @@ PagedKvCache Model::make_kv_cache(int n_seqs, int max_ctx, KvType type, int bloc
   return kv;
 }
 
-void Model::reserve(int n_tokens) {
+void Model::grow_scratch(int n_tokens) {
   const ModelConfig& c = config_;
   auto grow = [](std::vector<float>& v, size_t n) {
     if (v.size() < n) v.resize(n);
@@ -92,13 +92,24 @@ void Model::check_batch(const Batch& batch, const PagedKvCache& kv) const {
 
 void Model::forward(const Batch& batch, PagedKvCache& kv, float* logits) {
   check_batch(batch, kv);
-  const ModelConfig& c = config_;
-  const int n_tokens = static_cast<int>(batch.tokens.size());
+  for (const BatchSeq& s : batch.seqs) kv.check_writable(s.seq_id, s.first_pos, s.first_pos + s.n_new);
+  forward_checked(batch, kv, logits);
+}
+
+void Model::forward_and_append(const Batch& batch, PagedKvCache& kv, float* logits) {
+  check_batch(batch, kv);  // first, so a bad batch is named as such, not as a full pool
   for (const BatchSeq& s : batch.seqs)
     if (!kv.reserve(s.seq_id, s.first_pos + s.n_new))
       fail("out of KV cache blocks: {} tokens of sequence {} do not fit ({} of {} blocks free)",
            s.first_pos + s.n_new, s.seq_id, kv.pool().n_free(), kv.pool().n_blocks());
-  reserve(n_tokens);
+  forward_checked(batch, kv, logits);
+  for (const BatchSeq& s : batch.seqs) kv.set_length(s.seq_id, s.first_pos + s.n_new);
+}
+
+void Model::forward_checked(const Batch& batch, PagedKvCache& kv, float* logits) {
+  const ModelConfig& c = config_;
+  const int n_tokens = static_cast<int>(batch.tokens.size());
+  grow_scratch(n_tokens);
   for (int i = 0, t = 0; i < static_cast<int>(batch.seqs.size()); ++i)
     for (int j = 0; j < batch.seqs[i].n_new; ++j, ++t) {
       s_.token_seq[t] = i;
@@ -118,7 +129,6 @@ void Model::forward(const Batch& batch, PagedKvCache& kv, float* logits) {
     attention_layer(batch, kv, l);
     ffn_layer(l, n_tokens);
   }
-  for (const BatchSeq& s : batch.seqs) kv.set_length(s.seq_id, s.first_pos + s.n_new);
   output_head(batch, logits);
 }
 
@@ -193,7 +203,7 @@ void Model::prefill(PagedKvCache& kv, int seq_id, std::span<const int32_t> token
   Batch batch;
   batch.tokens.assign(tokens.begin(), tokens.end());
   batch.seqs.push_back({seq_id, kv.length(seq_id), static_cast<int>(tokens.size()), 1});
-  forward(batch, kv, logits);
+  forward_and_append(batch, kv, logits);
 }
 
 std::vector<float> Model::prefill(PagedKvCache& kv, int seq_id, std::span<const int32_t> tokens) {

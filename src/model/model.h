@@ -32,13 +32,20 @@ class Model {
   PagedKvCache make_kv_cache(int n_seqs, int max_ctx, KvType type = KvType::kF16,
                              int block_size = 16) const;
 
-  // Runs every new token of the batch through the model, appending their K/V
-  // to each sequence's cache, and writes logits for the last n_logits tokens of
+  // Runs every new token of the batch through the model, writing their K/V
+  // into each sequence's cache, and writes logits for the last n_logits tokens of
   // each sequence, in batch order, to logits [batch.n_logits(), vocab].
+  // The positions written must be reserved and unshared already (throws Error
+  // otherwise): the cache's owner reserves them, and sets each sequence's
+  // length past them after the pass (the engine's Scheduler does both).
   void forward(const Batch& batch, PagedKvCache& kv, float* logits);
+  // forward() for a caller that owns its cache outright (tests, perplexity,
+  // benchmarks): reserves the new positions first (throws Error when the
+  // pool cannot hold them) and sets the lengths after.
+  void forward_and_append(const Batch& batch, PagedKvCache& kv, float* logits);
 
-  // One sequence: the whole prompt as one batch; the last token's logits
-  // (vocab_size floats), returned or written to `logits`.
+  // One sequence by forward_and_append: the whole prompt as one batch; the
+  // last token's logits (vocab_size floats), returned or written to `logits`.
   std::vector<float> prefill(PagedKvCache& kv, int seq_id, std::span<const int32_t> tokens);
   void prefill(PagedKvCache& kv, int seq_id, std::span<const int32_t> tokens, float* logits);
   // One sequence, one new token.
@@ -47,6 +54,8 @@ class Model {
 
  private:
   void check_batch(const Batch& batch, const PagedKvCache& kv) const;
+  // The pass itself, on a checked batch whose positions are writable.
+  void forward_checked(const Batch& batch, PagedKvCache& kv, float* logits);
   struct AttentionPlan;
   void plan_attention(const Batch& batch, const PagedKvCache& kv, int window, AttentionPlan& plan);
   void rope_tables(int n_tokens);
@@ -61,7 +70,7 @@ class Model {
   // norms sublayer outputs: the residual connection.
   void add_residual(const std::vector<float>& post_norm, int n_tokens);
   void output_head(const Batch& batch, float* logits);
-  void reserve(int n_tokens);
+  void grow_scratch(int n_tokens);
 
   ModelConfig config_;
   ModelWeights weights_;

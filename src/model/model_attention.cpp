@@ -66,7 +66,7 @@ void Model::attention_layer(const Batch& batch, PagedKvCache& kv, int l) {
 
   // Finish q and k, then append k and v to each sequence's cache. Tokens run
   // in parallel: each writes its own cache position, and write() only reads
-  // the shared block tables (copy-on-write happened in forward's reserve()).
+  // the shared block tables (copy-on-write happened in the owner's reserve()).
   for_each_token(n_tokens, c.q_dim() + 2 * c.kv_dim(), [&](int t) {
     project_token(l, t);
     kv.write(l, batch.seqs[s_.token_seq[t]].seq_id, s_.token_pos[t], &s_.k[t * c.kv_dim()], &s_.v[t * c.kv_dim()]);

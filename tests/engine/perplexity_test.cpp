@@ -30,7 +30,7 @@ double expected_ppl(Model& model, const std::vector<int32_t>& tokens, int n_ctx,
     ids[0] = bos;
     PagedKvCache kv = model.make_kv_cache(1, n_ctx, KvType::kF32);
     std::vector<float> logits(static_cast<size_t>(n_ctx) * vocab);
-    model.forward(Batch{ids, {{0, 0, n_ctx, n_ctx}}}, kv, logits.data());
+    model.forward_and_append(Batch{ids, {{0, 0, n_ctx, n_ctx}}}, kv, logits.data());
     for (int j = n_ctx / 2; j < n_ctx - 1; ++j) {
       const float* row = &logits[static_cast<size_t>(j) * vocab];
       double sum = 0;

@@ -1,6 +1,8 @@
 // The scheduler against a small KV pool, without a model: a fake forward pass
-// marks the chunk's positions written and appends a token to each sequence
-// that sampled.
+// checks, as the model does, that every position a chunk writes was reserved
+// and is the sequence's own, and appends a token to each sequence that
+// sampled. The scheduler owns the KV: it reserves, forks, commits (lengths
+// included) and rolls back rejected drafts.
 #include "engine/scheduler.h"
 
 #include <gtest/gtest.h>
@@ -35,14 +37,21 @@ class SchedulerTest : public ::testing::Test {
   // Schedules one step and plays the forward pass and the sampling.
   ScheduledStep run_step(Scheduler& scheduler, PagedKvCache& kv) {
     ScheduledStep step = scheduler.schedule();
-    for (const ScheduledChunk& chunk : step.chunks)
-      kv.set_length(chunk.seq->kv_seq, chunk.seq->n_computed + chunk.n_tokens);
+    play_forward(step, kv);
     std::vector<bool> samples;
     for (const ScheduledChunk& chunk : step.chunks) samples.push_back(chunk.samples());
     scheduler.commit(step);
     for (size_t i = 0; i < step.chunks.size(); ++i)
       if (samples[i]) step.chunks[i].seq->tokens.push_back(7);
     return step;
+  }
+
+  static void play_forward(const ScheduledStep& step, const PagedKvCache& kv) {
+    for (const ScheduledChunk& chunk : step.chunks) {
+      const Sequence& seq = *chunk.seq;
+      ASSERT_EQ(kv.length(seq.kv_seq), seq.n_computed);
+      kv.check_writable(seq.kv_seq, seq.n_computed, seq.n_computed + chunk.n_tokens + chunk.n_drafted);
+    }
   }
 
   std::vector<std::unique_ptr<Sequence>> sequences_;
@@ -216,6 +225,95 @@ TEST_F(SchedulerTest, AdmissionReusesCachedPrefixBlocks) {
   scheduler.add(c);
   step = run_step(scheduler, kv);
   EXPECT_EQ(chunk_of(step, c), 4);
+}
+
+TEST_F(SchedulerTest, CommitSetsTheKvLengthWithNComputed) {
+  PagedKvCache kv = small_pool(16);
+  Scheduler scheduler({.max_batch_tokens = 4, .max_seqs = 4}, kv);
+  Sequence* seq = make_sequence(6);
+  scheduler.add(seq);
+  for (int n_computed : {4, 6, 7}) {
+    run_step(scheduler, kv);
+    EXPECT_EQ(seq->n_computed, n_computed);
+    EXPECT_EQ(kv.length(seq->kv_seq), n_computed);
+  }
+}
+
+TEST_F(SchedulerTest, AForkSharesTheParentsBlocksAndRuns) {
+  PagedKvCache kv = small_pool(16);
+  Scheduler scheduler({.max_batch_tokens = 64, .max_seqs = 4}, kv);
+  Sequence* parent = make_sequence(6);  // two blocks, the second half full
+  parent->slots = 2;                    // one held for its sibling
+  scheduler.add(parent);
+  run_step(scheduler, kv);
+  Sequence* child = make_sequence(6);
+  scheduler.fork(*parent, *child);
+  EXPECT_EQ(child->status, SequenceStatus::kRunning);
+  EXPECT_EQ(scheduler.n_running(), 2);
+  EXPECT_EQ(parent->slots, 1);  // the slot is the child's now
+  EXPECT_EQ(child->n_computed, 6);
+  EXPECT_EQ(kv.block_table(child->kv_seq), kv.block_table(parent->kv_seq));
+  EXPECT_EQ(kv.pool().n_used(), 2);  // shared, not copied
+  EXPECT_THROW(scheduler.fork(*parent, *make_sequence(6)), Error);  // no slot left for a third
+
+  child->tokens.push_back(8);  // its own sample from the shared logits
+  ScheduledStep step = run_step(scheduler, kv);  // both write into the shared second block
+  EXPECT_EQ(chunk_of(step, parent), 1);
+  EXPECT_EQ(chunk_of(step, child), 1);
+  EXPECT_EQ(kv.pool().n_used(), 3);  // so one of them copied it first
+  EXPECT_EQ(kv.block_table(child->kv_seq)[0], kv.block_table(parent->kv_seq)[0]);
+  EXPECT_NE(kv.block_table(child->kv_seq)[1], kv.block_table(parent->kv_seq)[1]);
+  scheduler.finish(parent);
+  scheduler.finish(child);
+  EXPECT_EQ(kv.pool().n_used(), 0);
+}
+
+TEST_F(SchedulerTest, ADraftThatDoesNotFitLeavesTheStepAndPoolAsTheyWere) {
+  PagedKvCache kv = small_pool(2);  // 8 positions
+  Scheduler scheduler({.max_batch_tokens = 64, .max_seqs = 4}, kv);
+  Sequence* seq = make_sequence(3);
+  scheduler.add(seq);
+  run_step(scheduler, kv);
+  ScheduledStep step = scheduler.schedule();  // the decode at position 3: one block
+  ASSERT_EQ(step.chunks.size(), 1u);
+  const std::vector<int> blocks = kv.block_table(seq->kv_seq);
+  EXPECT_FALSE(scheduler.reserve_draft(step, step.chunks[0], 5));  // 9 positions
+  EXPECT_EQ(step.chunks[0].n_drafted, 0);
+  EXPECT_EQ(step.n_tokens, 1);
+  EXPECT_EQ(kv.block_table(seq->kv_seq), blocks);
+  EXPECT_EQ(kv.pool().n_used(), 1);
+
+  EXPECT_TRUE(scheduler.reserve_draft(step, step.chunks[0], 4));  // 8 positions
+  EXPECT_EQ(step.chunks[0].n_drafted, 4);
+  EXPECT_EQ(step.n_tokens, 5);
+  play_forward(step, kv);
+}
+
+TEST_F(SchedulerTest, RollbackKeepsAcceptedDraftsAndCachesOnlyTheirFullBlocks) {
+  PagedKvCache kv = small_pool(8, /*prefix_caching=*/true);
+  Scheduler scheduler({.max_batch_tokens = 64, .max_seqs = 4, .prefix_caching = true}, kv);
+  Sequence* seq = make_sequence(3);
+  scheduler.add(seq);
+  run_step(scheduler, kv);  // tokens 1 2 3 7, computed 3
+  ScheduledStep step = scheduler.schedule();
+  ASSERT_TRUE(scheduler.reserve_draft(step, step.chunks[0], 6));  // positions 3..9
+  play_forward(step, kv);
+  scheduler.commit(step);
+  EXPECT_EQ(seq->n_computed, 3);  // not before verification
+  EXPECT_EQ(kv.length(seq->kv_seq), 10);
+  EXPECT_EQ(kv.pool().n_cached(), 0);
+
+  for (int32_t token : {20, 21, 22}) seq->tokens.push_back(token);  // 2 accepted, then a bonus
+  scheduler.commit_verified(*seq, 2);
+  EXPECT_EQ(seq->n_computed, 6);  // the decode token and 2 drafts
+  EXPECT_EQ(kv.length(seq->kv_seq), 6);
+  const std::vector<int>& blocks = kv.block_table(seq->kv_seq);
+  ASSERT_EQ(blocks.size(), 2u);  // the third block went back
+  EXPECT_EQ(kv.pool().n_used(), 2);
+  // Positions 4..7 were all written, but only 4 and 5 hold output tokens.
+  EXPECT_TRUE(kv.pool().cached_hash(blocks[0]).has_value());
+  EXPECT_FALSE(kv.pool().cached_hash(blocks[1]).has_value());
+  EXPECT_EQ(kv.pool().n_cached(), 1);
 }
 
 }  // namespace

@@ -40,6 +40,23 @@ TEST(PagedKvCache, ForkSharesBlocksAndWritingTheChildLeavesTheParent) {
   t.expect_consistent();
 }
 
+// What a forward pass checks before it writes: reserved, and not shared.
+TEST(PagedKvCache, WritableMeansReservedAndHeldAlone) {
+  CacheUnderTest t(KvType::kF32, 16, 8, 64);
+  const int parent = t.create();
+  EXPECT_THROW(t.cache.check_writable(parent, 0, 1), Error);  // nothing reserved
+  ASSERT_TRUE(t.append(parent, 20));
+  t.cache.check_writable(parent, 20, 32);  // the rest of the second block is held
+  EXPECT_THROW(t.cache.check_writable(parent, 20, 33), Error);
+  const int child = t.fork(parent);
+  EXPECT_THROW(t.cache.check_writable(child, 20, 21), Error);  // the second block is shared
+  EXPECT_THROW(t.cache.check_writable(parent, 20, 21), Error);
+  ASSERT_TRUE(t.cache.reserve(child, 21));  // copies it
+  t.cache.check_writable(child, 20, 21);
+  t.cache.check_writable(parent, 20, 21);  // the parent's is its own again
+  EXPECT_THROW(t.cache.check_writable(child, 0, 1), Error);  // the first is still shared
+}
+
 TEST(PagedKvCache, ForkedReservedBlocksAreCopiedBeforeTheChildWritesThem) {
   CacheUnderTest t(KvType::kF16, 16, 8, 64);
   const int parent = t.create();

@@ -96,7 +96,7 @@ TEST(Golden, RaggedBatchMatchesSeparateRuns) {
   batch.tokens.insert(batch.tokens.end(), p2.begin(), p2.end());
   batch.seqs = {{0, 0, 5, 2}, {1, 0, 3, 1}};
   std::vector<float> logits(3 * 512);
-  model->forward(batch, kv, logits.data());
+  model->forward_and_append(batch, kv, logits.data());
   PagedKvCache alone = model->make_kv_cache(1, 32, KvType::kF32);
   const std::vector<float> l1 = model->prefill(alone, 0, p1);
   alone.truncate(0, 0);
@@ -111,6 +111,7 @@ TEST(Golden, RejectsBadBatches) {
   auto model = load_model(kModels + "/derived/stories260K-f32.gguf");
   PagedKvCache kv = model->make_kv_cache(1, 4, KvType::kF32);
   std::vector<float> logits(512);
+  ASSERT_TRUE(kv.reserve(0, 4));  // so that only the batches are wrong
   Batch too_long{{1, 2, 3, 4, 5}, {{0, 0, 5, 1}}};
   EXPECT_THROW(model->forward(too_long, kv, logits.data()), Error);
   Batch bad_token{{1, 9999}, {{0, 0, 2, 1}}};

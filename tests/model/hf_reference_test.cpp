@@ -59,7 +59,7 @@ std::vector<float> batched_logits(Model& model, const std::vector<int32_t>& ids)
   batch.tokens = ids;
   batch.seqs = {{0, 0, n, n}};
   std::vector<float> logits(static_cast<size_t>(n) * model.config().vocab_size);
-  model.forward(batch, kv, logits.data());
+  model.forward_and_append(batch, kv, logits.data());
   return logits;
 }
 
@@ -102,7 +102,7 @@ TEST_P(HfReference, BatchedPrefillMatchesTransformers) {
   PagedKvCache kv = model->make_kv_cache(1, n, KvType::kF32);
   Batch batch{ref.ids, {{0, 0, n, n_out}}};
   std::vector<float> tail(static_cast<size_t>(n_out) * vocab);
-  model->forward(batch, kv, tail.data());
+  model->forward_and_append(batch, kv, tail.data());
   EXPECT_LE(max_diff(ref, vocab, [&](int pos) { return &tail[(pos - (n - n_out)) * vocab]; }), kTol);
   kv.truncate(0, 0);
   const std::vector<float> last = model->prefill(kv, 0, ref.ids);

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
+#include "error_of.h"
 #include "model/loader.h"
 #include "model/random_model.h"
 
@@ -124,6 +125,33 @@ TEST(PagedModel, OutOfBlocksIsAnErrorNotACrash) {
   EXPECT_THROW(model->prefill(kv, 1, prompt), Error);           // 3 more: only 2 free
   EXPECT_EQ(kv.length(1), 0);
   EXPECT_EQ(kv.pool().n_used(), 2);
+}
+
+// forward() writes only what the cache's owner reserved: positions past the
+// reservation, or in a block another sequence shares, are refused before
+// anything is written, with a message that says to reserve them.
+TEST(PagedModel, ForwardRefusesPositionsThatWereNotReserved) {
+  auto model = load_model(kStories);
+  PagedKvCache kv = model->make_kv_cache(2, 64, KvType::kF32);
+  const std::vector<int32_t> prompt = {1, 403, 407, 261, 378};
+  std::vector<float> logits(model->config().vocab_size);
+  const Batch unreserved{prompt, {{0, 0, 5, 1}}};
+  const std::string message = testing::error_of([&] { model->forward(unreserved, kv, logits.data()); });
+  EXPECT_NE(message.find("not reserved"), std::string::npos) << message;
+  EXPECT_EQ(kv.pool().n_used(), 0);
+
+  ASSERT_TRUE(kv.reserve(0, 5));
+  model->forward(unreserved, kv, logits.data());
+  EXPECT_EQ(kv.length(0), 0);  // the owner sets the length, not the model
+  kv.set_length(0, 5);
+
+  kv.free_sequence(1);
+  const int child = kv.fork_sequence(0);
+  const Batch shared{{300}, {{child, 5, 1, 1}}};
+  const std::string shared_message = testing::error_of([&] { model->forward(shared, kv, logits.data()); });
+  EXPECT_NE(shared_message.find("shares"), std::string::npos) << shared_message;
+  ASSERT_TRUE(kv.reserve(child, 6));  // copies the block
+  model->forward(shared, kv, logits.data());
 }
 
 }  // namespace

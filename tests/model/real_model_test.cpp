@@ -99,7 +99,7 @@ TEST_P(RealModel, AgreesWithTransformers) {
   for (int p0 = 0; p0 < n; p0 += kChunk) {
     const int m = std::min(kChunk, n - p0);
     Batch batch{std::vector<int32_t>(ids.begin() + p0, ids.begin() + p0 + m), {{0, p0, m, m}}};
-    model->forward(batch, kv, logits.data());
+    model->forward_and_append(batch, kv, logits.data());
     for (int i = 0; i < m; ++i) {
       const float* row = &logits[static_cast<size_t>(i) * vocab];
       const int p = p0 + i;

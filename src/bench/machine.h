@@ -31,7 +31,8 @@ double measure_triad_gbs(size_t bytes_per_array, int threads, int reps);
 // of two of its arrays (16 bytes per element), which is all decode does. They
 // part where reads and writes have limits of their own (an AMD CCD reaches
 // memory over a link of 32 bytes per fabric clock for reads and 16 for
-// writes); on the Zen 4 VM the read ran 0-13% above the triad.
+// writes); on the Zen 4 VM the read ran at or above the triad
+// (figures: docs/notes/kernel-design-figures.md).
 struct Bandwidth {
   double triad_gbs = 0;
   double read_gbs = 0;

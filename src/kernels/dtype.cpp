@@ -42,8 +42,8 @@ constexpr DTypeInfo kTypes[] = {
 };
 
 // kTypes' index of each ggml type id (-1: none). The kernels look a matrix's
-// type up per panel (row_bytes): a search of the table there took 1% of a
-// decode step.
+// type up per panel (row_bytes): a search of the table there was a measurable
+// part of a decode step (figures: docs/notes/kernel-design-figures.md).
 constexpr uint32_t kMaxTypeId = 64;
 constexpr auto kIndexOfType = [] {
   std::array<int8_t, kMaxTypeId> index{};

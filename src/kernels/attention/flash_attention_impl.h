@@ -149,9 +149,10 @@ inline Tile load_tile(const skiff::KvBlocks& kv, int start, int n, int head_dim,
 }
 
 // No software prefetch here: asking for a tile's K/V lines a few tiles ahead
-// made the kernels read K/V from memory at half their in-cache speed on Zen 4
-// when a sequence's blocks lie in pool order. (The register kernel asks for
-// a block only across a jump: lanes::prefetch_if_jump.)
+// made the kernels read K/V from memory far below their in-cache speed on Zen 4
+// when a sequence's blocks lie in pool order (figures:
+// docs/notes/kernel-design-figures.md). (The register kernel asks for a block
+// only across a jump: lanes::prefetch_if_jump.)
 
 // Keys [hidden, visible) of a tile starting at tile_start are visible to
 // query row r: those up to its position, and with a window only the last

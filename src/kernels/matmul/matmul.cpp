@@ -314,11 +314,12 @@ void run_products(std::span<const MatmulProduct> products, const float* x, int n
   }
 }
 
-// The fewest multiply-adds a thread claims at a time (UnitRanges), 20-35 KB
-// of 4-8-bit weights in decode: what is left to a thread when the other one is
+// The fewest multiply-adds a thread claims at a time (UnitRanges), 20-35 KB of
+// 4-8-bit weights in decode: what is left to a thread when the other one is
 // done is at most about a microsecond's streaming (the LM head's claims of 1/64
-// of a thread's share, 1.1 MB, kept the second thread waiting 30 µs), and
-// short products go in a few claims.
+// of a thread's share, 1.1 MB, kept the second thread waiting far longer;
+// figures: docs/notes/kernel-design-figures.md), and short products go in a few
+// claims.
 constexpr int64_t kMinClaimWork = int64_t{1} << 15;
 
 void run_products_at_once(std::span<const MatmulProduct> products, const float* x, int n_tokens,

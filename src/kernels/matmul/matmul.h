@@ -26,16 +26,18 @@ struct MatmulProduct {
 void matmul_many(std::span<const MatmulProduct> products, const float* x, int n_tokens);
 
 // How precisely the integer kernels see the activations. kPlainInt8 quantizes
-// each token's row once to int8 blocks, as llama.cpp does: relative noise ~1%
-// per product, enough to flip 1.5-4.5% of a real model's top-1 tokens against
-// an exact forward pass. kInt8 (the default) first takes values over 16x
-// their row's RMS (attention-sink tokens' massive activations, the heavy
-// tails of FFN inputs) out of the integer products and adds their products
-// exactly, from dequantized weight columns (activation_outliers.h). kRefined also runs the quantization's residual x - Q(x) through
-// the same kernel as a second row in the same pass over the weights: ~15-bit
-// activations (the top-1 tokens and perplexity of an exact pass) at twice the
-// integer work: decode runs as fast while memory bound (25% slower where the
-// cores bound it: docs/benchmarks.md); prefill ~1.8x slower.
+// each token's row once to int8 blocks, as llama.cpp does: the noise per
+// product is enough to flip some of a real model's top-1 tokens against an
+// exact forward pass (figures: docs/notes/kernel-design-figures.md). kInt8 (the
+// default) first takes values over 16x their row's RMS (attention-sink tokens'
+// massive activations, the heavy tails of FFN inputs) out of the integer
+// products and adds their products exactly, from dequantized weight columns
+// (activation_outliers.h). kRefined also runs the quantization's residual x -
+// Q(x) through the same kernel as a second row in the same pass over the
+// weights: ~15-bit activations (the top-1 tokens and perplexity of an exact
+// pass) at twice the integer work: decode runs as fast while memory bound
+// (slower where the cores bound it: docs/notes/decode-bandwidth.md); prefill
+// slower (figures: docs/notes/kernel-design-figures.md).
 enum class ActivationPrecision { kPlainInt8, kInt8, kRefined };
 // SKIFF_ACTIVATIONS=plain|int8|refined, else kInt8. Process-wide, like the ISA.
 ActivationPrecision activation_precision();

@@ -1,17 +1,17 @@
 // Activation quantization for the integer kernels (layout: quant_activation_layout.h).
 //
-// kQ8_0 (Q8_0 and Q4_0 weights): per block of 32, d = max|x| / 127 and
-// q = round(x / d) in [-127, 127]. d stays f32 (ggml stores fp16), which keeps
-// the error at half a step. The block sums Σq let the kernels make one operand
-// unsigned for the u8 × s8 dot instructions and correct afterwards
-// (Σ (w + c)·q - c·Σq = Σ w·q).
+// kQ8_0 (the blocks of 32: Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL): per block of
+// 32, d = max|x| / 127 and q = round(x / d) in [-127, 127]. d stays f32 (ggml
+// stores fp16), which keeps the error at half a step. The block sums Σq let the
+// kernels make one operand unsigned for the u8 × s8 dot instructions and
+// correct afterwards (Σ (w + c)·q - c·Σq = Σ w·q).
 //
-// kQ8_K (K-quant weights): one d per 256 elements, as ggml's Q8_K, and per 32
-// elements (a Q4_K / Q5_K sub-block) dsum = d·Σq for the sub-block's min term
-// (dmin·m·Σx), and per 16 elements the same for Q2_K's mins and Σq itself
-// (qsum16, exact) for the sub-block sums of the Q6_K / Q3_K / Q2_K panels,
-// which read it from the row (decode) or the quads. The Q6_K row kernels make
-// their own offsets (-32·Σx) once per call.
+// kQ8_K (K-quant and IQ4_XS weights): one d per 256 elements, as ggml's Q8_K,
+// and per 32 elements (a Q4_K / Q5_K sub-block) dsum = d·Σq for the sub-block's
+// min term (dmin·m·Σx), and per 16 elements the same for Q2_K's mins and Σq
+// itself (qsum16, exact) for the sub-block sums of the Q6_K / Q3_K / Q2_K
+// panels, which read it from the row (decode) or the quads. The Q6_K row
+// kernels make their own offsets (-32·Σx) once per call.
 //
 // q never reaches -128, so |q| ≤ 127 holds for the AVX2 sign trick.
 // The spans are quantized by the copy of quantize_q8_span for the active ISA.

@@ -13,8 +13,8 @@ namespace skiff {
 // The form in which a kernel reads the activations.
 enum class ActivationFormat {
   kF32,   // the float rows themselves
-  kQ8_0,  // per row, blocks of 32 int8 with a scale (for Q8_0 / Q4_0 weights)
-  kQ8_K,  // per row, blocks of 256 int8 with a scale and 32-element sums (for Q4_K, Q5_K, Q6_K)
+  kQ8_0,  // per row, blocks of 32 int8 with a scale (for Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL weights)
+  kQ8_K,  // per row, blocks of 256 int8 with a scale, 32- and 16-element sums (for K-quant, IQ4_XS weights)
 };
 
 // Bytes of one quantized activation row of `cols` elements (0 for kF32).
@@ -70,8 +70,8 @@ struct KernelEntry {
 // files are named <op>_<family>_<layout>_<isa>.cpp, the families being type
 // sets: float (F32, F16, BF16), block32 (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1,
 // IQ4_NL, IQ4_XS: units of 32 weights with one scale each), k16 (Q6_K, Q3_K,
-// Q2_K: a scale per 16 weights), quant (every integer type), or the types
-// named; no layout in the name: both.
+// Q2_K: a scale per 16 weights), quant (every integer type of the table but
+// Q6_K), or the types named; no layout in the name: both.
 struct TypeKernels {
   DType type;
   KernelEntry (*rows)(DType);    // null: none

@@ -1,12 +1,13 @@
 // Where a decode product's software prefetch puts its weight stream (L1, L2
 // only, or nowhere), chosen per matrix by timing its calls. On Zen 4 the best
 // level differs by type and shape, and by what limits the stream: with L2
-// prefetches Q4_K panels read 13-16% faster while each of the two cores was
-// near its own streaming limit and 3-8% slower while the memory shared with
-// other tenants was, and the VM moved between the two about every minute; a
-// Q6_K LM head read 6-17% faster with none; Zen 5 was tuned with L1 prefetches
-// (docs/benchmarks.md). So each matrix keeps the level its recent calls ran
-// fastest with, and every kExplore-th call tries another one.
+// prefetches Q4_K panels read faster while each of the two cores was near its
+// own streaming limit and slower while the memory shared with other tenants
+// was, and the VM moved between the two about every minute; a Q6_K LM head read
+// faster with none; Zen 5 was tuned with L1 prefetches (figures:
+// docs/notes/kernel-design-figures.md; docs/notes/decode-bandwidth.md). So each
+// matrix keeps the level its recent calls ran fastest with, and every
+// kExplore-th call tries another one.
 #pragma once
 #include <cstdint>
 #include <unordered_map>

@@ -25,7 +25,8 @@ constexpr int64_t act_round_up(int64_t n) { return (n + kActAlign - 1) / kActAli
 // qsum16 is made once with the row: the kernels that need Σq per 16 (Q6_K's
 // offsets, Q2_K / Q3_K's sub-block sums) read it in every call, where making
 // it per call cost each of a decode product's ~25 claims (UnitRanges) a pass
-// over the row: 7% of a 1536x8960 Q6_K decode on two threads.
+// over the row, a measurable part of a Q6_K decode on two threads
+// (figures: docs/notes/kernel-design-figures.md).
 struct ActLayout {
   int64_t scales;   // f32 d, one per 32 (kQ8_0) or 256 (kQ8_K) elements
   int64_t sums;     // int32 sum (kQ8_0) or f32 dsum (kQ8_K), one per 32 elements

@@ -1,10 +1,12 @@
-// Q8_0, the other blocks of 32, Q2_K, Q3_K, Q4_K, Q6_K, IQ4_XS and float weights repacked, once at load, into the layouts the
-// AVX-512 kernels read (the integer types' also the AVX2 kernels: matmul_q4_k_panel_avx2.cpp, matmul_k16_panel_avx2.cpp,
-// matmul_quant_avx2.cpp) (as llama.cpp's CPU backend repacks Q4_0 into
-// interleaved rows): no per-call packing in prefill, and decode streams 16
-// rows at once with no per-row reductions. Same bytes as the GGUF rows,
-// rewritten in place: panel p (rows 16p .. 16p+15) takes the place of its
-// 16 rows, at byte p · 16 · row_bytes(type, cols).
+// Q8_0, the other blocks of 32, Q2_K, Q3_K, Q4_K, Q6_K, IQ4_XS and float
+// weights repacked, once at load, into the layouts the AVX-512 kernels read
+// (the integer types' also the AVX2 kernels:
+// x86/avx2/matmul_block32_panels_avx2.cpp, matmul_q4_k_panels_avx2.cpp,
+// matmul_k16_panels_avx2.cpp) (as llama.cpp's CPU backend repacks Q4_0 into
+// interleaved rows): no per-call packing in prefill, and decode streams 16 rows
+// at once with no per-row reductions. Same bytes as the GGUF rows, rewritten in
+// place: panel p (rows 16p .. 16p+15) takes the place of its 16 rows, at
+// byte p · 16 · row_bytes(type, cols).
 //
 // F32, F16, BF16: [cols][16] elements: column k of the 16 rows together (one
 // vector after conversion, times the broadcast activation k).
@@ -57,11 +59,12 @@
 //   4 scales_l bytes as a vector of 64 (row i at 4i: sub-block j's low 4 bits
 //   at bits 4j of the dword), their 16-bit scales_h (sub-block j's top 2 bits
 //   at bits 2j), their fp16 d, then its 8 units' nibbles in the Q4_0 form.
-// The scales sit next to their weights so that decode reads one stream
-// (a separate scale array per panel measured 25% slower on Zen 4), and a Q4_K
-// super-block's scales come first, so the stream only ever moves forward:
-// with them after the weights (read before them), Zen 5's prefetcher fell
-// behind and decode ran at half the speed of rows as stored.
+// The scales sit next to their weights so that decode reads one stream (a
+// separate scale array per panel measured slower on Zen 4), and a Q4_K
+// super-block's scales come first, so the stream only ever moves forward: with
+// them after the weights (read before them), Zen 5's prefetcher fell behind and
+// decode ran far slower than rows as stored (figures:
+// docs/notes/kernel-design-figures.md).
 #pragma once
 #include <cstdint>
 
@@ -129,7 +132,8 @@ constexpr int64_t kIq4XsPanelWeights = kIq4XsPanelD + 2 * kPanelRowCount;
 static_assert(kIq4XsPanelWeights + 8 * 4 * 64 == kIq4XsPanelGroupBytes, "an IQ4_XS panel is its rows' bytes");
 
 // Whether kernels of `isa` read panels of `type` (the loader repacks only
-// then): AVX-512 every type can_repack takes, AVX2 all but the floats (matmul.cpp).
+// then): AVX-512 every type can_repack takes, AVX2 all but the floats (the
+// tables, x86/<isa>/matmul_table_<isa>.cpp; matmul.cpp).
 bool panel_kernel_for(Isa isa, DType type);
 
 // Whether m can be repacked: Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, Q4_K, Q6_K, IQ4_XS, F32, F16 or BF16 rows,
@@ -153,7 +157,7 @@ void panel_block(const Matrix& m, int64_t r, int64_t b, float* out);
 bool panel_reads_columns(DType type);
 void panel_column(const Matrix& m, int64_t p, int64_t c, float* out);
 // panel_column's column of a Q4_K or Q6_K super-block group (element e, 0..255)
-// on AVX2 (panel_column_avx2.cpp); false for the other types.
+// on AVX2 (x86/avx2/column_panels_avx2.cpp); false for the other types.
 bool k_quant_panel_column_avx2(DType type, const uint8_t* group, int e, float* out);
 // Asks for the cache lines panel_column(m, p, c) reads: a column's elements lie
 // a panel apart, too far for the hardware prefetcher to follow.

@@ -5,8 +5,9 @@
 //
 // So each thread's weights come as one long stream, with a new one only per
 // steal. The split this replaces, three quarters in fixed ranges and the last
-// quarter handed out in shared chunks, spent 42% of a 896×896 decode product's
-// time on that quarter (Qwen2.5-0.5B, Zen 4 VM): every chunk was a cold start
+// quarter handed out in shared chunks, spent far more than a quarter of a
+// 896×896 decode product's time on that quarter (Qwen2.5-0.5B, Zen 4 VM)
+// (figures: docs/notes/kernel-design-figures.md): every chunk was a cold start
 // for the prefetchers, next to the other thread's.
 #pragma once
 

@@ -20,10 +20,10 @@ constexpr int kMaxRows = Vec::kAccumulators / 2;  // Q·K takes at least 2 chain
 constexpr int kMaxChunks = skiff::kAttentionMaxHeadDim / kLanes;
 
 // Head sizes with instances of their own. The (rows, chunks, sets, chains)
-// instances are large unrolled bodies that compile ~20x slower under ASan +
-// UBSan than in Release, so sanitized builds keep the heads of real models
-// (64, 128 and 256 wide) and send the others to the generic kernel
-// (flash_attention_impl.h).
+// instances are large unrolled bodies that compile many times slower under
+// ASan + UBSan than in Release (figures: docs/notes/kernel-design-figures.md),
+// so sanitized builds keep the heads of real models (64, 128 and 256 wide)
+// and send the others to the generic kernel (flash_attention_impl.h).
 // Release has instances for heads 16 to 128 wide in steps of 16, each tested
 // against the float64 reference (attention_test).
 constexpr bool has_instance_head(int head_dim) {
@@ -135,7 +135,7 @@ constexpr int pv_block(int rows, int chunks, int sets) {
 // never on the rows of a call, so a token's sum is the same decoded alone or
 // in a prefill chunk (batch invariance). (Counting the chains of the decode
 // block instead, which gives AVX2's 8-lane chunks more sets, measured no
-// faster: docs/benchmarks.md.)
+// faster: docs/notes/attention.md.)
 constexpr int pv_sets(int group, int chunks) {
   return group * chunks >= 8 ? 1 : group * chunks >= 4 ? 2 : 4;
 }
@@ -340,7 +340,8 @@ SKIFF_LANES_INLINE void tile_pv(const TileAt& t, skiff::KvElement element, unsig
 // sequence's blocks in pool order but not a jump to a block elsewhere (blocks
 // of sequences that grew side by side interleave). Issued one block ahead, on
 // entering a block. Into L1 it helped Q8_0 but not F16; ahead of every tile,
-// in pool order too, it halved the stream (docs/benchmarks.md). asm volatile:
+// in pool order too, it slowed the stream (figures:
+// docs/notes/kernel-design-figures.md; docs/notes/attention.md). asm volatile:
 // GCC deletes a loop of only __builtin_prefetch (-ffinite-loops).
 SKIFF_LANES_INLINE void prefetch_if_jump(const skiff::KvBlocks& kv, int index, int end, unsigned long bytes) {
   if (index * kv.block_size >= end || kv.blocks[index] == kv.blocks[index - 1] + 1) return;

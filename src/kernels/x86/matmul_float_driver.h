@@ -1,7 +1,8 @@
 // The part of the float matmul kernels that is the same on every ISA: pick
 // decode passes or the GEMM by token count, and the kernel table. Included by
-// matmul_float_{avx2,avx512}.cpp inside their anonymous namespace (so each copy
-// is compiled for its ISA and stays local to its file), after they define
+// matmul_float_rows_avx2.cpp and matmul_float_avx512.cpp inside their
+// anonymous namespace (so each copy is compiled for its ISA and stays local to
+// its file), after they define
 // decode<W, T>, the weight readers F32W/F16W/BF16W, kNR and kDecodeTokens<W>
 // (the most tokens one decode pass over the weights takes), and the GEMM's
 // blocking (kMR, kKC, kNC, kMC), packers (pack_tokens, pack_weights<W>) and

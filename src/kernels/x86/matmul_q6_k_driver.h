@@ -1,6 +1,6 @@
 // The part of the Q6_K kernels that is the same on every ISA: each token's
 // offsets made once per call, rows in chunks kept in cache, tokens in groups
-// sharing each unpacked block. Included by matmul_q6_k_{avx2,avx512}.cpp
+// sharing each unpacked block. Included by matmul_q6_k_rows_{avx2,avx512}.cpp
 // inside their anonymous namespace (so each copy is compiled for its ISA and
 // stays local to its file), after they define OffsetVec, kColsPerOffset,
 // prepare_offsets and rows_times_group<NT>.

@@ -289,10 +289,11 @@ bool decode_few_tokens(const Matrix& w, const Activations& x, float* y, int64_t 
   static_assert(kMaxDecodeTokens == 3, "the switch covers 1..kMaxDecodeTokens");
 }
 
-// Any number of tokens by the decode body (types without panel kernels: Q2_K,
-// Q3_K): rows in chunks that stay in L1 while every group of 6 tokens (then 3,
-// 2, 1) reads them. Groups of 6 spill a few registers on AVX2 but measured
-// faster than 3 on both ISAs (64 tokens: Q3_K AVX-512 100 -> 118-122 GOP/s per core).
+// Any number of tokens by the decode body (Q2_K and Q3_K rows as stored, on
+// AVX2: matrices the loader did not repack): rows in chunks that stay in L1
+// while every group of 6 tokens (then 3, 2, 1) reads them. Groups of 6 spill a
+// few registers on AVX2 but measured faster than 3 on both ISAs, when AVX-512
+// ran this body too (figures: docs/notes/kernel-design-figures.md).
 template <class W>
 void decode_all_tokens(const Matrix& w, const Activations& x, float* y, int64_t ldy, int64_t r0, int64_t r1) {
   constexpr int64_t kRowChunk = 8;

@@ -1,5 +1,5 @@
 // GGUF block structs and per-unit weight access for the integer matmul
-// kernels (matmul_quant_avx2.cpp, matmul_quant_avx512.cpp). Include only from
+// kernels (the matmul files of x86/avx2 and x86/avx512). Include only from
 // files compiled with at least AVX2 + F16C. Everything sits in an anonymous
 // namespace, so each ISA file gets its own copy and none can be linked into
 // generic code (see the *_avx512.cpp note in CMakeLists.txt).
@@ -49,9 +49,9 @@ static_assert(sizeof(BlockQ8_0) == 34 && sizeof(BlockQ4_0) == 18 && sizeof(Block
               sizeof(BlockQ5_K) == 176 && sizeof(BlockQ6_K) == 210);
 
 // How far ahead of what it reads a decode kernel fetches its weight stream.
-// The hardware prefetcher alone held a thread decoding Q6_K panels to 29 GB/s
-// on Zen 5 where rows as stored ran at 33; fetching 2, 4, 8 and 16 KiB ahead
-// gave 35, 38, 40 and 36 GB/s (bench_quant_matmul -t 1 --cpu-time 1).
+// The hardware prefetcher alone held a thread decoding Q6_K panels below rows
+// as stored on Zen 5; fetching 2, 4, 8 and 16 KiB ahead all helped, 8 KiB the
+// most (figures: docs/notes/kernel-design-figures.md).
 constexpr int64_t kPrefetchAhead = 8192;
 
 // Fetches the lines of the u-th piece of kBytes bytes from base (a panel's

@@ -23,13 +23,13 @@ namespace {
 // panels (repack.h: per unit of 32 columns, 16 rows' levels as 4 vectors of
 // nibbles, Q5's fifth bits as a fifth, or 8 vectors of Q8_0 bytes + 128; then
 // their fp16 d, and the _1 types' fp16 m). Rows as stored left Q5_0 decode
-// compute-bound at 10-12 GB/s a core: per block of 22 bytes a row spent a
-// nibble unpack, a fifth-bit spread, an fp16 scale and a horizontal sum. On
-// panels each unpack serves 8 rows a vector and the sums need no reduction.
-// Decode (1-3 tokens) reads the panels; more tokens unpack each half panel
-// once into the packed units the row types' tiles read. Both paths add the
-// same int32 unit dots in the same order (level_dots, add_unit), so a token's
-// outputs do not depend on its batch.
+// compute-bound (figures: docs/notes/kernel-design-figures.md): per block of 22
+// bytes a row spent a nibble unpack, a fifth-bit spread, an fp16 scale and a
+// horizontal sum. On panels each unpack serves 8 rows a vector and the sums
+// need no reduction. Decode (1-3 tokens) reads the panels; more tokens unpack
+// each half panel once into the packed units the row types' tiles read. Both
+// paths add the same int32 unit dots in the same order (level_dots, add_unit),
+// so a token's outputs do not depend on its batch.
 
 // Unit u's levels of rows 8h..8h+7 of a panel of W's blocks: levels[g] columns
 // 4g..4g+3 of each row (row i in dword lane i); for the nibble types g < 4

@@ -1,9 +1,9 @@
 // The K-quants with a scale per 16 columns (Q6_K, Q3_K, Q2_K) on their panels
-// (kernels/repack.h: 16 rows interleaved per super-block, repacked at load) ×
-// any number of tokens on AVX2. Rows as stored ran Q6_K at ~13 GB/s a core in
-// decode and ~35 GOP/s in prefill (Zen 4), the slowest type of a Q4_K_M file,
-// and Q2_K/Q3_K at 10-16 GB/s on two cores (an AVX2 VM); here one 4-byte
-// activation broadcast serves 16 rows and each unpacked unit serves
+// (kernels/matmul/repack.h: 16 rows interleaved per super-block, repacked at
+// load) × any number of tokens on AVX2. Rows as stored made Q6_K the slowest
+// type of a Q4_K_M file in decode and prefill, and Q2_K/Q3_K decode slow too
+// (the AVX2-only Zen 4 VM; figures: docs/notes/kernel-design-figures.md); here
+// one 4-byte activation broadcast serves 16 rows and each unpacked unit serves
 // kTileTokens tokens.
 //
 // Per unit (32 columns: sub-blocks A = 2j and B = 2j+1 of 16) and token:

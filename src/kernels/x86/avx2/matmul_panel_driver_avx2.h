@@ -1,5 +1,5 @@
 // The loops of the AVX2 panel kernels over rows and tokens, shared by
-// matmul_q4_k_panel_avx2.cpp and matmul_k16_panel_avx2.cpp. Included inside
+// matmul_q4_k_panels_avx2.cpp and matmul_k16_panels_avx2.cpp. Included inside
 // their anonymous namespace after quant_activation_layout.h and repack.h, so
 // each copy stays local to its file.
 //
@@ -33,7 +33,8 @@ template <int T>
 // acc_lo and acc_hi (which may be the same sums). The int16 sums chain with
 // saturating adds, which never saturate in the callers, because GCC cannot
 // reassociate them: with plain adds it hoisted every multiply of a unit ahead
-// of the sums and spilled them (a third of the speed).
+// of the sums and spilled them, at a fraction of the speed (figures:
+// docs/notes/kernel-design-figures.md).
 template <int T>
 [[gnu::always_inline]] inline void add_group_products(const __m256i lo[kHalves], const __m256i hi[kHalves],
                                                       const int8_t* const x[T], __m256i acc_lo[kHalves][T],

@@ -1,10 +1,11 @@
-// Q4_K panels (kernels/repack.h: 16 rows interleaved per super-block, repacked
-// at load) × any number of tokens on AVX2, where rows as stored left decode
-// compute-bound at ~15 GB/s a core (Zen 4): per 32 weights a row spent a
-// load, an unpack, a scale shuffle, two multiplies and an add, and each row
-// ended in a horizontal sum. Here one 4-byte activation broadcast serves 16
-// rows (two vectors of 8), the scales are unpacked once per 16 rows, and there
-// are no per-row reductions.
+// Q4_K panels (kernels/matmul/repack.h: 16 rows interleaved per super-block,
+// repacked at load) × any number of tokens on AVX2, where rows as stored left
+// decode compute-bound on the AVX2-only Zen 4 VM (figures:
+// docs/notes/kernel-design-figures.md): per 32 weights a row spent a load, an
+// unpack, a scale shuffle, two multiplies and an add, and each row ended in a
+// horizontal sum. Here one 4-byte activation broadcast serves 16 rows (two
+// vectors of 8), the scales are unpacked once per 16 rows, and there are no
+// per-row reductions.
 //
 // Per unit j (32 columns) and token: vpmaddubsw of each group's nibbles
 // (0..15) against the token's 4 bytes, 8 of them summed in int16 (at most

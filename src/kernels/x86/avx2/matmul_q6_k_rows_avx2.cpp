@@ -1,5 +1,5 @@
 // Q6_K weights × kQ8_K activations on AVX2 (no VNNI), rows as GGUF stores
-// them, any number of tokens (see matmul_q6_k_avx512.cpp for the format).
+// them, any number of tokens (see matmul_q6_k_rows_avx512.cpp for the format).
 //
 // Per 32 weights and token: vpmaddubsw of the unsigned 6-bit q against x
 // gives pairs q0·x0 + q1·x1 (at most 2·63·127: no saturation); minus

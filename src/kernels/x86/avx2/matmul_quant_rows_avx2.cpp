@@ -1,5 +1,6 @@
-// Integer matmul kernels for Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q4_K, Q5_K and
-// IQ4_XS weights on AVX2 (no VNNI).
+// Integer matmul kernels for Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q4_K, Q5_K,
+// IQ4_XS, Q3_K and Q2_K weights as stored on AVX2 (no VNNI); Q3_K and Q2_K
+// through the decode body for any number of tokens (decode_all_tokens).
 // Activations come quantized to 8 bits (quant_activation_layout.h). The dot
 // product is vpmaddubsw (u8 × s8 pairs, saturating to int16) then vpmaddwd:
 //  * Q4 nibbles (0..15) are the unsigned operand; a pair is at most
@@ -12,10 +13,10 @@
 //    overflow int16.
 //
 // Decode (1-3 tokens) streams the rows as stored (matmul_quant_rows.h, shared
-// with AVX-512). More tokens: 8 rows at a time are packed so that each
-// 32-byte vector holds 4 consecutive weights of each row; one multiply then
-// serves all 8 rows against 4 activation bytes broadcast, and a tile of
-// 8 rows × 4 tokens reuses each packed panel for every token.
+// with AVX-512). More tokens of the other types: 8 rows at a time are packed so
+// that each 32-byte vector holds 4 consecutive weights of each row; one
+// multiply then serves all 8 rows against 4 activation bytes broadcast, and a
+// tile of 8 rows × 4 tokens reuses each packed panel for every token.
 #include <immintrin.h>
 
 #include <cstring>

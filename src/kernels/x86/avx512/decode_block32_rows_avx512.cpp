@@ -1,7 +1,8 @@
-// Decode (1-3 tokens) of Q4_1, Q5_0, Q5_1, IQ4_NL and IQ4_XS rows as GGUF stores them,
-// on AVX-512 VNNI: two blocks of 32 per zmm, where the shared row decoder
-// (matmul_quant_rows.h) spends a ymm per block and ran out of vector issue
-// slots at ~20 GB/s per core on Zen 5.
+// Decode (1-3 tokens) of Q4_1, Q5_0, Q5_1, IQ4_NL and IQ4_XS rows as GGUF
+// stores them, on AVX-512 VNNI: two blocks of 32 per zmm, where the shared row
+// decoder (matmul_quant_rows.h) spends a ymm per block and ran out of vector
+// issue slots on Zen 5 well below a core's bandwidth (figures:
+// docs/notes/kernel-design-figures.md).
 //
 // Blocks 2k and 2k+1 fill one zmm as [lo(2k), hi(2k), lo(2k+1), hi(2k+1)]:
 // each block's 16 nibble bytes broadcast into two 128-bit lanes (the second

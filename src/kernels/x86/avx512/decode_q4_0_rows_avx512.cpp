@@ -13,7 +13,8 @@
 // accumulator. The -8 offset (Σ (q-8)·x = Σ q·x - 8·Σx) is the int32
 // accumulator's start, precomputed per lane (see Q4Act). One reduction per row
 // and token.
-// One row at a time: 2 rows in flight (R = 2) measured about 2x slower on Zen 4.
+// One row at a time: 2 rows in flight (R = 2) measured slower on Zen 4
+// (figures: docs/notes/kernel-design-figures.md).
 // No VBMI (the ISA check does not require it), so no vpermb of raw blocks; a
 // vpermt2w gathering 4 blocks from two 64-byte loads was only tried with R = 2.
 #include <immintrin.h>

@@ -9,8 +9,8 @@
 //
 // Decode (1-3 tokens) streams the rows as stored (matmul_quant_rows.h, shared
 // with AVX2); Q4_0 has its own decode kernel, 4 blocks per zmm
-// (matmul_q4_0_decode_avx512.cpp), Q4_1 / Q5_0 / Q5_1 / IQ4_NL / IQ4_XS one of
-// 2 blocks (or sub-blocks) per zmm (matmul_block32_decode_avx512.cpp).
+// (decode_q4_0_rows_avx512.cpp), Q4_1 / Q5_0 / Q5_1 / IQ4_NL / IQ4_XS one of
+// 2 blocks (or sub-blocks) per zmm (decode_block32_rows_avx512.cpp).
 //
 // Prefill (more tokens) repacks 16 rows at a time into a panel where each
 // 64-byte vector holds 4 consecutive weights of each of the 16 rows; one
@@ -21,7 +21,7 @@
 // (QuadUnit), so one pointer reaches all of a tile's.
 //
 // Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q4_K and IQ4_XS matrices the loader repacked
-// into such panels (kernels/repack.h; nibbles, fifth bits and IQ4 levels
+// into such panels (kernels/matmul/repack.h; nibbles, fifth bits and IQ4 levels
 // unpacked as the tile loads them, the 6-bit scales (and Q4_K's mins) per unit) skip the packing and use the same tiles for every
 // token count, decode included: one panel at a time for 1-8 tokens (one memory
 // stream; two measured slower), no per-row reductions.
@@ -120,7 +120,8 @@ void pack_panel(const uint8_t* const rows[kPanelRows], int64_t units, PackedUnit
     if constexpr (W::kAct == ActivationFormat::kQ8_0) {  // _0 blocks: one fp16 load each
 #pragma GCC unroll 16
       for (int i = 0; i < kPanelRows; ++i) W::scale_min(rows[i], u, out[u].scale[i], out[u].min[i]);
-    } else {  // Q4_K: unrolled, the 16 scale/min unpackings measured ~30% slower
+    } else {  // Q4_K: a loop: unrolled, the 16 scale/min unpackings measured slower
+      // (figures: docs/notes/kernel-design-figures.md).
       for (int i = 0; i < kPanelRows; ++i) W::scale_min(rows[i], u, out[u].scale[i], out[u].min[i]);
     }
     if constexpr (W::kSigned && W::kAct == ActivationFormat::kQ8_K)
@@ -129,7 +130,7 @@ void pack_panel(const uint8_t* const rows[kPanelRows], int64_t units, PackedUnit
 }
 
 // Where a tile reads a panel: packed per call (PackedUnit), or repacked at load
-// (kernels/repack.h: fp16 scales, no mins; Q4_0 nibbles unpacked here, the
+// (kernels/matmul/repack.h: fp16 scales, no mins; Q4_0 nibbles unpacked here, the
 // low ones of vector g as group g, the high ones as group g + 4).
 struct CallPanel {
   const PackedUnit* units;
@@ -155,8 +156,9 @@ struct LoadPanel {
     return units + kUnitBytes * u;
   }
   // The decode stream fetched ahead (matmul_panel_tiles.h), one thread on Zen 5:
-  // Q4_K 33 → 39 GB/s, Q5_0 36 → 38.5, Q5_1 35 → 39, IQ4_NL 36 → 39; Q8_0,
-  // already at 41, lost 4% (its 9 fetches per unit cost more than they gain).
+  // Q4_K, Q5_0, Q5_1 and IQ4_NL read faster; Q8_0, already the fastest, lost a
+  // little (its 9 fetches per unit cost more than they gain; figures:
+  // docs/notes/kernel-design-figures.md).
   // Decode's level is now PrefetchTuner's (prefetch_tuner.h); prefill's L1, Q8_0's none (panel_matmul).
   [[gnu::always_inline]] void prefetch(int64_t u) const {
     prefetch_unit_at<kSuperBlocks ? kGroupBytes / 8 : kUnitBytes>(prefetch_level, units, u);

@@ -57,7 +57,7 @@ struct BF16W {
   }
 };
 
-// Weights of type E repacked into 16-row panels at load (kernels/repack.h):
+// Weights of type E repacked into 16-row panels at load (kernels/matmul/repack.h):
 // column k of the panel's rows is one vector.
 template <class E>
 struct Panels {
@@ -116,7 +116,8 @@ template <class W>
 constexpr int kDecodeTokens = W::kFromPanels ? 8 : 4;
 
 // Panels in flight: one token gets two independent chains from two panels
-// (F32 panels with 4 ran at 38 GB/s where 2 and rows as stored ran at 46-49).
+// (F32 panels with 4 ran slower than with 2, or than rows as stored)
+// (figures: docs/notes/kernel-design-figures.md).
 template <int T>
 constexpr int kPanelGroups = T == 1 ? 2 : 1;
 
@@ -165,8 +166,9 @@ void decode_panels(const Matrix& w, const Activations& x, float* y, int64_t ldy,
 }
 
 // Rows in flight: 8 independent accumulator chains hide the FMA latency and 8
-// streams keep enough misses outstanding (4 reached 80% of a plain read loop on
-// one core, 8 reached it); fewer rows when more tokens would overflow the 32 registers.
+// streams keep enough misses outstanding (4 fell short of a plain read loop on
+// one core, 8 reached it; figures: docs/notes/kernel-design-figures.md); fewer
+// rows when more tokens would overflow the 32 registers.
 template <int T>
 constexpr int kDecodeRows = 24 / T < 8 ? 24 / T : 8;
 

@@ -1,6 +1,7 @@
 // The loops of the AVX-512 panel kernels over rows and tokens, shared by
-// matmul_quant_avx512.cpp (units of 32 with one scale) and
-// matmul_q6_k_panel_avx512.cpp (Q6_K: a scale per 16). Included inside their
+// matmul_block32_q4_k_q5_k_avx512.cpp (units of 32 with one scale),
+// matmul_q6_k_panels_avx512.cpp and matmul_q3_k_q2_k_panels_avx512.cpp (a
+// scale per 16). Included inside their
 // anonymous namespace after quant_activation_layout.h and repack.h, so each
 // copy stays local to its file.
 //
@@ -16,7 +17,8 @@ constexpr int kTileTokens = kQuadTokens;
 // Up to this many tokens, rows go one panel at a time against all the tokens
 // in one pass, so each weight is read and unpacked once: a speculative
 // verification of k + 1 tokens costs about a decode step, where passes of 4 tokens over panel
-// pairs cost 2.4-3.9x one. More tokens go in quads over panel pairs.
+// pairs cost several times one (figures: docs/notes/kernel-design-figures.md).
+// More tokens go in quads over panel pairs.
 constexpr int kPassTokens = 4 * kTileTokens;
 
 // Where a tile reads its tokens' activations when they are interleaved
@@ -55,9 +57,10 @@ template <int kGroups, int R, int T, class Panel, class Act>
 // One token's sums over groups 0..3 (half 0) and 4..7 (half 1) of unit u of a
 // panel, from init[h], in four chains of two vpdpbusd, the halves' first
 // products issued side by side: with one panel and one token nothing else
-// overlaps a chain, and one of eight made decode latency-bound (Zen 4: Q3_K
-// 12 GB/s a core where AVX2's kernel did 20, Q8_0 ~31). The same exact int32
-// sums as group_dots gives.
+// overlaps a chain, and one of eight made decode latency-bound (on Zen 4 Q3_K
+// ran slower than AVX2's kernel on the same panels; figures:
+// docs/notes/kernel-design-figures.md). The same exact int32 sums as
+// group_dots gives.
 //
 // A panel of plain nibbles (Panel::kHighNibblesInPlace) gives half 1's
 // weights as the byte's high nibble in place, 16 times the level, which spares

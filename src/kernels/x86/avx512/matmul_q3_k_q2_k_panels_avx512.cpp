@@ -1,5 +1,5 @@
 // Q3_K and Q2_K matrices the loader repacked into 16-row panels
-// (kernels/repack.h) on AVX-512 VNNI, any number of tokens; the loops over
+// (kernels/matmul/repack.h) on AVX-512 VNNI, any number of tokens; the loops over
 // rows and tokens are the other panel kernels' (matmul_panel_tiles.h).
 //
 // Both scale each 16 weights (sc), so a unit of 32 columns is two sub-blocks,
@@ -19,13 +19,14 @@
 // sign-ready) into the super-block's int32 sum. That sum less the bias
 // 2^13·Σ sc_A (|Σ sc·S| ≤ 16·8192·32 < 2^24) is exact in float and scaled once
 // by d·dx; Q2_K's Σ m·Σx (|·| ≤ 16·15·2048) likewise by dmin·dx. This is the
-// Q6_K panel kernel's scheme (matmul_q6_k_panel_avx512.cpp) with its float sum
+// Q6_K panel kernel's scheme (matmul_q6_k_panels_avx512.cpp) with its float sum
 // of 16 exact products made an exact integer sum, and every token's
 // arithmetic is the same for any token count: batch invariant.
 //
 // Decode reads a panel as one stream, left to the hardware prefetcher: the
 // software prefetch of the other panel kernels (prefetch_unit, tuned on Zen 5)
-// halved this one's decode on Zen 4 (Q3_K 14-17 -> 29-31 GB/s a core without).
+// slowed this one's decode on Zen 4 far below what it reaches without
+// (figures: docs/notes/kernel-design-figures.md).
 // Register pressure (an int32 sum per super-block besides the float one)
 // caps one pass at kBlockTokens tokens; more go in quads over panel pairs.
 #include <immintrin.h>
@@ -53,7 +54,7 @@ struct Q3Panel {
   [[gnu::always_inline]] static int32_t start(int32_t minus_32_sum, int h) {
     return h ? minus_32_sum : (minus_32_sum >> 3) + kLowBias;
   }
-  // Constants, not calls: see LoadPanel in matmul_quant_avx512.cpp.
+  // Constants, not calls: see LoadPanel in matmul_block32_q4_k_q5_k_avx512.cpp.
   static constexpr int64_t kGroupBytes = kQ3KPanelGroupBytes;
   const uint8_t* groups;
   [[gnu::always_inline]] const uint8_t* group(int64_t u) const { return groups + (u / 8) * kGroupBytes; }

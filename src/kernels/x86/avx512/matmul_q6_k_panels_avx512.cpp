@@ -1,4 +1,4 @@
-// Q6_K matrices the loader repacked into 16-row panels (kernels/repack.h) on
+// Q6_K matrices the loader repacked into 16-row panels (kernels/matmul/repack.h) on
 // AVX-512 VNNI, any number of tokens; the loops over rows and tokens are the
 // other panel kernels' (matmul_panel_tiles.h).
 //
@@ -10,9 +10,10 @@
 // kernel, each times its rows' sc is exact in float (|Σ| ≤ 16·32·127, |sc| ≤
 // 128: under 2^24), the super-block's 16 are summed in float and scaled once
 // by d·dx. Scaling each sum by a rounded d·sc instead measured no faster and
-// moved the int8 perplexity of the real Qwen2.5 1.5B from 1.579 to 1.589
-// (tests/model/real_model_test.cpp; this way 1.569, transformers 1.563): the
-// int8 activations turn last-bit differences into flipped roundings downstream.
+// moved the int8 perplexity of the real Qwen2.5 1.5B further from transformers'
+// (tests/model/real_model_test.cpp; figures:
+// docs/notes/kernel-design-figures.md): the int8 activations turn last-bit
+// differences into flipped roundings downstream.
 //
 // Decode (1 token) and up to kPassTokens tokens read a panel as one stream and
 // unpack its levels as the tile loads them; prefill (more tokens) unpacks each
@@ -39,7 +40,7 @@ namespace {
 // of high-bit vector g / 4, moved to bits 4 and 5 (16-bit shifts leak across
 // bytes only into the bits the masks drop).
 struct Q6LoadPanel {
-  // Constants, not calls: see LoadPanel in matmul_quant_avx512.cpp.
+  // Constants, not calls: see LoadPanel in matmul_block32_q4_k_q5_k_avx512.cpp.
   static constexpr int64_t kGroupBytes = kQ6KPanelGroupBytes, kUnitBytes = kQ6KPanelUnitBytes;
   const uint8_t* groups;
   PrefetchLevel prefetch_level = PrefetchLevel::kL1;  // decode's: PrefetchTuner's (prefetch_tuner.h)

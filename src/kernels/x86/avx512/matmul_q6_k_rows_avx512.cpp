@@ -70,7 +70,9 @@ void rows_times_group(const Matrix& w, const ActRow* act, const __m512i* const* 
     for (int t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
     for (int64_t k = 0; k < blocks; ++k, ++b) {
       __m512i q[kChunks];
-      if constexpr (NT == 1) prefetch_unit<sizeof(BlockQ6_K)>(b, 0);  // one thread: 31 → 37 GB/s on Zen 5
+      // One thread's stream fetched ahead read faster on Zen 5
+      // (figures: docs/notes/kernel-design-figures.md).
+      if constexpr (NT == 1) prefetch_unit<sizeof(BlockQ6_K)>(b, 0);
       unpack_half(b->ql, b->qh, q[0], q[1]);
       unpack_half(b->ql + 64, b->qh + 32, q[2], q[3]);
       const __m512 sc = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b->scales))));

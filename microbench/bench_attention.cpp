@@ -163,7 +163,7 @@ void fill_value_rows(uint8_t* rows, size_t n_rows, KvElement element, int head_d
 }
 
 // n_blocks key blocks of `block` keys from the same 64 rows, in the keys'
-// dimension-major layout (kernels/kv_row.h).
+// dimension-major layout (kernels/attention/kv_row.h).
 void fill_key_blocks(uint8_t* keys, size_t n_blocks, KvElement element, int head_dim, int block) {
   const auto values = random_floats(static_cast<size_t>(head_dim) * 64, 4);
   const size_t block_bytes = kv_row_bytes(element, head_dim) * block;

@@ -178,7 +178,7 @@ int main(int argc, char** argv) {
   for (float& v : x) v = dist(rng);
   std::vector<float> y(static_cast<size_t>(max_tokens) * max_rows);
   for (const std::string& type_name : types) {
-    // q8_0p, q4_0p, q3_kp, q4_kp, q6_kp, ...: repacked into panels as the loader does on AVX-512 (kernels/repack.h).
+    // q8_0p, q4_0p, q3_kp, q4_kp, q6_kp, ...: repacked into panels as the loader does on AVX-512 (kernels/matmul/repack.h).
     const bool repacked = type_name.back() == 'p';
     const auto type = dtype_from_name(repacked ? type_name.substr(0, type_name.size() - 1) : type_name);
     if (!type) return usage();

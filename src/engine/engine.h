@@ -46,7 +46,7 @@ struct EngineOptions {
   // Speculative decoding (off by default). The draft model's KV pool gets
   // kv_mem_bytes scaled by its bytes per token, or the same default.
   SpeculationOptions speculation;
-  // Set: turns on the kernels' batch-invariant mode (kernels/matmul.h) for the
+  // Set: turns on the kernels' batch-invariant mode (kernels/matmul/matmul.h) for the
   // process, so that weights as stored (AVX2, --mmap, shapes that are not
   // whole panels) also give a sequence the same logits in any batch, at the
   // cost of their prefill speed. Panels are invariant without it.

@@ -44,7 +44,7 @@ struct KvShape {
 // Storage layout: one array per (layer, K or V, KV head), each holding every
 // block in pool order: a value block as [block_size][head_dim] elements of the
 // KvType (for kQ8_0, int8 groups with fp16 scales), a key block the same
-// bytes transposed to dimension-major, as kernels/kv_row.h defines them.
+// bytes transposed to dimension-major, as kernels/attention/kv_row.h defines them.
 // So one head's block is contiguous, and so are consecutive
 // blocks — which a sequence allocated from a fresh pool mostly has — so decode
 // attention streams them. The whole pool sits on transparent huge pages.

@@ -74,7 +74,7 @@ ModelWeights build_weights(const ModelConfig& config, const Architecture& arch, 
                            float norm_offset);
 
 // Rewrites the matrices the active ISA's kernels read faster in another layout
-// (panels: kernels/repack.h, panel_kernel_for), where writable(data) gives
+// (panels: kernels/matmul/repack.h, panel_kernel_for), where writable(data) gives
 // a writable pointer to a matrix's bytes (null: leave that matrix as it is).
 // Matrices sharing data (a tied head) are repacked once and all follow; data
 // shared by matrices of different shapes stays as it is. Returns the number

@@ -193,7 +193,7 @@ void check_repacked_against_rows(const std::string& out, DType type) {
 }
 
 // Read into memory on AVX-512, Q8_0, the other blocks of 32, Q4_K and F16 matrices are repacked into
-// panels (kernels/repack.h); mapped, they stay rows. On AVX-512 both go
+// panels (kernels/matmul/repack.h); mapped, they stay rows. On AVX-512 both go
 // through the same arithmetic and agree to float rounding;
 // on the scalar ISA the panels are read back exactly and give the dequantized
 // model's logits.

@@ -1,4 +1,4 @@
-// kInt8's outliers (kernels/activation_outliers.h): their products come from
+// kInt8's outliers (kernels/matmul/activation_outliers.h): their products come from
 // weight columns dequantized exactly as matrix_row gives them, a token's
 // outputs do not depend on its batch (panels, default mode), and the column
 // cache changes no bit of the result.

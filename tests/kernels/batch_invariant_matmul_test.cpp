@@ -1,4 +1,4 @@
-// Batch-invariant mode (kernels/matmul.h): a token's outputs are bit-identical
+// Batch-invariant mode (kernels/matmul/matmul.h): a token's outputs are bit-identical
 // whether it runs alone or among n tokens, on weights as stored (rows) of
 // every float and quantized type the SIMD kernels read, on every ISA. Panels
 // are invariant without it (below, matmul_float_test, engine/batch_invariance_test).

@@ -70,7 +70,7 @@ Problem make_problem(DType type, int64_t rows, int64_t cols, int n_tokens, uint3
 }
 
 // Runs matmul on the active ISA; fails with the first output out of bounds.
-// With repacked, the weights go through repack() first (kernels/repack.h).
+// With repacked, the weights go through repack() first (kernels/matmul/repack.h).
 void check(const Problem& p, bool repacked = false) {
   std::vector<uint8_t> bytes = p.weights;
   Matrix w{p.type, p.rows, p.cols, bytes.data()};

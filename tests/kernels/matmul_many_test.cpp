@@ -31,7 +31,7 @@ struct Weights {
   MatrixLayout layout = MatrixLayout::kRows;
 
   Matrix matrix() const { return Matrix{type, rows, cols, bytes.data(), layout}; }
-  // Into 16-row panels, as the loader does on AVX-512 (kernels/repack.h).
+  // Into 16-row panels, as the loader does on AVX-512 (kernels/matmul/repack.h).
   Weights repacked() const {
     Weights w = *this;
     Matrix m = w.matrix();

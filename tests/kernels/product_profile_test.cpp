@@ -1,4 +1,4 @@
-// The product profile (kernels/product_profile.h) behind `skiff bench
+// The product profile (kernels/matmul/product_profile.h) behind `skiff bench
 // --profile`: off, nothing is recorded; on, each matmul_many call counts once
 // under its products' shapes and types and its token count, with the weights'
 // bytes, and a take empties the record.

@@ -1,4 +1,4 @@
-// UnitRanges (kernels/unit_ranges.h): every unit handed out exactly once,
+// UnitRanges (kernels/matmul/unit_ranges.h): every unit handed out exactly once,
 // whichever threads show up, with the owners' claims shrinking and a lone
 // thread stealing every other range.
 #include "kernels/matmul/unit_ranges.h"

@@ -42,7 +42,7 @@ void decode_row(KvType type, const uint8_t* row, float* out) {
   }
 }
 
-// Key `slot` of a block, stored dimension-major (kernels/kv_row.h), gathered
+// Key `slot` of a block, stored dimension-major (kernels/attention/kv_row.h), gathered
 // back into the bytes of a row.
 void gather_key_row(KvType type, const uint8_t* block, int block_size, int slot, uint8_t* row) {
   const size_t b = block_size;

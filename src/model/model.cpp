@@ -8,6 +8,7 @@
 
 #include "base/error.h"
 #include "kernels/attention/attention.h"
+#include "kernels/matmul/matmul.h"
 #include "kernels/ops/ops.h"
 #include "model/parallel_tokens.h"
 

@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "kernels/attention/attention.h"
+#include "kernels/matmul/matmul.h"
 #include "kernels/ops/ops.h"
 #include "model/model.h"
 #include "model/parallel_tokens.h"

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/matmul/matmul.h"
+#include "kernels/matmul/matrix.h"
 #include "model/config.h"
 
 namespace skiff {

@@ -34,6 +34,14 @@ class SchedulerTest : public ::testing::Test {
     return sequences_.back().get();
   }
 
+  // A new sequence of prompt_len tokens, added and run through one step.
+  Sequence* start(Scheduler& scheduler, PagedKvCache& kv, int prompt_len) {
+    Sequence* seq = make_sequence(prompt_len);
+    scheduler.add(seq);
+    run_step(scheduler, kv);
+    return seq;
+  }
+
   // Schedules one step and plays the forward pass and the sampling.
   ScheduledStep run_step(Scheduler& scheduler, PagedKvCache& kv) {
     ScheduledStep step = scheduler.schedule();
@@ -175,9 +183,7 @@ TEST_F(SchedulerTest, HeadOfTheQueueIsNeverOvertaken) {
   // would fit, but wait their turn, so the long one cannot starve.
   PagedKvCache kv = small_pool(8);  // 32 tokens
   Scheduler scheduler({.max_batch_tokens = 64, .max_seqs = 8}, kv);
-  Sequence* running = make_sequence(12);
-  scheduler.add(running);
-  run_step(scheduler, kv);
+  Sequence* running = start(scheduler, kv, 12);
   Sequence* long_one = make_sequence(24);
   scheduler.add(long_one);
   for (int i = 0; i < 5; ++i) {
@@ -210,9 +216,7 @@ TEST_F(SchedulerTest, FinishedSequencesReturnEveryBlock) {
 TEST_F(SchedulerTest, AdmissionReusesCachedPrefixBlocks) {
   PagedKvCache kv = small_pool(16, /*prefix_caching=*/true);
   Scheduler scheduler({.max_batch_tokens = 64, .max_seqs = 4, .prefix_caching = true}, kv);
-  Sequence* a = make_sequence(10);
-  scheduler.add(a);
-  run_step(scheduler, kv);
+  Sequence* a = start(scheduler, kv, 10);
   scheduler.finish(a);  // its two full blocks stay cached
   Sequence* b = make_sequence(10);
   scheduler.add(b);
@@ -271,9 +275,7 @@ TEST_F(SchedulerTest, AForkSharesTheParentsBlocksAndRuns) {
 TEST_F(SchedulerTest, ADraftThatDoesNotFitLeavesTheStepAndPoolAsTheyWere) {
   PagedKvCache kv = small_pool(2);  // 8 positions
   Scheduler scheduler({.max_batch_tokens = 64, .max_seqs = 4}, kv);
-  Sequence* seq = make_sequence(3);
-  scheduler.add(seq);
-  run_step(scheduler, kv);
+  Sequence* seq = start(scheduler, kv, 3);
   ScheduledStep step = scheduler.schedule();  // the decode at position 3: one block
   ASSERT_EQ(step.chunks.size(), 1u);
   const std::vector<int> blocks = kv.block_table(seq->kv_seq);

@@ -70,7 +70,7 @@
 
 #include "kernels/dtype.h"
 #include "kernels/isa.h"
-#include "kernels/matmul/matmul.h"
+#include "kernels/matmul/matrix.h"
 
 namespace skiff {
 

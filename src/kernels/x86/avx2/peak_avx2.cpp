@@ -5,6 +5,7 @@
 #include <immintrin.h>
 
 #include "kernels/peak/peak.h"
+#include "kernels/x86/peak_chains.h"
 
 namespace skiff {
 
@@ -38,14 +39,10 @@ double fma_loop_avx2(int64_t iterations, float* sink) {
 double int8_dot_loop_avx2(int64_t iterations, float* sink) {
   // Small bytes keep the int16 sums far from saturation; the adds wrap anyway.
   const __m256i u = _mm256_set1_epi8(3), s = _mm256_set1_epi8(-2);
-  __m256i a[12];
-  for (int j = 0; j < 12; ++j) a[j] = _mm256_set1_epi16(static_cast<short>(j));
-  for (int64_t i = 0; i < iterations; ++i) {
-#pragma GCC unroll 12
-    for (int j = 0; j < 12; ++j) a[j] = _mm256_add_epi16(a[j], _mm256_maddubs_epi16(u, s));
-  }
-  __m256i sum = a[0];
-  for (int j = 1; j < 12; ++j) sum = _mm256_add_epi16(sum, a[j]);
+  const __m256i sum = run_chains<12, __m256i>(
+      iterations, [](int j) { return _mm256_set1_epi16(static_cast<short>(j)); },
+      [&](__m256i a) { return _mm256_add_epi16(a, _mm256_maddubs_epi16(u, s)); },
+      [](__m256i a, __m256i b) { return _mm256_add_epi16(a, b); });
   *sink = static_cast<float>(_mm256_extract_epi16(sum, 0));
   return static_cast<double>(iterations) * 12 * 32 * 2;
 }

@@ -5,6 +5,7 @@
 #include <immintrin.h>
 
 #include "kernels/peak/peak.h"
+#include "kernels/x86/peak_chains.h"
 
 namespace skiff {
 
@@ -38,14 +39,10 @@ double fma_loop_avx512(int64_t iterations, float* sink) {
 
 double int8_dot_loop_avx512(int64_t iterations, float* sink) {
   const __m512i u = _mm512_set1_epi8(3), s = _mm512_set1_epi8(-2);
-  __m512i a[16];
-  for (int j = 0; j < 16; ++j) a[j] = _mm512_set1_epi32(j);
-  for (int64_t i = 0; i < iterations; ++i) {
-#pragma GCC unroll 16
-    for (int j = 0; j < 16; ++j) a[j] = _mm512_dpbusd_epi32(a[j], u, s);
-  }
-  __m512i sum = a[0];
-  for (int j = 1; j < 16; ++j) sum = _mm512_add_epi32(sum, a[j]);
+  const __m512i sum = run_chains<16, __m512i>(
+      iterations, [](int j) { return _mm512_set1_epi32(j); },
+      [&](__m512i a) { return _mm512_dpbusd_epi32(a, u, s); },
+      [](__m512i a, __m512i b) { return _mm512_add_epi32(a, b); });
   *sink = static_cast<float>(_mm512_reduce_add_epi32(sum));
   return static_cast<double>(iterations) * 16 * 64 * 2;
 }

@@ -7,7 +7,7 @@ package's bit-exact ports of ggml's reference quantizers.
 Floats are stored as their uint32 bit patterns so the C++ test can compare
 exactly, NaNs included.
 
-It also writes src/kernels/iq_grids.h: the lattice grids of ggml's i-quants
+It also writes src/kernels/quant/iq_grids.h: the lattice grids of ggml's i-quants
 (IQ1_S / IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S), format facts read from
 the same package (gguf/quants.py keeps each grid as packed hex), packed as 2- or
 3-bit indices into each grid's few distinct values.
@@ -24,7 +24,7 @@ from gguf import quants
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 OUT = ROOT / "tests" / "data" / "quant_golden.json"
-GRIDS_OUT = ROOT / "src" / "kernels" / "iq_grids.h"
+GRIDS_OUT = ROOT / "src" / "kernels" / "quant" / "iq_grids.h"
 
 # Half and bfloat16 patterns worth pinning: zeros, subnormals, the normal
 # boundaries, the largest finite values, infinities and NaNs.

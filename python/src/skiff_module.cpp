@@ -30,20 +30,14 @@ using nlohmann::ordered_json;
 namespace skiff::python {
 namespace {
 
-// SamplingParams from the Python dataclass's fields as a JSON object. Fields
-// the server also reads go through read_sampling_field; logprobs as skiff batch.
+// SamplingParams from the Python dataclass's fields as a JSON object, read as
+// skiff batch reads a line's (api/request_fields.h).
 SamplingParams sampling_params_from_json(const std::string& text, int32_t vocab_size, int32_t context_left) {
-  const ordered_json fields = parse_request_body(text);
   SamplingParams p;
-  const SamplingFieldLimits limits{vocab_size, context_left};
-  for (const auto& [key, v] : fields.items()) {
-    if (key == "logprobs") {
-      if (!v.is_null()) p.logprobs = static_cast<int32_t>(integer_field(v, key, 0, 20));
-    } else if (!read_sampling_field(key, v, p, limits)) {
-      bad_field(key, "unknown sampling field " + key);
-    }
-  }
-  validate_sampling(p);
+  read_sampling_object(parse_request_body(text), {vocab_size, context_left}, p,
+                       [](const std::string& key, const nlohmann::json&) {
+                         bad_field(key, "unknown sampling field " + key);
+                       });
   return p;
 }
 

@@ -76,7 +76,7 @@ ChatRequest parse_chat_request(const ApiModel& model, const ojson& body) {
     if (key == "logprobs") {
       logprobs = !v.is_null() && boolean_field(v, key);
     } else if (key == "top_logprobs") {
-      if (!v.is_null()) r.top_logprobs = static_cast<int>(integer_field(v, key, 0, 20));
+      if (!v.is_null()) r.top_logprobs = static_cast<int>(integer_field(v, key, 0, kMaxLogprobs));
     } else if (key == "max_completion_tokens") {
       read_sampling_field("max_tokens", v, r.params, limits);
     } else if (read_stream_field(key, v, r.stream)) {

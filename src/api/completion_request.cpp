@@ -57,7 +57,7 @@ CompletionRequest parse_completion_request(const ApiModel& model, const nlohmann
                                    model.max_model_len - static_cast<int32_t>(longest)};
   for (const auto& [key, v] : body.items()) {
     if (key == "logprobs") {
-      if (!v.is_null()) r.params.logprobs = static_cast<int32_t>(integer_field(v, key, 0, 20));
+      if (!v.is_null()) r.params.logprobs = static_cast<int32_t>(integer_field(v, key, 0, kMaxLogprobs));
     } else if (key == "echo") {
       r.echo = !v.is_null() && boolean_field(v, key);
     } else if (read_stream_field(key, v, r.stream)) {

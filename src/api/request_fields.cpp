@@ -147,4 +147,17 @@ bool read_stream_field(const std::string& key, const nlohmann::ordered_json& v, 
   return true;
 }
 
+void read_sampling_object(const json& fields, const SamplingFieldLimits& limits, SamplingParams& p,
+                          const OtherField& other) {
+  for (const auto& [key, v] : fields.items()) {
+    if (key == "logprobs") {
+      if (v.is_null()) p.logprobs.reset();
+      else p.logprobs = static_cast<int32_t>(integer_field(v, key, 0, kMaxLogprobs));
+    } else if (!read_sampling_field(key, v, p, limits)) {
+      other(key, v);
+    }
+  }
+  validate_sampling(p);
+}
+
 }  // namespace skiff

@@ -3,6 +3,7 @@
 // shares, read with the same checks and messages everywhere, and an error that
 // knows its HTTP status and field.
 #pragma once
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -56,6 +57,14 @@ bool read_sampling_field(const std::string& key, const nlohmann::json& v, Sampli
 
 // p.validate(), its Error as a RequestError 400.
 void validate_sampling(const SamplingParams& p);
+
+// The fields of a vLLM SamplingParams object (the Python package's
+// SamplingParams, a `skiff batch` line) over p: read_sampling_field's, and
+// logprobs as the number of top alternatives per token (null: none); every
+// other key goes to `other`. Then validate_sampling(p).
+using OtherField = std::function<void(const std::string& key, const nlohmann::json& v)>;
+void read_sampling_object(const nlohmann::json& fields, const SamplingFieldLimits& limits, SamplingParams& p,
+                          const OtherField& other);
 
 // "stream" and "stream_options" of either OpenAI API; false when key is neither.
 struct StreamFields {

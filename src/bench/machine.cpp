@@ -50,18 +50,18 @@ volatile uint64_t g_read_checksum = 0;
 
 // Runs the loop on every thread at once; returns operations/s of the whole team.
 double team_ops(PeakLoop loop, int64_t iterations, int threads) {
-  double flops = 0;
+  double ops = 0;
   float checksum = 0;
   Timer timer;
-#pragma omp parallel num_threads(threads) reduction(+ : flops, checksum)
+#pragma omp parallel num_threads(threads) reduction(+ : ops, checksum)
   {
     float sink = 0;
-    flops += loop(iterations, &sink);
+    ops += loop(iterations, &sink);
     checksum += sink;
   }
   const double seconds = timer.seconds();
   g_peak_checksum = checksum;
-  return flops / seconds;
+  return ops / seconds;
 }
 
 }  // namespace

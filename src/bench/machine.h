@@ -68,10 +68,11 @@ double measure_int8_peak_gops(int threads, int reps);
 // CPU model and counts from /proc/cpuinfo (counts fall back to the thread count).
 MachineInfo describe_cpu();
 
-// describe_cpu() plus both measurements on `threads` threads.
+// describe_cpu() plus the bandwidths and both peaks on `threads` threads.
 MachineInfo measure_machine(int threads);
 
-// "AMD EPYC 9R14 (2 cores, 2 threads), ISA avx512, triad 61.2 GB/s, plain read 57.0 GB/s, FMA peak 441.3 GFLOP/s"
+// "Intel(R) Xeon(R) Processor (2 cores, 2 threads), ISA avx512, triad 30.3 GB/s, plain read 33.9 GB/s,
+// FMA peak 460.9 GFLOP/s, int8 peak 1635.0 GOP/s"
 std::string machine_line(const MachineInfo& m);
 
 }  // namespace skiff::bench

@@ -8,6 +8,7 @@
 
 #include "base/error.h"
 #include "base/timer.h"
+#include "kernels/isa.h"
 
 namespace skiff::bench {
 namespace {
@@ -105,7 +106,8 @@ ModelFacts describe_model(const std::string& filename, const Model& model) {
   uint64_t matrix_params = 0, float_params = 0;
   for (const auto& [type, n] : params_by_type) matrix_params += n;
   for (DType t : {DType::F32, DType::F16, DType::BF16}) float_params += params_by_type[std::string(dtype_info(t).name)];
-  f.int8_products = 2 * float_params < matrix_params;
+  // The scalar kernels multiply quantized weights in floats.
+  f.int8_products = active_isa() != Isa::kScalar && 2 * float_params < matrix_params;
   return f;
 }
 

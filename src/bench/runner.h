@@ -20,8 +20,9 @@ struct ModelFacts {
   uint64_t size_bytes = 0;     // all weights (a tied head counted once)
   uint64_t n_params = 0;
   uint64_t decode_bytes_per_token = 0;  // ModelWeights::decode_bytes_per_token()
-  // Most parameters are of quantized types, whose products the kernels run on
-  // int8 activations: prefill is held against the int8 peak, not the FMA peak.
+  // Most parameters are of quantized types, whose products the active ISA's
+  // kernels run on int8 activations: prefill is held against the int8 peak,
+  // not the FMA peak (the scalar kernels multiply in floats).
   bool int8_products = false;
 };
 ModelFacts describe_model(const std::string& filename, const Model& model);

@@ -83,22 +83,14 @@ void parse_request(const json& line, Job& job, const SamplingParams& defaults, i
   p = defaults;
   if (base_seed >= 0) p.seed = splitmix64(static_cast<uint64_t>(base_seed) ^ splitmix64(job.index));
   bool has_prompt = false;
-  const SamplingFieldLimits limits{tokenizer.n_vocab(), max_model_len};
-  for (const auto& [key, v] : line.items()) {
-    if (key == "id") continue;
-    if (key == "prompt") {
-      if (!v.is_string()) fail("prompt must be a string, got {}", v.type_name());
-      job.prompt = v.get<std::string>();
-      has_prompt = true;
-    } else if (key == "logprobs") {
-      if (v.is_null()) p.logprobs.reset();
-      else p.logprobs = static_cast<int32_t>(integer_field(v, key, 0, std::numeric_limits<int32_t>::max()));
-    } else if (!read_sampling_field(key, v, p, limits)) {
-      fail("unknown field '{}' (known: {})", key, kKnownFields);
-    }
-  }
+  read_sampling_object(line, {tokenizer.n_vocab(), max_model_len}, p, [&](const std::string& key, const json& v) {
+    if (key == "id") return;
+    if (key != "prompt") fail("unknown field '{}' (known: {})", key, kKnownFields);
+    if (!v.is_string()) fail("prompt must be a string, got {}", v.type_name());
+    job.prompt = v.get<std::string>();
+    has_prompt = true;
+  });
   if (!has_prompt) fail("the line has no \"prompt\"");
-  p.validate();
   job.tokens = tokenizer.encode(job.prompt, /*add_special=*/true, /*parse_special=*/true);
 }
 

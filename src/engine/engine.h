@@ -95,7 +95,7 @@ class Engine {
   // engine keeps beside it. Being the sequence itself, it is what each
   // scheduled chunk carries (completion_of), with no lookup.
   struct Completion : Sequence {
-    Request* request;             // the request it belongs to, which owns it
+    Request* request = nullptr;   // the request it belongs to, which owns it
     Sampler sampler;
     OutputText text;
     CompletionOutput result;      // what the request returns for it

@@ -9,8 +9,6 @@ namespace {
 
 // vLLM's threshold: dividing by a smaller temperature could overflow the logits.
 constexpr float kGreedyTemperatureBelow = 1e-5f;
-// OpenAI's cap on alternatives per token.
-constexpr int32_t kMaxLogprobs = 20;
 
 }  // namespace
 

@@ -8,6 +8,10 @@
 
 namespace skiff {
 
+// The most top alternatives a token's logprobs may carry (OpenAI's cap, and
+// vLLM's default max_logprobs).
+constexpr int32_t kMaxLogprobs = 20;
+
 // How one request chooses its tokens. The defaults sample from the model's
 // unmodified distribution.
 struct SamplingParams {

@@ -1,36 +1,36 @@
 #include "kernels/isa.h"
 
-#include <cpuid.h>
-
 #include <cstdlib>
 
 #include "base/error.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include "kernels/x86/cpu_features.h"
+#define SKIFF_X86 1
+#endif
+
 namespace skiff {
 namespace {
 
-// CPUID leaf 1, ECX bit 29: clang 14's __builtin_cpu_supports has no "f16c".
-bool cpu_has_f16c() {
-  unsigned eax, ebx, ecx, edx;
-  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C);
-}
-
+// Each ISA family's detection lives in its folder (kernels/x86/); a CPU of
+// another family runs the scalar kernels.
 bool cpu_has(Isa isa) {
-  __builtin_cpu_init();
   switch (isa) {
     case Isa::kScalar:
       return true;
+#if defined(SKIFF_X86)
     case Isa::kAvx2:
-      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-             cpu_has_f16c();
+      return cpu_has_avx2_fma_f16c();
     case Isa::kAvx512:
 #ifdef SKIFF_AVX512_EMULATED  // the emulated kernel tests (tests/avx512_emulation): SIMDe on AVX2
-      return cpu_has(Isa::kAvx2);
+      return cpu_has_avx2_fma_f16c();
 #else
-      return cpu_has(Isa::kAvx2) && __builtin_cpu_supports("avx512f") &&
-             __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-             __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vnni") &&
-             __builtin_cpu_supports("avx512bf16");
+      return cpu_has_avx2_fma_f16c() && cpu_has_avx512_vnni_bf16();
+#endif
+#else
+    case Isa::kAvx2:
+    case Isa::kAvx512:
+      return false;
 #endif
   }
   return false;

@@ -1,4 +1,4 @@
-// The AVX-512 kernels (src/kernels/*_avx512.cpp) compiled for a CPU without
+// The AVX-512 kernels (src/kernels/x86/avx512/*_avx512.cpp) compiled for a CPU without
 // AVX-512: this header stands in for <immintrin.h> in the emulated kernel
 // test (CMakeLists.txt: test_kernels_avx512_emulated), so CI machines without
 // AVX-512 still run those kernels against the scalar references. SIMDe

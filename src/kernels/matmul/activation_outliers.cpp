@@ -38,13 +38,12 @@ float outlier_limit(const float* row, int64_t cols) {
 // Writes token t's values over `limit` into slots, in column order, as many
 // as fit; returns how many. Four at a time: one compare and a mask test.
 int64_t take_outliers(const float* row, int64_t cols, float limit, int t, std::span<ActivationOutliers::Value> slots) {
-  const __m128 sign = _mm_set1_ps(-0.0f), over = _mm_set1_ps(limit);
   int64_t n = 0, i = 0;
   auto take = [&](int64_t at) {
     if (n < static_cast<int64_t>(slots.size())) slots[n++] = {t, at, row[at]};
   };
   for (; i + 4 <= cols; i += 4) {
-    const int mask = _mm_movemask_ps(_mm_cmpgt_ps(_mm_andnot_ps(sign, _mm_loadu_ps(row + i)), over));
+    const int mask = abs_over_mask4(row + i, limit);
     if (mask == 0) continue;  // nearly always
     for (int k = 0; k < 4; ++k)
       if (mask >> k & 1) take(i + k);

@@ -1,5 +1,5 @@
-// Sums over an activation row that the portable matmul code needs fast and
-// with the same bits on every ISA of a CPU family: the family's baseline
+// Sums and tests over an activation row that the portable matmul code needs
+// fast and with the same bits on every ISA of a CPU family: the family's baseline
 // vector code where there is one (x86: SSE2), else plain loops.
 #pragma once
 #include <cstdint>
@@ -25,6 +25,12 @@ inline void lane_sums_of_squares(const float* row, int64_t n, float sum_sq[8], f
       sum_sq[k] += row[i + k] * row[i + k];
       amax[k] = std::max(amax[k], std::fabs(row[i + k]));
     }
+}
+
+inline int abs_over_mask4(const float* x, float limit) {
+  int mask = 0;
+  for (int k = 0; k < 4; ++k) mask |= (std::fabs(x[k]) > limit) << k;
+  return mask;
 }
 
 }  // namespace skiff

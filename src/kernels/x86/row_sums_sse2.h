@@ -37,4 +37,9 @@ inline void lane_sums_of_squares(const float* row, int64_t n, float sum_sq[8], f
   _mm_storeu_ps(amax + 4, max_hi);
 }
 
+// Bit k set where |x[k]| > limit, for k < 4 (a NaN is never over).
+inline int abs_over_mask4(const float* x, float limit) {
+  return _mm_movemask_ps(_mm_cmpgt_ps(_mm_andnot_ps(_mm_set1_ps(-0.0f), _mm_loadu_ps(x)), _mm_set1_ps(limit)));
+}
+
 }  // namespace skiff

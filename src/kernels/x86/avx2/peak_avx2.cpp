@@ -41,7 +41,12 @@ double int8_dot_loop_avx2(int64_t iterations, float* sink) {
   const __m256i u = _mm256_set1_epi8(3), s = _mm256_set1_epi8(-2);
   const __m256i sum = run_chains<12, __m256i>(
       iterations, [](int j) { return _mm256_set1_epi16(static_cast<short>(j)); },
-      [&](__m256i a) { return _mm256_add_epi16(a, _mm256_maddubs_epi16(u, s)); },
+      [&](__m256i a) {
+        // Hidden from the optimizer, so the multiply is not hoisted out of the loop.
+        __m256i w = u;
+        asm volatile("" : "+x"(w));
+        return _mm256_add_epi16(a, _mm256_maddubs_epi16(w, s));
+      },
       [](__m256i a, __m256i b) { return _mm256_add_epi16(a, b); });
   *sink = static_cast<float>(_mm256_extract_epi16(sum, 0));
   return static_cast<double>(iterations) * 12 * 32 * 2;

@@ -41,7 +41,7 @@
 namespace skiff {
 namespace {
 
-#include "kernels/x86/avx512/matmul_panel_tiles.h"
+#include "kernels/x86/avx512/matmul_panel_tiles_avx512.h"
 
 // vpdpbusd: 8 lanes of 4 u8 × s8 products (matmul_quant_rows.h).
 [[gnu::always_inline]] inline __m256i unit_dot(__m256i w, __m256i x) {
@@ -155,7 +155,7 @@ struct LoadPanel {
     if constexpr (kSuperBlocks) return group(u) + kGroupWeights + (u % 8) * kWeightBytes;
     return units + kUnitBytes * u;
   }
-  // The decode stream fetched ahead (matmul_panel_tiles.h), one thread on Zen 5:
+  // The decode stream fetched ahead (matmul_panel_tiles_avx512.h), one thread on Zen 5:
   // Q4_K, Q5_0, Q5_1 and IQ4_NL read faster; Q8_0, already the fastest, lost a
   // little (its 9 fetches per unit cost more than they gain; figures:
   // docs/notes/kernel-design-figures.md).
@@ -163,7 +163,7 @@ struct LoadPanel {
   [[gnu::always_inline]] void prefetch(int64_t u) const {
     prefetch_unit_at<kSuperBlocks ? kGroupBytes / 8 : kUnitBytes>(prefetch_level, units, u);
   }
-  // one_token_halves may read 16 × the high nibbles (matmul_panel_tiles.h).
+  // one_token_halves may read 16 × the high nibbles (matmul_panel_tiles_avx512.h).
   static constexpr bool kHighNibblesInPlace = kType == DType::Q4_K || kType == DType::Q4_1 || kType == DType::Q4_0;
   [[gnu::always_inline]] __m512i high_nibbles_in_place(int64_t u, int k) const {
     return _mm512_and_si512(vector(u, k), _mm512_set1_epi8(static_cast<char>(0xF0)));
@@ -241,7 +241,7 @@ struct LoadPanel {
 };
 
 // Where a tile reads its tokens' activations: interleaved quads (QuadAct,
-// matmul_panel_tiles.h), or for one token its quantized row itself (decode:
+// matmul_panel_tiles_avx512.h), or for one token its quantized row itself (decode:
 // nothing to interleave, and a sixth of the bytes to keep in L1 next to the
 // weight stream).
 template <ActivationFormat kFormat>
@@ -257,7 +257,7 @@ struct RowAct {
 };
 
 // facc[p][t] += panel p · token t over all units, for R panels and T tokens
-// (the Tile of matmul_panel_tiles.h for units of 32 with one scale).
+// (the Tile of matmul_panel_tiles_avx512.h for units of 32 with one scale).
 template <class W>
 struct UnitTile {
   template <int R, int T, class Panel, class Act>
@@ -269,7 +269,7 @@ struct UnitTile {
     }
   }
 
-  // Unit u for tokens [T0, T) in blocks (matmul_panel_tiles.h).
+  // Unit u for tokens [T0, T) in blocks (matmul_panel_tiles_avx512.h).
   template <int R, int T, int T0, class Panel, class Act>
   [[gnu::always_inline]] static void tokens(const Panel panels[R], int64_t u, const Act& a, __m512 facc[R][T]) {
     constexpr int TB = kBlockSize<T, T0>;

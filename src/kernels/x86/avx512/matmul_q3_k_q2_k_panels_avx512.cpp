@@ -1,6 +1,6 @@
 // Q3_K and Q2_K matrices the loader repacked into 16-row panels
 // (kernels/matmul/repack.h) on AVX-512 VNNI, any number of tokens; the loops over
-// rows and tokens are the other panel kernels' (matmul_panel_tiles.h).
+// rows and tokens are the other panel kernels' (matmul_panel_tiles_avx512.h).
 //
 // Both scale each 16 weights (sc), so a unit of 32 columns is two sub-blocks,
 // A (columns 0..15) and B (16..31). One vpdpbusd adds 4 columns of the 16
@@ -42,7 +42,7 @@
 namespace skiff {
 namespace {
 
-#include "kernels/x86/avx512/matmul_panel_tiles.h"
+#include "kernels/x86/avx512/matmul_panel_tiles_avx512.h"
 
 constexpr int32_t kLowBias = 1 << 13;  // keeps A's 16-bit half non-negative
 
@@ -154,7 +154,7 @@ template <class Panel>
   return load_i32(a.row.qsums16 + 2 * u);
 }
 
-// The Tile (matmul_panel_tiles.h): per super-block, its units' sums times
+// The Tile (matmul_panel_tiles_avx512.h): per super-block, its units' sums times
 // their sc in isum[p][t] (int32), less the bias, times the rows' d and each
 // token's dx at its end (Q2_K: less Σ m·Σx times dmin·dx).
 struct K16Tile {
@@ -209,7 +209,7 @@ struct K16Tile {
       facc[t] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(msum[t]), _mm512_mul_ps(dmin, _mm512_set1_ps(a.d(s, t))), facc[t]);
   }
 
-  // Unit u for tokens [T0, T) in blocks (matmul_panel_tiles.h): B's groups,
+  // Unit u for tokens [T0, T) in blocks (matmul_panel_tiles_avx512.h): B's groups,
   // then A's under them, then both halves times sc into isum.
   template <int R, int T, int T0, class Panel, class Act>
   [[gnu::always_inline]] static void tokens(const Panel panels[R], int64_t u, const __m512i sc[R], const Act& a,

@@ -1,6 +1,6 @@
 // Q6_K matrices the loader repacked into 16-row panels (kernels/matmul/repack.h) on
 // AVX-512 VNNI, any number of tokens; the loops over rows and tokens are the
-// other panel kernels' (matmul_panel_tiles.h).
+// other panel kernels' (matmul_panel_tiles_avx512.h).
 //
 // One vpdpbusd adds 4 columns of the 16 rows' unsigned levels q (0..63) times
 // 4 broadcast activation bytes into each row's int32 lane. Q6_K scales each 16
@@ -33,7 +33,7 @@
 namespace skiff {
 namespace {
 
-#include "kernels/x86/avx512/matmul_panel_tiles.h"
+#include "kernels/x86/avx512/matmul_panel_tiles_avx512.h"
 
 // A panel where the loader left it. Columns 4g..4g+3 of unit u (g < 8) take
 // the low (g < 4) or high nibbles of low-bit vector g % 4 and bits 2·(g % 4)
@@ -101,7 +101,7 @@ struct Q6RowAct {
   [[gnu::always_inline]] int32_t sum16(int64_t u, int h, int) const { return -32 * row.qsums16[2 * u + h]; }
 };
 
-// The Tile (matmul_panel_tiles.h): per super-block, its 16 sub-blocks' sums
+// The Tile (matmul_panel_tiles_avx512.h): per super-block, its 16 sub-blocks' sums
 // times their sc in block[p][t], times the rows' d and each token's dx at its end.
 struct Q6Tile {
   template <int R, int T, class Panel, class Act>
@@ -128,7 +128,7 @@ struct Q6Tile {
     }
   }
 
-  // Half h of unit u for tokens [T0, T) in blocks (matmul_panel_tiles.h).
+  // Half h of unit u for tokens [T0, T) in blocks (matmul_panel_tiles_avx512.h).
   template <int R, int T, int T0, class Panel, class Act>
   [[gnu::always_inline]] static void tokens(const Panel panels[R], int64_t u, int h, const Act& a,
                                             __m512 block[R][T]) {

@@ -77,6 +77,10 @@ inline __m256 extractf32x8_ps(simde__m512 a, int imm) {
   const simde__m512i bits = simde_mm512_castps_si512(a);
   return _mm256_castsi256_ps(imm ? high_si(bits) : low_si(bits));
 }
+inline simde__m512i srai_epi32(simde__m512i a, int count) {
+  const __m128i n = _mm_cvtsi32_si128(count);
+  return join_si(_mm256_sra_epi32(low_si(a), n), _mm256_sra_epi32(high_si(a), n));
+}
 inline float reduce_add_ps(simde__m512 a) {
   const __m256 s8 = _mm256_add_ps(extractf32x8_ps(a, 0), extractf32x8_ps(a, 1));
   __m128 s = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
@@ -114,5 +118,7 @@ inline float reduce_add_ps(simde__m512 a) {
 #define _mm512_extractf32x8_ps(a, imm) skiff_avx512_emulation::extractf32x8_ps(a, imm)
 #undef _mm512_reduce_add_ps
 #define _mm512_reduce_add_ps(a) skiff_avx512_emulation::reduce_add_ps(a)
+#undef _mm512_srai_epi32
+#define _mm512_srai_epi32(a, imm) skiff_avx512_emulation::srai_epi32(a, imm)
 #undef _mm512_mask_srli_epi16
 #define _mm512_mask_srli_epi16(src, k, a, imm) simde_mm512_mask_mov_epi16(src, k, simde_mm512_srli_epi16(a, imm))

@@ -45,7 +45,7 @@ double int8_dot_loop_avx512(int64_t iterations, float* sink) {
       [](__m512i a, __m512i b) { return _mm512_add_epi32(a, b); });
   alignas(64) int32_t lanes[16];  // not _mm512_reduce_add_epi32, which the emulated test build lacks
   _mm512_store_si512(lanes, sum);
-  int32_t total = 0;
+  int64_t total = 0;  // the lanes have long since wrapped: their sum would overflow an int
   for (int32_t lane : lanes) total += lane;
   *sink = static_cast<float>(total);
   return static_cast<double>(iterations) * 16 * 64 * 2;

@@ -1,6 +1,6 @@
 // What a request is read against: the served model's name, tokenizer,
 // context length and chat template. Each API's request parser (this folder)
-// takes one; the server, `skiff batch` and the Python package each make it.
+// takes one; the server makes it from the model it serves.
 #pragma once
 #include <cstddef>
 #include <nlohmann/json.hpp>

@@ -79,8 +79,7 @@ void DraftModelProposer::run_round(std::span<Active> active, int round) {
   }
   const size_t vocab = model_.config().vocab_size;
   logits_.resize(in_batch.size() * vocab);
-  model_.forward(batch, kv_, logits_.data());  // start_round reserved every round's positions
-  for (const BatchSeq& s : batch.seqs) kv_.set_length(s.seq_id, s.first_pos + s.n_new);
+  model_.forward_and_append(batch, kv_, logits_.data());  // already reserved by start_round: no copy, no failure
   for (size_t i = 0; i < in_batch.size(); ++i) draw(*in_batch[i], logits_.data() + i * vocab);
 }
 

@@ -1,0 +1,107 @@
+#include "grammar/earley.h"
+
+#include <algorithm>
+
+namespace skiff::grammar {
+namespace {
+
+constexpr uint64_t kEmptySlot = ~uint64_t{0};
+
+uint64_t key_of(int32_t pos, int32_t origin) {
+  return (uint64_t(uint32_t(pos)) << 32) | uint32_t(origin);
+}
+
+}  // namespace
+
+EarleyParser::EarleyParser(std::shared_ptr<const Grammar> grammar) : grammar_(std::move(grammar)) {
+  expected_.assign((grammar_->lexer().n_lexemes() + 63) / 64, 0);
+  row_begin_.push_back(0);
+  seen_.assign(64, kEmptySlot);
+  add({grammar_->production(grammar_->start_production()).begin, 0});
+  close_row();
+}
+
+void EarleyParser::add(Item item) {
+  // Grow at half full; rows are small, so this rarely runs.
+  if (2 * (n_seen_ + 1) > seen_.size()) {
+    std::vector<uint64_t> old(seen_.size() * 2, kEmptySlot);
+    old.swap(seen_);
+    n_seen_ = 0;
+    for (uint64_t k : old)
+      if (k != kEmptySlot) {
+        size_t mask = seen_.size() - 1;
+        size_t h = (k * 0x9E3779B97F4A7C15ull) >> 20 & mask;
+        while (seen_[h] != kEmptySlot) h = (h + 1) & mask;
+        seen_[h] = k;
+        ++n_seen_;
+      }
+  }
+  uint64_t k = key_of(item.pos, item.origin);
+  size_t mask = seen_.size() - 1;
+  size_t h = (k * 0x9E3779B97F4A7C15ull) >> 20 & mask;
+  while (seen_[h] != kEmptySlot) {
+    if (seen_[h] == k) return;
+    h = (h + 1) & mask;
+  }
+  seen_[h] = k;
+  ++n_seen_;
+  items_.push_back(item);
+}
+
+void EarleyParser::close_row() {
+  const Grammar& g = *grammar_;
+  const std::vector<Symbol>& symbols = g.symbols();
+  int32_t row = n_rows();  // the row being closed is index row (its begin is row_begin_.back())
+  std::fill(expected_.begin(), expected_.end(), 0);
+  bool accepting = false;
+  for (size_t i = row_begin_.back(); i < items_.size(); ++i) {
+    Item item = items_[i];
+    Symbol next = symbols[item.pos];
+    if (next == Grammar::kEnd) {
+      const Grammar::Production& p = g.production(g.production_at(item.pos));
+      if (item.origin == 0 && g.production_at(item.pos) == g.start_production()) accepting = true;
+      if (item.origin == row) continue;  // an empty derivation: prediction already skipped it
+      int32_t end = row_begin_[item.origin + 1];
+      for (int32_t j = row_begin_[item.origin]; j < end; ++j)
+        if (symbols[items_[j].pos] == p.rule) add({items_[j].pos + 1, items_[j].origin});
+    } else if (is_lexeme(next)) {
+      int32_t l = lexeme_of(next);
+      expected_[l / 64] |= uint64_t{1} << (l % 64);
+      if (g.nullable(next)) add({item.pos + 1, item.origin});
+    } else {
+      for (int32_t p : g.productions_of(next)) add({g.production(p).begin, row});
+      if (g.nullable(next)) add({item.pos + 1, item.origin});
+    }
+  }
+  // Clear the duplicate set for the next row.
+  std::fill(seen_.begin(), seen_.end(), kEmptySlot);
+  n_seen_ = 0;
+  bool any = std::any_of(expected_.begin(), expected_.end(), [](uint64_t w) { return w != 0; });
+  row_info_.push_back({any ? g.lexer().start_state(expected_) : Lexer::kDead, accepting});
+  row_begin_.push_back(static_cast<int32_t>(items_.size()));
+}
+
+bool EarleyParser::scan(std::span<const int32_t> lexemes) {
+  const std::vector<Symbol>& symbols = grammar_->symbols();
+  int32_t begin = row_begin_[n_rows() - 1], end = row_begin_[n_rows()];
+  for (int32_t i = begin; i < end; ++i) {
+    Symbol next = symbols[items_[i].pos];
+    if (is_lexeme(next) && std::binary_search(lexemes.begin(), lexemes.end(), lexeme_of(next)))
+      add({items_[i].pos + 1, items_[i].origin});
+  }
+  if (items_.size() == static_cast<size_t>(end)) {
+    std::fill(seen_.begin(), seen_.end(), kEmptySlot);
+    n_seen_ = 0;
+    return false;
+  }
+  close_row();
+  return true;
+}
+
+void EarleyParser::truncate(int32_t n_rows) {
+  row_begin_.resize(n_rows + 1);
+  row_info_.resize(n_rows);
+  items_.resize(row_begin_.back());
+}
+
+}  // namespace skiff::grammar

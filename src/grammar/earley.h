@@ -1,0 +1,52 @@
+// An Earley parser over lexemes (Earley 1970, with Aycock and Horspool's
+// handling of nullable symbols): any context-free grammar, ambiguous or left
+// recursive, one row per lexeme. Rows are kept so that a matcher can roll
+// back (a rejected token, a speculative draft, the token walk's backtracking)
+// by truncating. Each row knows the lexer state its next lexeme starts in.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "grammar/grammar.h"
+
+namespace skiff::grammar {
+
+class EarleyParser {
+ public:
+  explicit EarleyParser(std::shared_ptr<const Grammar> grammar);
+
+  int32_t n_rows() const { return static_cast<int32_t>(row_begin_.size()) - 1; }
+  // Adds a row for a lexeme that is any one of `lexemes` (sorted); false, and
+  // no row, when none of them can come next.
+  bool scan(std::span<const int32_t> lexemes);
+  void truncate(int32_t n_rows);  // back to the state after that many rows
+
+  bool accepting() const { return row_info_.back().accepting; }  // the text so far is complete
+  int32_t lexer_start() const { return row_info_.back().lexer_start; }  // kDead when nothing may follow
+  const Grammar& grammar() const { return *grammar_; }
+
+ private:
+  struct Item {
+    int32_t pos;     // into grammar symbols(): the symbol after the dot
+    int32_t origin;  // row the production began in
+  };
+  struct RowInfo {
+    int32_t lexer_start;
+    bool accepting;
+  };
+  void add(Item item);
+  void close_row();  // predictions and completions of the last row
+
+  std::shared_ptr<const Grammar> grammar_;
+  std::vector<Item> items_;
+  std::vector<int32_t> row_begin_;  // row r is items_[row_begin_[r], row_begin_[r + 1])
+  std::vector<RowInfo> row_info_;
+  // Duplicate check for the row being built: an open-addressing set of items.
+  std::vector<uint64_t> seen_;
+  size_t n_seen_ = 0;
+  std::vector<uint64_t> expected_;  // scratch: lexeme bitset
+};
+
+}  // namespace skiff::grammar

@@ -1,0 +1,164 @@
+#include "grammar/lexer.h"
+
+#include <algorithm>
+#include <climits>
+
+#include "base/error.h"
+
+namespace skiff::grammar {
+
+Lexer::Chunk::Chunk() {
+  for (auto& row : next)
+    for (auto& t : row) t.store(kUnknown, std::memory_order_relaxed);
+}
+
+Lexer::Lexer(const Nfa& nfa, std::vector<Lexeme> lexemes) : lexemes_(std::move(lexemes)) {
+  size_t n = nfa.size();
+  epsilon_begin_.assign(n + 1, 0);
+  edge_begin_.assign(n + 1, 0);
+  for (size_t s = 0; s < n; ++s) {
+    epsilon_begin_[s + 1] = epsilon_begin_[s] + static_cast<uint32_t>(nfa.epsilon(s).size());
+    edge_begin_[s + 1] = edge_begin_[s] + static_cast<uint32_t>(nfa.edges(s).size());
+    epsilon_.insert(epsilon_.end(), nfa.epsilon(s).begin(), nfa.epsilon(s).end());
+    edges_.insert(edges_.end(), nfa.edges(s).begin(), nfa.edges(s).end());
+  }
+  // Each part of each lexeme owns the states reachable from its start.
+  owner_.assign(n, -1);
+  part_of_.assign(n, 0);
+  is_accept_.assign(n, 0);
+  auto claim = [&](int32_t start, int32_t lexeme, int8_t part) {
+    std::vector<int32_t> stack{start};
+    while (!stack.empty()) {
+      int32_t s = stack.back();
+      stack.pop_back();
+      if (owner_[s] == lexeme && part_of_[s] == part) continue;
+      if (owner_[s] != -1) fail("grammar: lexemes share automaton states (internal error)");
+      owner_[s] = lexeme;
+      part_of_[s] = part;
+      for (uint32_t i = epsilon_begin_[s]; i < epsilon_begin_[s + 1]; ++i) stack.push_back(epsilon_[i]);
+      for (uint32_t i = edge_begin_[s]; i < edge_begin_[s + 1]; ++i) stack.push_back(edges_[i].target);
+    }
+  };
+  for (size_t id = 0; id < lexemes_.size(); ++id) {
+    const Lexeme& l = lexemes_[id];
+    if (l.required.empty() || l.required.size() > Lexeme::kMaxParts || l.excluded.size() > Lexeme::kMaxParts)
+      fail("grammar: lexeme '{}' has {} parts", l.name, l.required.size());
+    for (size_t p = 0; p < l.required.size(); ++p) {
+      claim(l.required[p].start, static_cast<int32_t>(id), static_cast<int8_t>(p));
+      is_accept_[l.required[p].accept] = 1;
+    }
+    for (size_t p = 0; p < l.excluded.size(); ++p) {
+      claim(l.excluded[p].start, static_cast<int32_t>(id), static_cast<int8_t>(-1 - int(p)));
+      is_accept_[l.excluded[p].accept] = 1;
+    }
+    all_required_.push_back(l.required.size() == 32 ? ~0u : (1u << l.required.size()) - 1);
+  }
+  seen_.assign(std::max(n, lexemes_.size()), 0);
+}
+
+int32_t Lexer::start_state(std::span<const uint64_t> allowed) const {
+  std::string key(reinterpret_cast<const char*>(allowed.data()), allowed.size_bytes());
+  std::lock_guard lock(mutex_);
+  auto it = start_of_allowed_.find(key);
+  if (it != start_of_allowed_.end()) return it->second;
+  std::vector<int32_t> seeds;
+  for (size_t id = 0; id < lexemes_.size(); ++id) {
+    if (id / 64 < allowed.size() && (allowed[id / 64] >> (id % 64) & 1)) {
+      for (const Lexeme::Part& p : lexemes_[id].required) seeds.push_back(p.start);
+      for (const Lexeme::Part& p : lexemes_[id].excluded) seeds.push_back(p.start);
+    }
+  }
+  int32_t state = intern(seeds);
+  start_of_allowed_.emplace(std::move(key), state);
+  return state;
+}
+
+int32_t Lexer::intern(std::vector<int32_t>& seeds) const {
+  // Epsilon closure.
+  if (++seen_stamp_ == 0) {
+    std::fill(seen_.begin(), seen_.end(), 0);
+    seen_stamp_ = 1;
+  }
+  std::vector<int32_t> set;
+  while (!seeds.empty()) {
+    int32_t s = seeds.back();
+    seeds.pop_back();
+    if (seen_[s] == seen_stamp_) continue;
+    seen_[s] = seen_stamp_;
+    set.push_back(s);
+    for (uint32_t i = epsilon_begin_[s]; i < epsilon_begin_[s + 1]; ++i) seeds.push_back(epsilon_[i]);
+  }
+  // A lexeme lives while every one of its required parts has a live state.
+  std::sort(set.begin(), set.end(), [&](int32_t a, int32_t b) { return owner_[a] < owner_[b]; });
+  size_t kept = 0;
+  for (size_t i = 0; i < set.size();) {
+    size_t j = i;
+    uint32_t parts = 0;
+    for (; j < set.size() && owner_[set[j]] == owner_[set[i]]; ++j)
+      if (part_of_[set[j]] >= 0) parts |= 1u << part_of_[set[j]];
+    if (owner_[set[i]] >= 0 && parts == all_required_[owner_[set[i]]])
+      for (size_t k = i; k < j; ++k) set[kept++] = set[k];
+    i = j;
+  }
+  set.resize(kept);
+  if (set.empty()) return kDead;
+  std::sort(set.begin(), set.end());
+  std::string key(reinterpret_cast<const char*>(set.data()), set.size() * sizeof(int32_t));
+  auto it = state_of_set_.find(key);
+  if (it != state_of_set_.end()) return it->second;
+
+  size_t id = n_states_.load(std::memory_order_relaxed);
+  if (id >= kMaxChunks << kChunkBits) fail("grammar: lexer automaton past {} states", kMaxChunks << kChunkBits);
+  if ((id & kChunkMask) == 0) chunks_[id >> kChunkBits] = std::make_unique<Chunk>();
+  Chunk& chunk = *chunks_[id >> kChunkBits];
+  // Accepting: every required part's accept state is in the set, no excluded one's.
+  std::vector<int32_t>& accepts = chunk.accepts[id & kChunkMask];
+  for (size_t i = 0; i < set.size();) {
+    int32_t lexeme = owner_[set[i]];
+    uint32_t parts = 0;
+    bool excluded = false;
+    size_t j = i;
+    for (; j < set.size() && owner_[set[j]] == lexeme; ++j) {
+      if (!is_accept_[set[j]]) continue;
+      if (part_of_[set[j]] >= 0) parts |= 1u << part_of_[set[j]];
+      else excluded = true;
+    }
+    if (parts == all_required_[lexeme] && !excluded) accepts.push_back(lexeme);
+    i = j;
+  }
+  std::sort(accepts.begin(), accepts.end());
+  chunk.nfa_states[id & kChunkMask] = std::move(set);
+  state_of_set_.emplace(std::move(key), static_cast<int32_t>(id));
+  n_states_.store(id + 1, std::memory_order_release);
+  return static_cast<int32_t>(id);
+}
+
+int32_t Lexer::build_transitions(int32_t state, uint8_t byte) const {
+  std::lock_guard lock(mutex_);
+  Chunk& chunk = *chunks_[state >> kChunkBits];
+  auto& row = chunk.next[state & kChunkMask];
+  int32_t done = row[byte].load(std::memory_order_relaxed);
+  if (done != kUnknown) return done;
+  // The edges of the set split 0..255 into intervals that move alike.
+  std::vector<ByteEdge> out;
+  std::vector<uint16_t> cuts{0, 256};
+  for (int32_t s : chunk.nfa_states[state & kChunkMask]) {
+    for (uint32_t i = edge_begin_[s]; i < edge_begin_[s + 1]; ++i) {
+      out.push_back(edges_[i]);
+      cuts.push_back(edges_[i].lo);
+      cuts.push_back(uint16_t(edges_[i].hi + 1));
+    }
+  }
+  std::sort(cuts.begin(), cuts.end());
+  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+  for (size_t k = 0; k + 1 < cuts.size(); ++k) {
+    std::vector<int32_t> seeds;
+    for (const ByteEdge& e : out)
+      if (e.lo <= cuts[k] && cuts[k] <= e.hi) seeds.push_back(e.target);
+    int32_t target = seeds.empty() ? kDead : intern(seeds);
+    for (int b = cuts[k]; b < cuts[k + 1]; ++b) row[b].store(target, std::memory_order_release);
+  }
+  return row[byte].load(std::memory_order_relaxed);
+}
+
+}  // namespace skiff::grammar

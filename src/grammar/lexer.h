@@ -1,0 +1,96 @@
+// The lexer: every lexeme of a grammar is a regular language over bytes, and
+// all of them share one NFA. A DFA state is a set of NFA states, built lazily
+// the first time a (state, byte) transition is taken, and shared by every
+// matcher of the grammar (threads included: reads are lock-free, building a
+// state takes a mutex). The parser tells it which lexemes may come next; the
+// start state for that set is cached too.
+//
+// A lexeme may be an intersection of regular languages less a union of others
+// (all `required` parts match, no `excluded` part does): a JSON string with a
+// pattern and a length, a JSON key that is none of the listed property names.
+#pragma once
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "grammar/nfa.h"
+
+namespace skiff::grammar {
+
+struct Lexeme {
+  struct Part {
+    int32_t start = -1, accept = -1;  // in the shared NFA
+  };
+  std::string name;  // for errors and debugging
+  std::vector<Part> required;  // at most kMaxParts
+  std::vector<Part> excluded;
+  bool nullable = false;  // matches "": the parser may skip it (the lexer never ends an empty lexeme)
+  static constexpr size_t kMaxParts = 32;
+};
+
+class Lexer {
+ public:
+  static constexpr int32_t kDead = -1;
+
+  Lexer(const Nfa& nfa, std::vector<Lexeme> lexemes);
+  Lexer(const Lexer&) = delete;
+
+  // The state that begins any one of `allowed` (a bitset over lexemes).
+  int32_t start_state(std::span<const uint64_t> allowed) const;
+  int32_t next(int32_t state, uint8_t byte) const {
+    const Chunk& c = *chunks_[state >> kChunkBits];
+    int32_t t = c.next[state & kChunkMask][byte].load(std::memory_order_acquire);
+    return t != kUnknown ? t : build_transitions(state, byte);
+  }
+  // The lexemes a text ending in this state would be.
+  std::span<const int32_t> accepts(int32_t state) const {
+    return chunks_[state >> kChunkBits]->accepts[state & kChunkMask];
+  }
+  size_t n_lexemes() const { return lexemes_.size(); }
+  const Lexeme& lexeme(int32_t id) const { return lexemes_[id]; }
+  size_t n_states() const { return n_states_.load(std::memory_order_acquire); }
+
+ private:
+  static constexpr int32_t kUnknown = -2;
+  static constexpr int kChunkBits = 6;
+  static constexpr int32_t kChunkMask = (1 << kChunkBits) - 1;
+  static constexpr size_t kMaxChunks = 4096;  // 262,144 states
+  struct Chunk {
+    Chunk();
+    std::atomic<int32_t> next[1 << kChunkBits][256];
+    std::vector<int32_t> nfa_states[1 << kChunkBits];  // sorted
+    std::vector<int32_t> accepts[1 << kChunkBits];
+  };
+
+  int32_t build_transitions(int32_t state, uint8_t byte) const;
+  // Closes `seeds` under epsilon moves, drops the states of lexemes that can no
+  // longer match (a required part died, or only exclusions are left), and
+  // returns the state for that set (kDead if empty).
+  int32_t intern(std::vector<int32_t>& seeds) const;
+
+  // The NFA, flattened.
+  std::vector<uint32_t> epsilon_begin_, edge_begin_;
+  std::vector<int32_t> epsilon_;
+  std::vector<ByteEdge> edges_;
+  std::vector<int32_t> owner_;      // lexeme of each NFA state, -1 for none
+  std::vector<int8_t> part_of_;     // its part: required i >= 0, excluded -1 - i
+  std::vector<uint8_t> is_accept_;  // the accept state of its part
+  std::vector<uint32_t> all_required_;  // per lexeme: the mask of its required parts
+  std::vector<Lexeme> lexemes_;
+
+  mutable std::mutex mutex_;
+  mutable std::array<std::unique_ptr<Chunk>, kMaxChunks> chunks_;
+  mutable std::atomic<size_t> n_states_{0};
+  mutable std::unordered_map<std::string, int32_t> state_of_set_;
+  mutable std::unordered_map<std::string, int32_t> start_of_allowed_;
+  mutable std::vector<uint32_t> seen_;  // scratch, stamped with seen_stamp_
+  mutable uint32_t seen_stamp_ = 0;
+};
+
+}  // namespace skiff::grammar

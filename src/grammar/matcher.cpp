@@ -1,0 +1,115 @@
+#include "grammar/matcher.h"
+
+#include <algorithm>
+
+#include "base/error.h"
+
+namespace skiff::grammar {
+
+Matcher::Matcher(std::shared_ptr<const Grammar> grammar, std::shared_ptr<const TokenTrie> vocab)
+    : grammar_(std::move(grammar)), vocab_(std::move(vocab)), lexer_(grammar_->lexer()), parser_(grammar_) {
+  positions_.push_back({parser_.lexer_start(), parser_.n_rows(), false});
+  frames_.resize(vocab_->max_depth() + 1);
+}
+
+// Greedy lexing: a byte the current lexeme can take extends it; otherwise the
+// lexeme ends there (if it is complete) and the byte begins the next one.
+bool Matcher::step(const Position& from, uint8_t byte, Position& to) {
+  if (from.state != Lexer::kDead) {
+    int32_t t = lexer_.next(from.state, byte);
+    if (t != Lexer::kDead) {
+      to = {t, from.rows, true};
+      return true;
+    }
+  }
+  if (!from.in_lexeme) return false;
+  std::span<const int32_t> lexemes = lexer_.accepts(from.state);
+  if (lexemes.empty() || !parser_.scan(lexemes)) return false;
+  int32_t start = parser_.lexer_start();
+  int32_t t = start == Lexer::kDead ? Lexer::kDead : lexer_.next(start, byte);
+  if (t == Lexer::kDead) {
+    parser_.truncate(from.rows);
+    return false;
+  }
+  to = {t, parser_.n_rows(), true};
+  return true;
+}
+
+bool Matcher::complete_at(const Position& at) const {
+  if (!at.in_lexeme) return parser_.accepting();
+  std::span<const int32_t> lexemes = lexer_.accepts(at.state);
+  if (lexemes.empty() || !parser_.scan(lexemes)) return false;
+  bool accepting = parser_.accepting();
+  parser_.truncate(at.rows);
+  return accepting;
+}
+
+bool Matcher::is_complete() const { return !terminated_ && complete_at(positions_.back()); }
+
+bool Matcher::accept_bytes(std::string_view bytes) {
+  if (terminated_) return false;
+  size_t mark = positions_.size();
+  for (char c : bytes) {
+    Position next;
+    if (!step(positions_.back(), static_cast<uint8_t>(c), next)) {
+      positions_.resize(mark);
+      parser_.truncate(positions_.back().rows);
+      return false;
+    }
+    positions_.push_back(next);
+  }
+  return true;
+}
+
+bool Matcher::accept_token(int32_t token) {
+  if (terminated_ || token < 0 || token >= vocab_->n_vocab()) return false;
+  const std::vector<int32_t>& ends = vocab_->end_tokens();
+  if (std::find(ends.begin(), ends.end(), token) != ends.end()) {
+    if (!is_complete()) return false;
+    token_marks_.push_back(static_cast<int32_t>(positions_.size()));
+    terminated_ = true;
+    return true;
+  }
+  const std::string& bytes = vocab_->bytes_of(token);
+  if (bytes.empty()) return false;
+  int32_t mark = static_cast<int32_t>(positions_.size());
+  if (!accept_bytes(bytes)) return false;
+  token_marks_.push_back(mark);
+  return true;
+}
+
+void Matcher::rollback(int n_tokens) {
+  if (n_tokens <= 0) return;
+  if (n_tokens > static_cast<int>(token_marks_.size()))
+    fail("grammar matcher: cannot roll back {} tokens of {}", n_tokens, token_marks_.size());
+  int32_t mark = token_marks_[token_marks_.size() - n_tokens];
+  token_marks_.resize(token_marks_.size() - n_tokens);
+  positions_.resize(mark);
+  parser_.truncate(positions_.back().rows);
+  terminated_ = false;
+}
+
+void Matcher::fill_mask(std::span<uint32_t> bits) {
+  std::fill(bits.begin(), bits.end(), 0);
+  if (terminated_) return;
+  const TokenTrie& trie = *vocab_;
+  const Position root = positions_.back();
+  frames_[0] = root;
+  int32_t n = trie.n_nodes();
+  for (int32_t i = 1; i < n;) {
+    int32_t d = trie.depth(i);
+    const Position& parent = frames_[d - 1];
+    if (parser_.n_rows() != parent.rows) parser_.truncate(parent.rows);
+    if (!step(parent, trie.byte(i), frames_[d])) {
+      i = trie.subtree_end(i);
+      continue;
+    }
+    for (int32_t token : trie.tokens_at(i)) bits[token >> 5] |= 1u << (token & 31);
+    ++i;
+  }
+  parser_.truncate(root.rows);
+  if (complete_at(root))
+    for (int32_t token : trie.end_tokens()) bits[token >> 5] |= 1u << (token & 31);
+}
+
+}  // namespace skiff::grammar

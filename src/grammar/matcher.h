@@ -1,0 +1,56 @@
+// A grammar's state for one text being generated: the lexer position inside
+// the current lexeme over the Earley parser's rows. It takes tokens (or
+// bytes), rolls back a number of tokens (rejected speculative drafts), says
+// whether the text may end here, and fills the token mask: one bit per
+// vocabulary token whose bytes keep the grammar alive, found by walking the
+// vocabulary's trie.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "grammar/earley.h"
+#include "grammar/token_trie.h"
+
+namespace skiff::grammar {
+
+class Matcher {
+ public:
+  Matcher(std::shared_ptr<const Grammar> grammar, std::shared_ptr<const TokenTrie> vocab);
+
+  // False, and nothing changes, when the token is not allowed here. An end
+  // token is allowed where the text is complete, and ends it.
+  bool accept_token(int32_t token);
+  bool accept_bytes(std::string_view bytes);  // all or nothing; not counted as tokens
+  void rollback(int n_tokens);
+  int n_tokens() const { return static_cast<int>(token_marks_.size()); }
+
+  bool is_complete() const;      // the text so far is a whole sentence of the grammar
+  bool is_terminated() const { return terminated_; }  // an end token was accepted
+  // bits[id / 32] >> (id % 32) & 1 for every token allowed next; bits has
+  // (n_vocab + 31) / 32 words.
+  void fill_mask(std::span<uint32_t> bits);
+
+ private:
+  struct Position {
+    int32_t state;      // lexer DFA state
+    int32_t rows;       // parser rows
+    bool in_lexeme;     // some bytes of the current lexeme were read
+  };
+  bool step(const Position& from, uint8_t byte, Position& to);
+  bool complete_at(const Position& at) const;
+
+  std::shared_ptr<const Grammar> grammar_;
+  std::shared_ptr<const TokenTrie> vocab_;
+  const Lexer& lexer_;
+  mutable EarleyParser parser_;
+  std::vector<Position> positions_;  // one per byte read, and the start
+  std::vector<int32_t> token_marks_;  // positions_ size before each token
+  bool terminated_ = false;
+  std::vector<Position> frames_;  // the trie walk's stack
+};
+
+}  // namespace skiff::grammar

@@ -1,0 +1,253 @@
+#include "grammar/json_schema.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "base/error.h"
+#include "grammar/json_schema_compiler.h"
+
+namespace skiff::grammar {
+namespace {
+
+const std::set<std::string, std::less<>> kRefused = {
+    "not", "if", "dependentSchemas", "dependentRequired", "dependencies", "multipleOf", "contains",
+    "propertyNames", "unevaluatedProperties", "unevaluatedItems", "$dynamicRef", "$recursiveRef"};
+
+const char* const kTypes[] = {"null", "boolean", "object", "array", "string", "number", "integer"};
+
+bool only_annotations(const ojson& schema) {
+  for (auto& [key, value] : schema.items())
+    if (!is_annotation_keyword(key)) return false;
+  return true;
+}
+
+const ojson& list_of(const ojson& schema, const char* key, const std::string& path) {
+  const ojson& list = schema[key];
+  if (!list.is_array() || list.empty()) fail("JSON Schema: '{}' at {} must be a non-empty array", key, path);
+  return list;
+}
+
+}  // namespace
+
+SchemaCompiler::SchemaCompiler(const ojson& root, Limits limits) : root_(root), builder_(limits) {
+  CharSet blanks{{' ', ' '}, {'\t', '\n'}, {'\r', '\r'}};
+  ws_ = builder_.regex(RegexNode::repeat(RegexNode::of_chars(blanks), 0, RegexNode::kUnbounded), TextEncoding::Utf8,
+                       "ws");
+  std::string uri = has(root, "$schema") && root["$schema"].is_string() ? root["$schema"].get<std::string>() : "";
+  legacy_ = uri.find("draft-0") != std::string::npos;
+  draft4_ = uri.find("draft-04") != std::string::npos;
+}
+
+std::shared_ptr<const Grammar> SchemaCompiler::compile() {
+  std::optional<Symbol> value = compile_value(root_, "#", 0);
+  if (!value) fail("JSON Schema: no value satisfies the schema");
+  return builder_.build(builder_.rule_of("json", {{ws_, *value, ws_}}));
+}
+
+std::shared_ptr<const Grammar> SchemaCompiler::compile_any_object() {
+  Symbol object = any_object();
+  return builder_.build(builder_.rule_of("json", {{ws_, object, ws_}}));
+}
+
+void SchemaCompiler::refuse(std::string_view key, const std::string& path, std::string_view why) {
+  fail("JSON Schema: '{}' at {} {}", key, path, why);
+}
+
+const ojson& SchemaCompiler::own(ojson v) {
+  owned_.push_back(std::move(v));
+  return owned_.back();
+}
+
+std::optional<Symbol> SchemaCompiler::compile_value(const ojson& schema, const std::string& path, int depth) {
+  if (depth > kMaxDepth) fail("JSON Schema: nested deeper than {} levels at {}", kMaxDepth, path);
+  if (schema.is_boolean()) {
+    if (!schema.get<bool>()) return std::nullopt;
+    return any_value();
+  }
+  if (!schema.is_object()) fail("JSON Schema: the schema at {} is not an object or a boolean", path);
+  if (auto it = memo_.find(&schema); it != memo_.end()) return it->second;
+  check_keywords(schema, path);
+
+  if (has(schema, "$ref")) {
+    if (!schema["$ref"].is_string()) fail("JSON Schema: '$ref' at {} must be a string", path);
+    const ojson& target = resolve_schema_ref(root_, schema["$ref"].get<std::string>(), path);
+    ojson rest = schema;
+    rest.erase("$ref");
+    if (legacy_ || only_annotations(rest)) return memoized(schema, compile_value(target, path, depth + 1));
+    return memoized(schema, compile_value(own(merge_schemas(root_, rest, target, path)), path, depth + 1));
+  }
+  if (has(schema, "allOf")) {
+    const ojson& list = list_of(schema, "allOf", path);
+    ojson merged = schema;
+    merged.erase("allOf");
+    for (size_t i = 0; i < list.size(); ++i)
+      merged = merge_schemas(root_, merged, list[i], child_path(path, fmt::format("allOf/{}", i)));
+    return memoized(schema, compile_value(own(std::move(merged)), path, depth + 1));
+  }
+  // The rule comes first, so that recursive references find it.
+  int32_t rule = builder_.add_rule(path);
+  memo_[&schema] = rule;
+  std::vector<std::vector<Symbol>> alternatives;
+  for (const char* key : {"anyOf", "oneOf"}) {
+    if (!has(schema, key)) continue;
+    const ojson& list = list_of(schema, key, path);
+    ojson base = schema;
+    base.erase(key);
+    if (std::string_view(key) == "oneOf") check_one_of_disjoint(base, list, path);
+    for (size_t i = 0; i < list.size(); ++i) {
+      std::string branch_path = child_path(path, fmt::format("{}/{}", key, i));
+      const ojson& branch = only_annotations(base) ? list[i] : own(merge_schemas(root_, base, list[i], branch_path));
+      if (auto v = compile_value(branch, branch_path, depth + 1)) alternatives.push_back({*v});
+    }
+    return finish(schema, rule, std::move(alternatives));
+  }
+  if (has(schema, "const") || has(schema, "enum")) {
+    for (const ojson& v : enum_values(schema, path))
+      if (type_allows(schema, v)) alternatives.push_back({literal_value(v, 0)});
+    return finish(schema, rule, std::move(alternatives));
+  }
+  for (const std::string& type : types_of(schema, path))
+    if (auto v = typed_value(type, schema, path, depth)) alternatives.push_back({*v});
+  return finish(schema, rule, std::move(alternatives));
+}
+
+std::optional<Symbol> SchemaCompiler::memoized(const ojson& schema, std::optional<Symbol> value) {
+  memo_[&schema] = value;
+  return value;
+}
+
+std::optional<Symbol> SchemaCompiler::finish(const ojson& schema, int32_t rule,
+                                             std::vector<std::vector<Symbol>> alternatives) {
+  if (alternatives.empty()) return memoized(schema, std::nullopt);
+  for (auto& alt : alternatives) builder_.add_production(rule, std::move(alt));
+  return rule;
+}
+
+void SchemaCompiler::check_keywords(const ojson& schema, const std::string& path) const {
+  for (auto& [key, value] : schema.items()) {
+    if (kRefused.count(key)) refuse(key, path);
+    if (key == "uniqueItems" && value == true) refuse(key, path);
+    if ((key == "minProperties" && value != 0) || key == "maxProperties") refuse(key, path);
+  }
+}
+
+// oneOf is anyOf when no value can satisfy two branches: their types are
+// disjoint, or each is an object whose required property has its own const.
+void SchemaCompiler::check_one_of_disjoint(const ojson& base, const ojson& list, const std::string& path) const {
+  auto kinds = [&](const ojson& branch) {
+    std::set<std::string> out;
+    const ojson* s = &branch;
+    for (int hops = 0; has(*s, "$ref") && hops < 16; ++hops) s = &resolve_schema_ref(root_, (*s)["$ref"], path);
+    const ojson* typed = has(*s, "type") ? s : has(base, "type") ? &base : nullptr;
+    if (has(*s, "const") || has(*s, "enum")) {
+      std::vector<ojson> values = has(*s, "const") ? std::vector<ojson>{(*s)["const"]}
+                                                   : std::vector<ojson>((*s)["enum"].begin(), (*s)["enum"].end());
+      for (const ojson& v : values) out.insert(v.is_number() ? "number" : std::string(v.type_name()));
+    } else if (typed) {
+      for (const std::string& t : types_of(*typed, path)) out.insert(t == "integer" ? "number" : t);
+    } else {
+      out = {"null", "boolean", "object", "array", "string", "number"};
+    }
+    return std::pair<std::set<std::string>, const ojson*>{out, s};
+  };
+  auto discriminator = [&](const ojson& s) {
+    std::set<std::pair<std::string, std::string>> out;  // (property, const value)
+    if (!has(s, "properties") || !has(s, "required")) return out;
+    for (const ojson& name : s["required"]) {
+      if (!name.is_string() || !s["properties"].contains(name.get<std::string>())) continue;
+      const ojson& p = s["properties"][name.get<std::string>()];
+      if (has(p, "const")) out.insert({name.get<std::string>(), p["const"].dump()});
+      else if (has(p, "enum") && p["enum"].is_array() && p["enum"].size() == 1) out.insert({name.get<std::string>(), p["enum"][0].dump()});
+    }
+    return out;
+  };
+  for (size_t i = 0; i < list.size(); ++i) {
+    for (size_t j = i + 1; j < list.size(); ++j) {
+      auto [ki, si] = kinds(list[i]);
+      auto [kj, sj] = kinds(list[j]);
+      bool overlap = std::any_of(ki.begin(), ki.end(), [&](const std::string& t) { return kj.count(t); });
+      if (!overlap) continue;
+      bool told_apart = false;
+      auto di = discriminator(*si), dj = discriminator(*sj);
+      for (auto& [name, value] : di)
+        for (auto& [name2, value2] : dj)
+          if (name == name2 && value != value2) told_apart = true;
+      if (!told_apart)
+        refuse("oneOf", path, fmt::format("cannot be enforced: branches {} and {} may both match (anyOf can)", i, j));
+    }
+  }
+}
+
+std::vector<ojson> SchemaCompiler::enum_values(const ojson& schema, const std::string& path) const {
+  std::vector<ojson> values;
+  if (has(schema, "enum")) {
+    if (!schema["enum"].is_array()) fail("JSON Schema: 'enum' at {} must be an array", path);
+    values.assign(schema["enum"].begin(), schema["enum"].end());
+  }
+  if (has(schema, "const")) {
+    if (has(schema, "enum") && std::find(values.begin(), values.end(), schema["const"]) == values.end()) return {};
+    values.assign(1, schema["const"]);
+  }
+  // Any other constraint would have to be checked on each value.
+  for (auto& [key, value] : schema.items())
+    if (!is_annotation_keyword(key) && key != "enum" && key != "const" && key != "type")
+      refuse(key, path, "beside 'enum' or 'const' is not supported");
+  return values;
+}
+
+std::vector<std::string> SchemaCompiler::types_of(const ojson& schema, const std::string& path) const {
+  if (!has(schema, "type")) return {"null", "boolean", "object", "array", "string", "number"};
+  std::vector<std::string> types;
+  auto add = [&](const ojson& name) {
+    if (!name.is_string() || std::find(std::begin(kTypes), std::end(kTypes), name.get<std::string>()) == std::end(kTypes))
+      fail("JSON Schema: unknown type {} at {}", name.dump(), path);
+    types.push_back(name.get<std::string>());
+  };
+  const ojson& t = schema["type"];
+  if (t.is_array()) {
+    for (const ojson& name : t) add(name);
+  } else {
+    add(t);
+  }
+  if (std::find(types.begin(), types.end(), "number") != types.end()) std::erase(types, "integer");  // number has them
+  std::sort(types.begin(), types.end());
+  types.erase(std::unique(types.begin(), types.end()), types.end());
+  return types;
+}
+
+bool SchemaCompiler::type_allows(const ojson& schema, const ojson& v) const {
+  if (!has(schema, "type")) return true;
+  for (const std::string& t : types_of(schema, "#")) {
+    bool integral = v.is_number_integer() || (v.is_number_float() && std::isfinite(v.get<double>()) &&
+                                              v.get<double>() == std::floor(v.get<double>()));
+    if ((t == "null" && v.is_null()) || (t == "boolean" && v.is_boolean()) || (t == "object" && v.is_object()) ||
+        (t == "array" && v.is_array()) || (t == "string" && v.is_string()) || (t == "number" && v.is_number()) ||
+        (t == "integer" && integral))
+      return true;
+  }
+  return false;
+}
+
+std::optional<Symbol> SchemaCompiler::typed_value(const std::string& type, const ojson& schema,
+                                                  const std::string& path, int depth) {
+  if (type == "null") return builder_.literal("null");
+  if (type == "boolean") return builder_.rule_of("boolean", {{builder_.literal("true")}, {builder_.literal("false")}});
+  if (type == "string") return string_value(schema, path);
+  if (type == "number" || type == "integer") return number_value(schema, type == "integer", path);
+  if (type == "object") return object_value(schema, path, depth);
+  return array_value(schema, path, depth);
+}
+
+std::shared_ptr<const Grammar> compile_json_schema(const ojson& schema, Limits limits) {
+  return SchemaCompiler(schema, limits).compile();
+}
+
+std::shared_ptr<const Grammar> compile_any_json_object(Limits limits) {
+  static const ojson kEmpty = ojson::object();
+  return SchemaCompiler(kEmpty, limits).compile_any_object();
+}
+
+}  // namespace skiff::grammar

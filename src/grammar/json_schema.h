@@ -1,0 +1,23 @@
+// JSON Schema (draft 2020-12, 2019-09, 7, 6 and 4) to a Grammar whose texts
+// are exactly the JSON documents (any whitespace between tokens) the schema
+// accepts, with two restrictions that keep generation finite and sound:
+// object properties the schema lists come in its order, before any others;
+// and a keyword that cannot be enforced (not, if, multipleOf, uniqueItems,
+// ...) is refused with an Error naming it and its place, never dropped.
+// Formats (date, time, date-time, duration, uuid, email, hostname, ipv4,
+// ipv6, uri) are enforced, as OpenAI's strict mode does.
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include <memory>
+
+#include "grammar/grammar.h"
+
+namespace skiff::grammar {
+
+std::shared_ptr<const Grammar> compile_json_schema(const nlohmann::ordered_json& schema, Limits limits = {});
+
+// OpenAI's {"type": "json_object"}: any JSON object.
+std::shared_ptr<const Grammar> compile_any_json_object(Limits limits = {});
+
+}  // namespace skiff::grammar

@@ -1,0 +1,23 @@
+// Shared by the JSON Schema compiler's files: the keyword lists and allOf's merge.
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <string_view>
+
+namespace skiff::grammar {
+
+using ojson = nlohmann::ordered_json;
+
+// Resolves a "#..." reference within root (JSON pointer, percent-decoded);
+// throws Error naming the reference otherwise.
+const ojson& resolve_schema_ref(const ojson& root, const std::string& ref, const std::string& path);
+
+// The schema that accepts what both a and b accept (allOf's meaning), where
+// that is again a plain schema; throws Error naming what cannot be combined.
+ojson merge_schemas(const ojson& root, const ojson& a, const ojson& b, const std::string& path, int depth = 0);
+
+// Keywords that only annotate; a schema with nothing else accepts anything.
+bool is_annotation_keyword(std::string_view key);
+
+}  // namespace skiff::grammar

@@ -1,0 +1,195 @@
+// allOf (and $ref beside other keywords in 2019-09 and later) as one schema:
+// the keywords of both, each combined by its meaning.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "base/error.h"
+#include "grammar/json_schema_internal.h"
+
+namespace skiff::grammar {
+namespace {
+
+constexpr int kMaxMergeDepth = 32;
+
+const std::set<std::string, std::less<>> kAnnotations = {
+    "title", "description", "default", "examples", "$comment", "deprecated", "readOnly", "writeOnly", "$schema",
+    "$id", "$anchor", "$dynamicAnchor", "$vocabulary", "contentMediaType", "contentEncoding", "contentSchema",
+    "$defs", "definitions", "then", "else", "minContains", "maxContains"};
+
+std::string percent_decode(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
+      out += static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+[[noreturn]] void cannot_merge(std::string_view key, const std::string& path) {
+  fail("JSON Schema: 'allOf' at {}: cannot combine the '{}' of its schemas", path, key);
+}
+
+std::vector<std::string> type_list(const ojson& t) {
+  std::vector<std::string> out;
+  if (t.is_string()) out.push_back(t.get<std::string>());
+  else
+    for (const ojson& x : t) out.push_back(x.is_string() ? x.get<std::string>() : x.dump());
+  return out;
+}
+
+ojson merge_types(const ojson& a, const ojson& b) {
+  std::vector<std::string> ta = type_list(a), tb = type_list(b), out;
+  auto in = [](const std::vector<std::string>& list, const std::string& t) {
+    return std::find(list.begin(), list.end(), t) != list.end();
+  };
+  for (const std::string& t : ta) {
+    if (in(tb, t)) out.push_back(t);
+    else if (t == "integer" && in(tb, "number")) out.push_back(t);
+    else if (t == "number" && in(tb, "integer")) out.push_back("integer");
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;  // an empty list: no type, so nothing matches
+}
+
+// The schema one side gives a property it does not list.
+const ojson& unlisted(const ojson& s, const ojson& fallback) {
+  if (s.contains("additionalProperties")) return s["additionalProperties"];
+  return fallback;
+}
+
+}  // namespace
+
+bool is_annotation_keyword(std::string_view key) { return kAnnotations.count(key) > 0; }
+
+const ojson& resolve_schema_ref(const ojson& root, const std::string& ref, const std::string& path) {
+  if (ref.empty() || ref[0] != '#')
+    fail("JSON Schema: '$ref' {} at {}: only references within the schema (#...) are supported", ref, path);
+  std::string pointer = percent_decode(ref.substr(1));
+  if (!pointer.empty() && pointer[0] != '/')
+    fail("JSON Schema: '$ref' {} at {}: anchors are not supported; use a JSON pointer (#/$defs/...)", ref, path);
+  const ojson* at = &root;
+  size_t i = 0;
+  while (i < pointer.size()) {
+    size_t next = pointer.find('/', i + 1);
+    std::string token = pointer.substr(i + 1, next == std::string::npos ? std::string::npos : next - i - 1);
+    for (size_t k; (k = token.find("~1")) != std::string::npos;) token.replace(k, 2, "/");
+    for (size_t k; (k = token.find("~0")) != std::string::npos;) token.replace(k, 2, "~");
+    if (at->is_object() && at->contains(token)) {
+      at = &(*at)[token];
+    } else if (at->is_array() && !token.empty() && token.find_first_not_of("0123456789") == std::string::npos &&
+               token.size() < 9 && std::stoul(token) < at->size()) {
+      at = &(*at)[std::stoul(token)];
+    } else {
+      fail("JSON Schema: '$ref' {} at {} points to nothing", ref, path);
+    }
+    i = next == std::string::npos ? pointer.size() : next;
+  }
+  return *at;
+}
+
+ojson merge_schemas(const ojson& root, const ojson& a_in, const ojson& b_in, const std::string& path, int depth) {
+  if (depth > kMaxMergeDepth) fail("JSON Schema: 'allOf' at {} nests or recurses too deeply to combine", path);
+  if (a_in.is_boolean()) return a_in.get<bool>() ? b_in : a_in;
+  if (b_in.is_boolean()) return b_in.get<bool>() ? a_in : b_in;
+  if (!a_in.is_object() || !b_in.is_object()) fail("JSON Schema: a schema at {} is not an object or a boolean", path);
+  // Inline references first: the merge needs their keywords.
+  auto inline_ref = [&](const ojson& s) {
+    if (!s.contains("$ref") || !s["$ref"].is_string()) return s;
+    ojson rest = s;
+    rest.erase("$ref");
+    return merge_schemas(root, rest, resolve_schema_ref(root, s["$ref"].get<std::string>(), path), path, depth + 1);
+  };
+  ojson a = inline_ref(a_in), b = inline_ref(b_in);
+  if (a.is_boolean() || b.is_boolean()) return merge_schemas(root, a, b, path, depth + 1);
+  if (a.contains("allOf") || b.contains("allOf")) {
+    for (ojson* s : {&a, &b}) {
+      if (!s->contains("allOf")) continue;
+      ojson list = (*s)["allOf"];
+      s->erase("allOf");
+      for (const ojson& part : list) *s = merge_schemas(root, *s, part, path, depth + 1);
+    }
+    return merge_schemas(root, a, b, path, depth + 1);
+  }
+
+  static const ojson kTrue = true;
+  ojson out = a;
+  for (auto& [key, bv] : b.items()) {
+    if (!a.contains(key)) {
+      out[key] = bv;
+      continue;
+    }
+    const ojson& av = a[key];
+    if (av == bv || is_annotation_keyword(key)) continue;
+    if (key == "type") {
+      out[key] = merge_types(av, bv);
+    } else if (key == "required") {
+      ojson all = av;
+      for (const ojson& name : bv)
+        if (std::find(all.begin(), all.end(), name) == all.end()) all.push_back(name);
+      out[key] = all;
+    } else if (key == "minimum" || key == "exclusiveMinimum" || key == "minLength" || key == "minItems") {
+      if (!av.is_number() || !bv.is_number()) cannot_merge(key, path);
+      out[key] = av.get<double>() >= bv.get<double>() ? av : bv;
+    } else if (key == "maximum" || key == "exclusiveMaximum" || key == "maxLength" || key == "maxItems") {
+      if (!av.is_number() || !bv.is_number()) cannot_merge(key, path);
+      out[key] = av.get<double>() <= bv.get<double>() ? av : bv;
+    } else if (key == "pattern") {
+      ojson all = av.is_array() ? av : ojson::array({av});
+      if (bv.is_array()) all.insert(all.end(), bv.begin(), bv.end());
+      else all.push_back(bv);
+      out[key] = all;
+    } else if (key == "enum" || key == "const") {
+      ojson va = key == "enum" ? av : ojson::array({av}), vb = key == "enum" ? bv : ojson::array({bv});
+      ojson both = ojson::array();
+      for (const ojson& v : va)
+        if (std::find(vb.begin(), vb.end(), v) != vb.end()) both.push_back(v);
+      out.erase("const");
+      out["enum"] = both;
+    } else if (key == "items" && av.is_object() == bv.is_object() && !av.is_array()) {
+      out[key] = merge_schemas(root, av, bv, path + "/items", depth + 1);
+    } else if (key == "additionalProperties") {
+      out[key] = merge_schemas(root, av, bv, path + "/additionalProperties", depth + 1);
+    } else if (key == "anyOf") {
+      ojson product = ojson::array();
+      for (const ojson& x : av)
+        for (const ojson& y : bv) product.push_back(merge_schemas(root, x, y, path + "/anyOf", depth + 1));
+      if (product.size() > 256) cannot_merge(key, path);
+      out[key] = product;
+    } else if (key != "properties") {
+      cannot_merge(key, path);
+    }
+  }
+  if (out.contains("const") && out.contains("enum")) {
+    ojson c = out["const"];
+    out.erase("const");
+    ojson kept = ojson::array();
+    if (std::find(out["enum"].begin(), out["enum"].end(), c) != out["enum"].end()) kept.push_back(c);
+    out["enum"] = kept;
+  }
+  // Properties: a name one side lists meets the other side's schema for it,
+  // which is its additionalProperties when it does not list the name.
+  if (a.contains("properties") || b.contains("properties")) {
+    if ((a.contains("patternProperties") || b.contains("patternProperties")))
+      cannot_merge("patternProperties", path);
+    const ojson empty = ojson::object();
+    const ojson& pa = a.contains("properties") ? a["properties"] : empty;
+    const ojson& pb = b.contains("properties") ? b["properties"] : empty;
+    ojson props = ojson::object();
+    for (auto& [name, s] : pa.items())
+      props[name] = merge_schemas(root, s, pb.contains(name) ? pb[name] : unlisted(b, kTrue), path + "/properties/" + name, depth + 1);
+    for (auto& [name, s] : pb.items())
+      if (!pa.contains(name)) props[name] = merge_schemas(root, unlisted(a, kTrue), s, path + "/properties/" + name, depth + 1);
+    out["properties"] = props;
+  }
+  return out;
+}
+
+}  // namespace skiff::grammar

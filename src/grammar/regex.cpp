@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "base/error.h"
 
 namespace skiff::grammar {
@@ -73,27 +75,40 @@ class Parser {
     return RegexNode::concat(std::move(items));
   }
 
+  // An atom and at most one quantifier: a second one (a**, a{2}{3}) is an
+  // error, as in Python and ECMA-262; a group can repeat a repetition.
   RegexNode quantified(int depth) {
     RegexNode node = atom(depth);
-    while (!at_end()) {
-      uint32_t min = 0, max = 0;
-      size_t start = pos_;
-      if (accept('*')) max = RegexNode::kUnbounded;
-      else if (accept('+')) min = 1, max = RegexNode::kUnbounded;
-      else if (accept('?')) max = 1;
-      else if (!counted(min, max)) break;
-      if (node.kind == RegexNode::Kind::LineStart || node.kind == RegexNode::Kind::LineEnd) {
-        pos_ = start;
-        error("quantifier after an anchor");
-      }
-      if (!at_end() && peek() == '+') error("possessive quantifiers are not supported");
-      accept('?');  // lazy: the same set of strings
-      node = RegexNode::repeat(std::move(node), min, max);
+    uint32_t min = 0, max = 0;
+    size_t start = pos_;
+    if (!quantifier(min, max)) return node;
+    if (node.kind == RegexNode::Kind::LineStart || node.kind == RegexNode::Kind::LineEnd) {
+      pos_ = start;
+      error("quantifier after an anchor");
     }
-    return node;
+    if (!at_end() && peek() == '+') error("possessive quantifiers are not supported");
+    accept('?');  // lazy: the same set of strings
+    if (quantifier_ahead()) error("a quantifier after a quantifier (put the first in a group)");
+    return RegexNode::repeat(std::move(node), min, max);
   }
 
-  // {n}, {n,}, {n,m}, {,m}; anything else leaves `{` a literal, as Python does.
+  bool quantifier(uint32_t& min, uint32_t& max) {
+    if (accept('*')) min = 0, max = RegexNode::kUnbounded;
+    else if (accept('+')) min = 1, max = RegexNode::kUnbounded;
+    else if (accept('?')) min = 0, max = 1;
+    else return counted(min, max);
+    return true;
+  }
+
+  bool quantifier_ahead() {
+    size_t saved = pos_;
+    uint32_t min = 0, max = 0;
+    bool found = !at_end() && quantifier(min, max);
+    pos_ = saved;
+    return found;
+  }
+
+  // {n}, {n,}, {n,m}, {,m}, {,}; anything else leaves `{` a literal, as Python does.
   bool counted(uint32_t& min, uint32_t& max) {
     if (at_end() || peek() != '{') return false;
     size_t p = pos_ + 1;
@@ -114,8 +129,8 @@ class Parser {
     } else if (p < text_.size() && text_[p] == ',') {
       ++p;
       if (!number(max)) max = RegexNode::kUnbounded;
-      if (!has_min) min = 0;
-      if (p >= text_.size() || text_[p] != '}' || (!has_min && max == RegexNode::kUnbounded)) return false;
+      if (!has_min) min = 0;  // {,m} and {,} as Python reads them
+      if (p >= text_.size() || text_[p] != '}') return false;
     } else {
       return false;
     }
@@ -137,6 +152,11 @@ class Parser {
       case '$': { RegexNode n; n.kind = RegexNode::Kind::LineEnd; return n; }
       case '\\': return RegexNode::of_chars(escape(false));
       case '*': case '+': case '?': --pos_; error("nothing to repeat");
+      case '{':
+        --pos_;
+        if (quantifier_ahead()) error("nothing to repeat");
+        ++pos_;
+        return RegexNode::of_chars(CharSet{{c, c}});
       default: return RegexNode::of_chars(CharSet{{c, c}});
     }
   }
@@ -147,8 +167,7 @@ class Parser {
       } else if (accept('P') || (!at_end() && peek() == '<' && pos_ + 1 < text_.size() &&
                                   text_[pos_ + 1] != '=' && text_[pos_ + 1] != '!')) {
         if (!accept('<')) error("unsupported (?P...) group");
-        while (!at_end() && peek() != '>') ++pos_;
-        if (!accept('>')) error("unterminated group name");
+        group_name();
       } else if (!at_end() && (peek() == '=' || peek() == '!' || peek() == '<')) {
         error("lookaround assertions are not supported");
       } else {
@@ -158,6 +177,25 @@ class Parser {
     RegexNode inner = alternation(depth + 1);
     if (!accept(')')) error("missing ')'");
     return inner;
+  }
+
+  // A group's name up to '>': an identifier (letters, digits, '_', any
+  // non-ASCII; not a digit first), each name once, as Python and ECMA-262 ask.
+  void group_name() {
+    size_t begin = pos_;
+    while (!at_end() && peek() != '>') {
+      uint32_t c = peek();
+      bool word = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c >= 0x80 ||
+                  (c >= '0' && c <= '9' && pos_ > begin);
+      if (!word) error("bad character in group name");
+      ++pos_;
+    }
+    if (pos_ == begin) error("missing group name");
+    std::vector<uint32_t> name(text_.begin() + begin, text_.begin() + pos_);
+    if (!accept('>')) error("unterminated group name");
+    if (std::find(group_names_.begin(), group_names_.end(), name) != group_names_.end())
+      error("group name used twice");
+    group_names_.push_back(std::move(name));
   }
 
   CharSet char_class() {
@@ -173,7 +211,8 @@ class Parser {
       first = false;
       CharSet item;
       uint32_t lo = class_atom(item);
-      if (item.empty() && !at_end() && peek() == '-' && pos_ + 1 < text_.size() && text_[pos_ + 1] != ']') {
+      if (!at_end() && peek() == '-' && pos_ + 1 < text_.size() && text_[pos_ + 1] != ']') {
+        if (!item.empty()) error("a class like \\d cannot start a range");
         ++pos_;
         CharSet hi_item;
         uint32_t hi = class_atom(hi_item);
@@ -231,7 +270,11 @@ class Parser {
       case 'r': return one('\r');
       case 'f': return one('\f');
       case 'v': return one('\v');
-      case '0': return one(0);
+      case '0': {  // and up to two more octal digits: \012 is "\n" in Python and ECMA-262 (Annex B)
+        uint32_t v = 0;
+        for (int i = 0; i < 2 && !at_end() && peek() >= '0' && peek() <= '7'; ++i) v = v * 8 + (text_[pos_++] - '0');
+        return one(v);
+      }
       case 'b':
         if (in_class) return one('\b');
         error("word boundaries (\\b) are not supported");
@@ -262,6 +305,7 @@ class Parser {
 
   std::vector<uint32_t> text_;
   size_t pos_ = 0;
+  std::vector<std::vector<uint32_t>> group_names_;
 };
 
 // Splits off ^ and $ at the ends of one top-level branch; any other anchor is refused.

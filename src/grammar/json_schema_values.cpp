@@ -160,7 +160,9 @@ std::optional<Symbol> SchemaCompiler::object_value(const ojson& schema, const st
     bool is_required = required.count(name) > 0;
     listed_names.push_back(RegexNode::literal(name));
     if (!value) return !is_required;  // never present; impossible if required
-    Symbol key = json_string_of(listed_names.back(), "key\x01" + name);
+    // The listed name in its one canonical spelling: other spellings match no
+    // key lexeme (the others exclude all of them), and the grammar can jump forward over it.
+    Symbol key = builder_.literal(ojson(name).dump());
     Symbol member = builder_.rule_of(sub_path, {{key, ws_, builder_.literal(":"), ws_, *value, ws_}});
     members.push_back({member, is_required});
     return true;
@@ -277,14 +279,14 @@ std::optional<Symbol> SchemaCompiler::array_value(const ojson& schema, const std
 
 Symbol SchemaCompiler::literal_value(const ojson& v, int depth) {
   if (depth > kMaxDepth) fail("JSON Schema: a const or enum value nested deeper than {} levels", kMaxDepth);
-  if (v.is_string()) return json_string_of(RegexNode::literal(v.get<std::string>()), "lit\x01" + v.get<std::string>());
+  if (v.is_string()) return builder_.literal(v.dump());  // canonical spelling, as listed names
   if (v.is_object()) {
     std::vector<Symbol> body{builder_.literal("{"), ws_};
     bool first = true;
     for (auto& [key, value] : v.items()) {
       if (!first) body.insert(body.end(), {builder_.literal(","), ws_});
       first = false;
-      body.insert(body.end(), {json_string_of(RegexNode::literal(key), "lit\x01" + key), ws_, builder_.literal(":"), ws_,
+      body.insert(body.end(), {builder_.literal(ojson(key).dump()), ws_, builder_.literal(":"), ws_,
                                literal_value(value, depth + 1), ws_});
     }
     body.push_back(builder_.literal("}"));

@@ -7,7 +7,11 @@
 namespace skiff::grammar {
 
 Matcher::Matcher(std::shared_ptr<const Grammar> grammar, std::shared_ptr<const TokenTrie> vocab)
-    : grammar_(std::move(grammar)), vocab_(std::move(vocab)), lexer_(grammar_->lexer()), parser_(grammar_) {
+    : Matcher(std::make_shared<CompiledGrammar>(std::move(grammar), std::move(vocab))) {}
+
+Matcher::Matcher(std::shared_ptr<const CompiledGrammar> compiled)
+    : compiled_(std::move(compiled)), grammar_(compiled_->grammar()), vocab_(compiled_->vocab()),
+      lexer_(grammar_->lexer()), parser_(grammar_) {
   positions_.push_back({parser_.lexer_start(), parser_.n_rows(), false});
   frames_.resize(vocab_->max_depth() + 1);
 }
@@ -92,11 +96,37 @@ void Matcher::rollback(int n_tokens) {
 void Matcher::fill_mask(std::span<uint32_t> bits) {
   std::fill(bits.begin(), bits.end(), 0);
   if (terminated_) return;
-  const TokenTrie& trie = *vocab_;
   const Position root = positions_.back();
-  frames_[0] = root;
-  int32_t n = trie.n_nodes();
-  for (int32_t i = 1; i < n;) {
+  if (root.state != Lexer::kDead) {
+    const CompiledGrammar::LexemeTokens& inside = compiled_->lexeme_tokens(root.state, root.in_lexeme);
+    if (!inside.bits.empty()) std::copy(inside.bits.begin(), inside.bits.end(), bits.begin());
+    for (int32_t token : inside.ids) bits[token >> 5] |= 1u << (token & 31);
+    // Where the lexeme ends, the parser decides. Exits that end it in the
+    // same state share one scan.
+    int32_t scanned_state = Lexer::kDead;
+    Position next_lexeme{};
+    bool can_follow = false;
+    for (auto [node, state] : inside.exits) {
+      if (state != scanned_state) {
+        parser_.truncate(root.rows);
+        scanned_state = state;
+        can_follow = parser_.scan(lexer_.accepts(state)) && parser_.lexer_start() != Lexer::kDead;
+        next_lexeme = {parser_.lexer_start(), parser_.n_rows(), false};
+      }
+      if (can_follow) walk_subtree(node, next_lexeme, bits);
+    }
+    parser_.truncate(root.rows);
+  }
+  if (complete_at(root))
+    for (int32_t token : vocab_->end_tokens()) bits[token >> 5] |= 1u << (token & 31);
+}
+
+void Matcher::walk_subtree(int32_t node, const Position& from, std::span<uint32_t> bits) {
+  const TokenTrie& trie = *vocab_;
+  int32_t base = trie.depth(node) - 1;
+  frames_[base] = from;
+  int32_t end = trie.subtree_end(node);
+  for (int32_t i = node; i < end;) {
     int32_t d = trie.depth(i);
     const Position& parent = frames_[d - 1];
     if (parser_.n_rows() != parent.rows) parser_.truncate(parent.rows);
@@ -107,9 +137,32 @@ void Matcher::fill_mask(std::span<uint32_t> bits) {
     for (int32_t token : trie.tokens_at(i)) bits[token >> 5] |= 1u << (token & 31);
     ++i;
   }
-  parser_.truncate(root.rows);
-  if (complete_at(root))
-    for (int32_t token : trie.end_tokens()) bits[token >> 5] |= 1u << (token & 31);
+}
+
+std::string Matcher::forced_bytes(size_t max_bytes) {
+  std::string forced;
+  if (terminated_) return forced;
+  size_t mark = positions_.size();
+  while (forced.size() < max_bytes && !complete_at(positions_.back())) {
+    int only = -1;
+    Position next, only_next;
+    for (int b = 0; b < 256; ++b) {
+      if (!step(positions_.back(), static_cast<uint8_t>(b), next)) continue;
+      parser_.truncate(positions_.back().rows);
+      if (only >= 0) {
+        only = -2;
+        break;
+      }
+      only = b;
+    }
+    if (only < 0) break;
+    step(positions_.back(), static_cast<uint8_t>(only), only_next);
+    positions_.push_back(only_next);
+    forced += static_cast<char>(only);
+  }
+  positions_.resize(mark);
+  parser_.truncate(positions_.back().rows);
+  return forced;
 }
 
 }  // namespace skiff::grammar

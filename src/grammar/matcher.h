@@ -12,13 +12,15 @@
 #include <string_view>
 #include <vector>
 
+#include "grammar/compiled_grammar.h"
 #include "grammar/earley.h"
-#include "grammar/token_trie.h"
 
 namespace skiff::grammar {
 
 class Matcher {
  public:
+  explicit Matcher(std::shared_ptr<const CompiledGrammar> compiled);
+  // A matcher of its own, sharing no mask work with others.
   Matcher(std::shared_ptr<const Grammar> grammar, std::shared_ptr<const TokenTrie> vocab);
 
   // False, and nothing changes, when the token is not allowed here. An end
@@ -33,6 +35,10 @@ class Matcher {
   // bits[id / 32] >> (id % 32) & 1 for every token allowed next; bits has
   // (n_vocab + 31) / 32 words.
   void fill_mask(std::span<uint32_t> bits);
+  // The bytes the grammar allows as the only continuation from here (up to
+  // max_bytes), stopping where it could also end: what jump-forward appends
+  // without sampling.
+  std::string forced_bytes(size_t max_bytes = 256);
 
  private:
   struct Position {
@@ -42,7 +48,11 @@ class Matcher {
   };
   bool step(const Position& from, uint8_t byte, Position& to);
   bool complete_at(const Position& at) const;
+  // Marks the tokens of the trie subtree at `node` allowed from `from` (the
+  // position before the node's byte), with the parser.
+  void walk_subtree(int32_t node, const Position& from, std::span<uint32_t> bits);
 
+  std::shared_ptr<const CompiledGrammar> compiled_;
   std::shared_ptr<const Grammar> grammar_;
   std::shared_ptr<const TokenTrie> vocab_;
   const Lexer& lexer_;

@@ -1,6 +1,5 @@
-// Regexes against a table of matches and non-matches written as Python's
-// re.fullmatch (re.ASCII) decides them (tools/grammar_regex_cases.py makes
-// the table: tests/grammar/data/regex_cases.json).
+// Regexes, choices and the mask on hand-written cases; the table checked
+// against Python's re.fullmatch is regex_table_test.cpp.
 #include <gtest/gtest.h>
 
 #include "base/error.h"

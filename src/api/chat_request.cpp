@@ -1,5 +1,7 @@
 #include "api/chat_request.h"
 
+#include "api/constraint_fields.h"
+
 #include <fmt/core.h>
 
 #include "chat/chat_template.h"
@@ -80,8 +82,7 @@ ChatRequest parse_chat_request(const ApiModel& model, const ojson& body) {
     } else if (key == "max_completion_tokens") {
       read_sampling_field("max_tokens", v, r.params, limits);
     } else if (read_stream_field(key, v, r.stream)) {
-    } else if (key == "logit_bias") {
-      if (!v.is_null() && !(v.is_object() && v.empty())) bad_field(key, "logit_bias is not supported");
+    } else if (read_constraint_field(key, v, r.params)) {
     } else if (key != "messages") {
       read_sampling_field(key, v, r.params, limits);  // other fields are ignored, as vLLM does
     }

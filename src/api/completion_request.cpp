@@ -1,5 +1,7 @@
 #include "api/completion_request.h"
 
+#include "api/constraint_fields.h"
+
 #include <algorithm>
 
 namespace skiff {
@@ -65,8 +67,7 @@ CompletionRequest parse_completion_request(const ApiModel& model, const nlohmann
       if (!v.is_null()) bad_field(key, "suffix is not supported");
     } else if (key == "best_of") {
       if (!v.is_null() && integer_field(v, key, 1, 1) != 1) bad_field(key, "best_of is not supported");
-    } else if (key == "logit_bias") {
-      if (!v.is_null() && !(v.is_object() && v.empty())) bad_field(key, "logit_bias is not supported");
+    } else if (read_constraint_field(key, v, r.params)) {
     } else {
       read_sampling_field(key, v, r.params, limits);  // other fields are ignored, as vLLM does
     }

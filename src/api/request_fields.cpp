@@ -1,5 +1,7 @@
 #include "api/request_fields.h"
 
+#include "api/constraint_fields.h"
+
 #include <cmath>
 #include <limits>
 #include <set>
@@ -147,13 +149,13 @@ bool read_stream_field(const std::string& key, const nlohmann::ordered_json& v, 
   return true;
 }
 
-void read_sampling_object(const json& fields, const SamplingFieldLimits& limits, SamplingParams& p,
+void read_sampling_object(const ojson& fields, const SamplingFieldLimits& limits, SamplingParams& p,
                           const OtherField& other) {
   for (const auto& [key, v] : fields.items()) {
     if (key == "logprobs") {
       if (v.is_null()) p.logprobs.reset();
       else p.logprobs = static_cast<int32_t>(integer_field(v, key, 0, kMaxLogprobs));
-    } else if (!read_sampling_field(key, v, p, limits)) {
+    } else if (!read_sampling_field(key, v, p, limits) && !read_constraint_field(key, v, p)) {
       other(key, v);
     }
   }

@@ -59,11 +59,12 @@ bool read_sampling_field(const std::string& key, const nlohmann::json& v, Sampli
 void validate_sampling(const SamplingParams& p);
 
 // The fields of a vLLM SamplingParams object (the Python package's
-// SamplingParams, a `skiff batch` line) over p: read_sampling_field's, and
-// logprobs as the number of top alternatives per token (null: none); every
-// other key goes to `other`. Then validate_sampling(p).
-using OtherField = std::function<void(const std::string& key, const nlohmann::json& v)>;
-void read_sampling_object(const nlohmann::json& fields, const SamplingFieldLimits& limits, SamplingParams& p,
+// SamplingParams, a `skiff batch` line) over p: read_sampling_field's, the
+// constraint fields (api/constraint_fields.h), and logprobs as the number of
+// top alternatives per token (null: none); every other key goes to `other`.
+// Then validate_sampling(p).
+using OtherField = std::function<void(const std::string& key, const ojson& v)>;
+void read_sampling_object(const ojson& fields, const SamplingFieldLimits& limits, SamplingParams& p,
                           const OtherField& other);
 
 // "stream" and "stream_options" of either OpenAI API; false when key is neither.

@@ -75,7 +75,7 @@ uint64_t splitmix64(uint64_t x) {
 }
 
 // Fills a job from one parsed line; throws Error naming what is wrong.
-void parse_request(const json& line, Job& job, const SamplingParams& defaults, int64_t base_seed,
+void parse_request(const ojson& line, Job& job, const SamplingParams& defaults, int64_t base_seed,
                    const Tokenizer& tokenizer, int max_model_len) {
   if (!line.is_object()) fail("a line must be a JSON object, got {}", line.type_name());
   if (line.contains("id")) job.id = line["id"];
@@ -83,7 +83,7 @@ void parse_request(const json& line, Job& job, const SamplingParams& defaults, i
   p = defaults;
   if (base_seed >= 0) p.seed = splitmix64(static_cast<uint64_t>(base_seed) ^ splitmix64(job.index));
   bool has_prompt = false;
-  read_sampling_object(line, {tokenizer.n_vocab(), max_model_len}, p, [&](const std::string& key, const json& v) {
+  read_sampling_object(line, {tokenizer.n_vocab(), max_model_len}, p, [&](const std::string& key, const ojson& v) {
     if (key == "id") return;
     if (key != "prompt") fail("unknown field '{}' (known: {})", key, kKnownFields);
     if (!v.is_string()) fail("prompt must be a string, got {}", v.type_name());
@@ -238,7 +238,7 @@ void batch(const BatchArgs& a) {
     Job job;
     job.index = static_cast<int>(i);
     try {
-      const json line = parse_json(lines[i]);
+      const ojson line = parse_ordered_json(lines[i]);
       parse_request(line, job, defaults, a.seed, tokenizer, engine.max_model_len());
       const RequestId id = engine.add_request(job.tokens, job.params);
       queued.emplace(id, std::move(job));

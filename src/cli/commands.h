@@ -17,5 +17,6 @@ void add_bench_serve_command(CLI::App& app);
 void add_bench_spec_command(CLI::App& app);
 void add_chat_command(CLI::App& app);
 void add_template_command(CLI::App& app);
+void add_grammar_command(CLI::App& app);
 
 }  // namespace skiff::cli

@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   skiff::cli::add_bench_spec_command(app);
   skiff::cli::add_chat_command(app);
   skiff::cli::add_template_command(app);
+  skiff::cli::add_grammar_command(app);
   try {
     skiff::active_isa();  // a bad SKIFF_ISA is reported before any work starts
     app.parse(argc, argv);

@@ -94,7 +94,9 @@ Engine::Engine(Model& model, const Tokenizer& tokenizer, EngineOptions options)
       proposer_(make_proposer(options.speculation, model,
                               draft_kv_options(options, model, max_model_len_))),
       spec_k_(options.speculation.k),
-      spec_step_tokens_(options.speculation.step_tokens) {
+      spec_step_tokens_(options.speculation.step_tokens),
+      jump_forward_(options.jump_forward),
+      grammars_(tokenizer) {
   model_.set_context_length(max_model_len_);
   if (options.batch_invariant) set_batch_invariant(true);
 }
@@ -111,6 +113,14 @@ RequestId Engine::add_request(std::vector<int32_t> prompt, const SamplingParams&
     if (t < 0 || t >= vocab) fail("prompt token id {} is outside the vocabulary of {}", t, vocab);
   if (params.n > scheduler_.options().max_seqs)
     fail("n = {} completions exceed max_seqs {}", params.n, scheduler_.options().max_seqs);
+  for (auto [t, bias] : params.logit_bias)
+    if (t < 0 || t >= vocab) fail("logit_bias names token id {}, outside the vocabulary of {}", t, vocab);
+  for (int32_t t : params.allowed_token_ids)
+    if (t < 0 || t >= vocab) fail("allowed_token_ids names token id {}, outside the vocabulary of {}", t, vocab);
+  // Compiled on the caller's thread: a schema that cannot be enforced is the caller's error.
+  std::shared_ptr<const grammar::CompiledGrammar> grammar = grammars_.get(params.structured_outputs);
+  const bool constrained = grammar || !params.logit_bias.empty() || !params.allowed_token_ids.empty() ||
+                           !params.bad_words.empty();
 
   auto request = std::make_unique<Request>();
   request->params = params;
@@ -123,6 +133,7 @@ RequestId Engine::add_request(std::vector<int32_t> prompt, const SamplingParams&
                    OutputText(tokenizer_, params.stop, params.min_tokens, !params.skip_special_tokens), {}, i > 0,
                    0, {}, {}, {}});
     c->index = c->result.index = i;
+    if (constrained) c->processors = std::make_unique<LogitsProcessors>(params, tokenizer_, grammar);
     c->tokens = prompt;
     c->n_prompt = static_cast<int>(prompt.size());
     request->completions.push_back(std::move(c));
@@ -236,6 +247,7 @@ void Engine::propose_drafts(ScheduledStep& step) {
   for (ScheduledChunk& chunk : step.chunks) {
     if (!drafting(chunk)) continue;
     Completion& c = completion_of(chunk);
+    trim_draft_to_grammar(c);
     if (c.draft.tokens.empty()) continue;
     if (!scheduler_.reserve_draft(step, chunk, static_cast<int>(c.draft.tokens.size()))) {
       // No room in the pool: decode plainly; the drafter forgets its guesses.
@@ -306,14 +318,32 @@ void Engine::sample(std::span<SampleJob> jobs) {
   });
 }
 
+void Engine::trim_draft_to_grammar(Completion& c) {
+  GrammarProcessor* grammar = c.processors ? c.processors->grammar() : nullptr;
+  if (!grammar || c.draft.tokens.empty()) return;
+  // A refused token would be rejected at verification: it and what follows cost positions for nothing.
+  size_t kept = 0;
+  while (kept < c.draft.tokens.size() && grammar->try_accept(c.draft.tokens[kept])) ++kept;
+  grammar->rollback(static_cast<int>(kept));
+  if (kept == c.draft.tokens.size()) return;
+  c.draft.tokens.resize(kept);
+  if (!c.draft.probs.empty()) c.draft.probs.resize(kept * static_cast<size_t>(model_.config().vocab_size));
+  if (proposer_) proposer_->rollback(c, static_cast<int>(c.tokens.size()) + static_cast<int>(kept));
+}
+
 void Engine::sample_job(SampleJob& job) {
   Completion& c = *job.completion;
   const size_t vocab = model_.config().vocab_size;
   if (job.draft) {
-    job.n_accepted = verify_draft(c.sampler, job.logits, *job.draft, c.verify, job.tokens);
+    job.n_accepted = verify_draft(c.sampler, job.logits, *job.draft, c.verify, c.processors.get(), job.tokens);
+  } else if (c.processors) {
+    // On the completion's own copy: siblings share the first one's row, and
+    // logprobs are of the model's distribution.
+    c.processed.assign(job.logits, job.logits + vocab);
+    c.processors->apply(c.processed, c.output());
+    job.tokens = {c.sampler.sample(c.processed, c.prompt(), c.output())};
   } else {
-    const std::span<const float> logits(job.logits, vocab);
-    job.tokens = {c.sampler.sample(logits, c.prompt(), c.output())};
+    job.tokens = {c.sampler.sample({job.logits, vocab}, c.prompt(), c.output())};
   }
   const std::optional<int32_t>& top_n = c.sampler.params().logprobs;
   if (!top_n) return;
@@ -348,7 +378,18 @@ void Engine::apply(SampleJob& job, std::vector<RequestOutput>& finished) {
     scheduler_.commit_verified(c, job.n_accepted);
     proposer_->rollback(c, c.n_computed);
   }
+  if (!jump_forward(request, c, delta, finished)) return;
   emit(request, delta);
+}
+
+bool Engine::jump_forward(Request& request, Completion& c, StreamDelta& delta, std::vector<RequestOutput>& finished) {
+  GrammarProcessor* grammar = c.processors ? c.processors->grammar() : nullptr;
+  if (!jump_forward_ || !grammar || request.params.logprobs) return true;
+  for (int32_t token : grammar->forced_tokens()) {
+    ++metrics_.jump_forward_tokens;
+    if (!output_token(request, c, token, nullptr, delta, finished)) return false;
+  }
+  return true;
 }
 
 bool Engine::output_token(Request& request, Completion& c, int32_t token, TokenLogprob* logprob,
@@ -361,6 +402,16 @@ bool Engine::output_token(Request& request, Completion& c, int32_t token, TokenL
     delta.text += c.text.finish();
     finish(request, c, FinishReason::kStop, delta, finished);
     return false;
+  }
+  if (c.processors) {
+    try {
+      c.processors->accept(token);
+    } catch (const Error& e) {
+      c.result.error = e.what();
+      delta.text += c.text.finish();
+      finish(request, c, FinishReason::kError, delta, finished);
+      return false;
+    }
   }
   observe_latency(request, c);
   c.tokens.push_back(token);

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "base/timer.h"
+#include "engine/logits_processor.h"
 #include "engine/metrics.h"
 #include "engine/output_text.h"
 #include "engine/proposer.h"
@@ -26,6 +27,7 @@
 #include "engine/scheduler.h"
 #include "engine/sequence.h"
 #include "engine/speculative.h"
+#include "engine/structured_output.h"
 #include "kv/paged_kv_cache.h"
 #include "model/model.h"
 #include "tokenizer/tokenizer.h"
@@ -51,6 +53,10 @@ struct EngineOptions {
   // whole panels) also give a sequence the same logits in any batch, at the
   // cost of their prefill speed. Panels are invariant without it.
   bool batch_invariant = false;
+  // Structured outputs: where the grammar allows one continuation only, its
+  // tokens are appended without sampling and computed with the next step's
+  // forward pass (jump-forward). Not for requests that ask for logprobs.
+  bool jump_forward = true;
 };
 
 class Engine {
@@ -104,6 +110,9 @@ class Engine {
     Draft draft;                  // this step's proposal (tokens empty: none)
     int draft_length = 0;         // how long its drafts may be now (draft_length.h; 0: the request's k)
     VerifyScratch verify;
+    // Constraints on its tokens (null: none), and its row of logits after them.
+    std::unique_ptr<LogitsProcessors> processors;
+    std::vector<float> processed;
   };
   struct Request {
     RequestId id = 0;
@@ -149,6 +158,10 @@ class Engine {
   // Outputs one token; false when it finished the completion.
   bool output_token(Request& request, Completion& c, int32_t token, TokenLogprob* logprob,
                     StreamDelta& delta, std::vector<RequestOutput>& finished);
+  // Tokens the grammar forces after this step's, output without sampling.
+  bool jump_forward(Request& request, Completion& c, StreamDelta& delta, std::vector<RequestOutput>& finished);
+  // Cuts a drafted continuation where the completion's grammar refuses it.
+  void trim_draft_to_grammar(Completion& c);
   void count_verification(const SampleJob& job);
   void observe_latency(Request& request, Completion& c);  // a token is output now
   void finish(Request& request, Completion& c, FinishReason reason, StreamDelta& delta,
@@ -166,6 +179,8 @@ class Engine {
   std::shared_ptr<Proposer> proposer_;  // nullptr: no speculation
   int spec_k_ = 0;
   int spec_step_tokens_ = 0;
+  bool jump_forward_ = true;
+  GrammarCache grammars_;
   EngineMetrics metrics_;
   Timer clock_;
   std::unordered_map<RequestId, std::unique_ptr<Request>> requests_;

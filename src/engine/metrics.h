@@ -34,6 +34,7 @@ struct EngineMetrics {
   int64_t requests_cancelled = 0;
   int64_t prompt_tokens = 0;      // of finished and running requests
   int64_t generation_tokens = 0;
+  int64_t jump_forward_tokens = 0;  // of generation_tokens, appended by jump-forward without sampling
   int kv_blocks_used = 0;
   int kv_blocks_total = 0;
   int64_t prefix_cache_queries = 0;  // prompt tokens looked up on admission

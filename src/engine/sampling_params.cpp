@@ -34,6 +34,15 @@ void SamplingParams::validate() const {
     if (s.empty()) fail("sampling: a stop string is empty");
   if (logprobs && (*logprobs < 0 || *logprobs > kMaxLogprobs))
     fail("sampling: logprobs must be in [0, {}], got {}", kMaxLogprobs, *logprobs);
+  for (auto [token, bias] : logit_bias)
+    if (!(bias >= -100 && bias <= 100)) fail("sampling: logit_bias for token {} must be in [-100, 100], got {}", token, bias);
+  for (const std::string& w : bad_words)
+    if (w.empty()) fail("sampling: a bad word is empty");
+  if (structured_outputs.count() > 1)
+    fail("sampling: structured outputs take one of json, json_object, regex, choice and grammar, got {}",
+         structured_outputs.count());
+  for (const std::string& c : structured_outputs.choice)
+    if (c.empty()) fail("sampling: a structured-output choice is empty");
   if (speculative_tokens < -1)
     fail("sampling: speculative_tokens must be >= 0, or -1 for the engine's; got {}", speculative_tokens);
 }

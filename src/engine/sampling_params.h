@@ -12,6 +12,23 @@ namespace skiff {
 // vLLM's default max_logprobs).
 constexpr int32_t kMaxLogprobs = 20;
 
+// Structured outputs (vLLM's StructuredOutputsParams): the output must match
+// one of these, at most one set. The text forms are compiled by the engine
+// (engine/structured_output.h), which refuses what it cannot enforce.
+struct StructuredOutputs {
+  std::string json;                 // a JSON Schema, as JSON text
+  bool json_object = false;         // any JSON object (OpenAI's json_object)
+  std::string regex;                // the whole output matches it
+  std::vector<std::string> choice;  // the output is one of these
+  std::string grammar;              // a GBNF grammar (llama.cpp's format)
+  std::string field;                // the request field it came from, for messages
+
+  int count() const {
+    return !json.empty() + json_object + !regex.empty() + !choice.empty() + !grammar.empty();
+  }
+  bool empty() const { return count() == 0; }
+};
+
 // How one request chooses its tokens. The defaults sample from the model's
 // unmodified distribution.
 struct SamplingParams {
@@ -62,6 +79,16 @@ struct SamplingParams {
   // step at most. -1: the engine's k; 0: this request does not speculate.
   // The output's distribution is the same either way.
   int32_t speculative_tokens = -1;
+
+  // Logits processors, applied in this order before penalties and
+  // temperature (engine/logits_processor.h): OpenAI's logit_bias (token id,
+  // bias in [-100, 100] added to its logit), vLLM's allowed_token_ids (only
+  // these may be sampled) and bad_words (their token sequences never
+  // complete), and structured outputs (a grammar's token mask).
+  std::vector<std::pair<int32_t, float>> logit_bias;
+  std::vector<int32_t> allowed_token_ids;
+  std::vector<std::string> bad_words;
+  StructuredOutputs structured_outputs;
 
   bool is_greedy() const;
   // Throws Error naming the first field out of range.

@@ -26,19 +26,24 @@ void residual_distribution(const Draft& draft, int i, VerifyScratch& s) {
   if (std::ranges::all_of(s.residual, [](float r) { return r <= 0.0f; })) s.residual = s.p;
 }
 
-}  // namespace
-
-int verify_draft(Sampler& sampler, const float* logits, const Draft& draft, VerifyScratch& s,
-                 std::vector<int32_t>& out) {
+// Rows in order until a draft token is rejected; the processors are left
+// past the accepted drafts.
+int verify_rows(Sampler& sampler, const float* logits, const Draft& draft, VerifyScratch& s,
+                LogitsProcessors* processors, std::vector<int32_t>& out) {
   const Sequence& seq = *draft.seq;
   const size_t vocab = sampler.vocab_size();
   const int n_draft = static_cast<int>(draft.tokens.size());
   s.context.assign(seq.tokens.begin(), seq.tokens.end());
   out.clear();
   for (int i = 0; i <= n_draft; ++i) {
-    const std::span<const float> row(logits + i * vocab, vocab);
+    std::span<const float> row(logits + i * vocab, vocab);
     const std::span<const int32_t> prompt(s.context.data(), seq.n_prompt);
     const std::span<const int32_t> output = std::span<const int32_t>(s.context).subspan(seq.n_prompt);
+    if (processors) {
+      s.row.assign(row.begin(), row.end());
+      processors->apply(s.row, output);
+      row = s.row;
+    }
     bool accepted;
     if (i == n_draft || sampler.params().is_greedy()) {
       // The bonus token, or greedy: exactly what plain decoding would output here.
@@ -63,8 +68,18 @@ int verify_draft(Sampler& sampler, const float* logits, const Draft& draft, Veri
     }
     out.push_back(draft.tokens[i]);
     s.context.push_back(draft.tokens[i]);
+    if (processors) processors->accept(draft.tokens[i]);
   }
   return n_draft;  // not reached: the bonus row (i == n_draft) always returns
+}
+
+}  // namespace
+
+int verify_draft(Sampler& sampler, const float* logits, const Draft& draft, VerifyScratch& s,
+                 LogitsProcessors* processors, std::vector<int32_t>& out) {
+  int n_accepted = verify_rows(sampler, logits, draft, s, processors, out);
+  if (processors) processors->rollback(n_accepted);
+  return n_accepted;
 }
 
 }  // namespace skiff

@@ -30,6 +30,7 @@ class Matcher {
   void rollback(int n_tokens);
   int n_tokens() const { return static_cast<int>(token_marks_.size()); }
 
+  const std::shared_ptr<const TokenTrie>& vocab() const { return vocab_; }
   bool is_complete() const;      // the text so far is a whole sentence of the grammar
   bool is_terminated() const { return terminated_; }  // an end token was accepted
   // bits[id / 32] >> (id % 32) & 1 for every token allowed next; bits has

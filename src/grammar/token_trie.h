@@ -26,6 +26,12 @@ class TokenTrie {
     return {tokens_.data() + token_begin_[node], tokens_.data() + token_begin_[node + 1]};
   }
   int32_t max_depth() const { return max_depth_; }
+  // The child of `node` reached by `byte`, or -1.
+  int32_t child(int32_t node, uint8_t byte) const {
+    for (int32_t c = node + 1; c < subtree_end_[node]; c = subtree_end_[c])
+      if (byte_[c] == byte) return c;
+    return -1;
+  }
   const std::vector<int32_t>& end_tokens() const { return end_tokens_; }
   const std::string& bytes_of(int32_t token) const { return token_bytes_[token]; }
 

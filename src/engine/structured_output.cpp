@@ -1,0 +1,71 @@
+#include "engine/structured_output.h"
+
+#include "base/error.h"
+#include "base/json.h"
+#include "engine/grammar_vocab.h"
+#include "grammar/compile.h"
+#include "grammar/gbnf.h"
+#include "grammar/json_schema.h"
+
+namespace skiff {
+namespace {
+
+std::string key_of(const StructuredOutputs& so) {
+  if (!so.json.empty()) return "json\x01" + so.json;
+  if (so.json_object) return "json_object";
+  if (!so.regex.empty()) return "regex\x01" + so.regex;
+  if (!so.grammar.empty()) return "grammar\x01" + so.grammar;
+  std::string key = "choice";
+  for (const std::string& c : so.choice) key += "\x01" + c;
+  return key;
+}
+
+std::shared_ptr<const grammar::Grammar> compile(const StructuredOutputs& so) {
+  if (!so.json.empty()) return grammar::compile_json_schema(parse_ordered_json(so.json));
+  if (so.json_object) return grammar::compile_any_json_object();
+  if (!so.regex.empty()) return grammar::compile_regex(so.regex);
+  if (!so.grammar.empty()) return grammar::compile_gbnf(so.grammar);
+  return grammar::compile_choice(so.choice);
+}
+
+}  // namespace
+
+GrammarCache::GrammarCache(const Tokenizer& tokenizer, size_t capacity) : tokenizer_(tokenizer), capacity_(capacity) {}
+
+const std::shared_ptr<const grammar::TokenTrie>& GrammarCache::vocab() {
+  if (!vocab_) vocab_ = grammar_vocab(tokenizer_);
+  return vocab_;
+}
+
+std::shared_ptr<const grammar::CompiledGrammar> GrammarCache::get(const StructuredOutputs& so) {
+  if (so.empty()) return nullptr;
+  std::string key = key_of(so);
+  std::shared_ptr<const grammar::TokenTrie> trie;
+  {
+    std::lock_guard lock(mutex_);
+    if (auto it = by_key_.find(key); it != by_key_.end()) {
+      lru_.splice(lru_.begin(), lru_, it->second);
+      return it->second->second;
+    }
+    trie = vocab();
+  }
+  std::shared_ptr<const grammar::Grammar> g;
+  try {
+    g = compile(so);
+  } catch (const Error& e) {
+    if (so.field.empty()) throw;
+    fail("{}: {}", so.field, e.what());
+  }
+  auto compiled = std::make_shared<const grammar::CompiledGrammar>(g, trie);
+  std::lock_guard lock(mutex_);
+  if (by_key_.count(key)) return by_key_[key]->second;
+  lru_.emplace_front(key, compiled);
+  by_key_[key] = lru_.begin();
+  if (lru_.size() > capacity_) {
+    by_key_.erase(lru_.back().first);
+    lru_.pop_back();
+  }
+  return compiled;
+}
+
+}  // namespace skiff

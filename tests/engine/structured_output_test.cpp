@@ -1,0 +1,181 @@
+// Constraints in the engine on stories260K: every output of a constrained
+// request matches its constraint (checked by std::regex and nlohmann's JSON
+// parser, independent of the grammar engine), greedy and sampled, with n > 1,
+// with each drafter (greedy output identical to decoding without one), with
+// jump-forward on and off, and inside a batch of free requests whose outputs
+// do not change. logit_bias, allowed_token_ids and bad_words likewise.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <regex>
+
+#include "base/error.h"
+#include "engine/engine.h"
+#include "model/loader.h"
+#include "stories_model.h"
+
+namespace skiff {
+namespace {
+
+using testing::greedy;
+using testing::stories_model;
+using testing::stories_tokenizer;
+
+std::vector<int32_t> prompt(const std::string& text) { return stories_tokenizer().encode(text, true, false); }
+
+std::vector<RequestOutput> run(const std::vector<SamplingParams>& params, EngineOptions options = {},
+                               EngineMetrics* metrics = nullptr) {
+  options.kv_type = KvType::kF32;
+  Engine engine(stories_model(), stories_tokenizer(), options);
+  std::map<RequestId, size_t> index;
+  for (size_t i = 0; i < params.size(); ++i)
+    index[engine.add_request(prompt(i % 2 ? "Once upon a time" : "Lily saw a"), params[i])] = i;
+  std::vector<RequestOutput> outs(params.size());
+  for (RequestOutput& out : engine.run_to_completion()) outs[index.at(out.request_id)] = std::move(out);
+  EXPECT_EQ(engine.kv_cache().pool().n_used(), 0);
+  if (metrics) *metrics = engine.metrics();
+  return outs;
+}
+
+SamplingParams sampled(int max_tokens, uint64_t seed, int n = 1) {
+  SamplingParams p;
+  p.temperature = 1.0f;
+  p.max_tokens = max_tokens;
+  p.seed = seed;
+  p.n = n;
+  return p;
+}
+
+const char* kSchema = R"({"type": "object", "properties": {
+    "name": {"type": "string", "maxLength": 12}, "age": {"type": "integer", "minimum": 0, "maximum": 120},
+    "pets": {"type": "array", "items": {"enum": ["cat", "dog"]}, "maxItems": 3}},
+    "required": ["name", "age", "pets"], "additionalProperties": false})";
+
+void expect_valid_person(const CompletionOutput& out) {
+  ASSERT_EQ(out.finish_reason, FinishReason::kStop) << out.text;
+  nlohmann::json v = nlohmann::json::parse(out.text);  // throws on invalid JSON
+  ASSERT_TRUE(v.is_object()) << out.text;
+  EXPECT_EQ(v.size(), 3u) << out.text;
+  EXPECT_TRUE(v["name"].is_string() && v["name"].get<std::string>().size() <= 12 * 4) << out.text;
+  EXPECT_TRUE(v["age"].is_number_integer() && v["age"] >= 0 && v["age"] <= 120) << out.text;
+  ASSERT_TRUE(v["pets"].is_array() && v["pets"].size() <= 3) << out.text;
+  for (const auto& pet : v["pets"]) EXPECT_TRUE(pet == "cat" || pet == "dog") << out.text;
+}
+
+TEST(StructuredOutput, RegexAndChoiceOutputsMatchGreedyAndSampled) {
+  std::vector<SamplingParams> params;
+  SamplingParams re = greedy(40);
+  re.structured_outputs.regex = "(yes|no), [a-z ]{3,20}\\.";
+  params.push_back(re);
+  SamplingParams re_sampled = sampled(40, 7, 4);
+  re_sampled.structured_outputs = re.structured_outputs;
+  params.push_back(re_sampled);
+  SamplingParams choice = sampled(20, 3, 4);
+  choice.structured_outputs.choice = {"happy", "sad", "a little sleepy"};
+  params.push_back(choice);
+  std::vector<RequestOutput> outs = run(params);
+  const std::regex pattern("(yes|no), [a-z ]{3,20}\\.");
+  for (int r = 0; r < 2; ++r)
+    for (const CompletionOutput& c : outs[r].outputs) {
+      EXPECT_EQ(c.finish_reason, FinishReason::kStop) << c.text;
+      EXPECT_TRUE(std::regex_match(c.text, pattern)) << c.text;
+    }
+  for (const CompletionOutput& c : outs[2].outputs)
+    EXPECT_TRUE(c.text == "happy" || c.text == "sad" || c.text == "a little sleepy") << c.text;
+}
+
+TEST(StructuredOutput, JsonSchemaOutputsValidateWithAndWithoutJumpForward) {
+  for (bool jump : {true, false}) {
+    EngineOptions options;
+    options.jump_forward = jump;
+    std::vector<SamplingParams> params{greedy(120), sampled(120, 11, 4)};
+    for (auto& p : params) p.structured_outputs.json = kSchema;
+    EngineMetrics metrics;
+    std::vector<RequestOutput> outs = run(params, options, &metrics);
+    for (const RequestOutput& r : outs)
+      for (const CompletionOutput& c : r.outputs) expect_valid_person(c);
+    EXPECT_EQ(metrics.jump_forward_tokens > 0, jump);
+  }
+}
+
+TEST(StructuredOutput, EachDrafterKeepsGreedyOutputAndValidity) {
+  SamplingParams g = greedy(120);
+  g.structured_outputs.json = kSchema;
+  SamplingParams s = sampled(120, 5, 2);
+  s.structured_outputs.json = kSchema;
+  EngineOptions plain;
+  plain.jump_forward = false;
+  const std::string reference = run({g}, plain)[0].outputs[0].text;
+  std::unique_ptr<Model> draft = load_model(testing::kStoriesPath);
+  for (SpecMethod method : {SpecMethod::kNgram, SpecMethod::kSuffix, SpecMethod::kDraft}) {
+    EngineOptions o = plain;
+    o.speculation.method = method;
+    o.speculation.draft = draft.get();
+    o.speculation.k = 4;
+    o.speculation.step_tokens = 0;
+    std::vector<RequestOutput> outs = run({g, s}, o);
+    EXPECT_EQ(outs[0].outputs[0].text, reference);
+    for (const RequestOutput& r : outs)
+      for (const CompletionOutput& c : r.outputs) expect_valid_person(c);
+  }
+}
+
+TEST(StructuredOutput, FreeRequestsInTheBatchAreUnchanged) {
+  std::vector<SamplingParams> free_only, mixed;
+  for (int i = 0; i < 32; ++i) {
+    SamplingParams p = i % 3 ? sampled(30, 100 + i) : greedy(30);
+    free_only.push_back(p);
+    if (i % 2) p.structured_outputs.json = kSchema, p.max_tokens = 120;
+    mixed.push_back(p);
+  }
+  std::vector<RequestOutput> alone = run(free_only), together = run(mixed);
+  for (int i = 0; i < 32; ++i) {
+    if (i % 2) expect_valid_person(together[i].outputs[0]);
+    else EXPECT_EQ(together[i].outputs[0].token_ids, alone[i].outputs[0].token_ids) << i;
+  }
+}
+
+TEST(LogitsProcessors, BiasAllowedTokensAndBadWords) {
+  const Tokenizer& tok = stories_tokenizer();
+  const int32_t the = tok.encode(" the", false, false).back();
+  SamplingParams biased = greedy(5);
+  biased.logit_bias = {{the, 100.0f}};
+  SamplingParams allowed = sampled(20, 9);
+  allowed.allowed_token_ids = {the, tok.encode(" cat", false, false).back(), tok.eos_id()};
+  std::vector<RequestOutput> outs = run({biased, allowed});
+  for (int32_t t : outs[0].outputs[0].token_ids) EXPECT_EQ(t, the);
+  for (int32_t t : outs[1].outputs[0].token_ids)
+    EXPECT_TRUE(std::count(allowed.allowed_token_ids.begin(), allowed.allowed_token_ids.end(), t)) << t;
+
+  // Ban a word greedy decoding writes: its token sequence never appears.
+  const std::string free_text = run({greedy(60)})[0].outputs[0].text;
+  const size_t space = free_text.find(' ', 1);
+  ASSERT_NE(space, std::string::npos) << free_text;
+  const std::string word = free_text.substr(space + 1, free_text.find(' ', space + 1) - space - 1);
+  SamplingParams bad = greedy(60);
+  bad.bad_words = {word};
+  const std::vector<int32_t> banned = tok.encode(" " + word, false, false);
+  const std::vector<int32_t> out = run({bad})[0].outputs[0].token_ids;
+  EXPECT_EQ(std::search(out.begin(), out.end(), banned.begin(), banned.end()), out.end()) << word;
+}
+
+TEST(StructuredOutput, BadConstraintsAreRefusedAtAdmission) {
+  Engine engine(stories_model(), stories_tokenizer(), {});
+  SamplingParams p = greedy(8);
+  p.structured_outputs.json = R"({"not": {}})";
+  EXPECT_THROW(engine.add_request(prompt("Hi"), p), Error);
+  p.structured_outputs.json = "{bad json";
+  EXPECT_THROW(engine.add_request(prompt("Hi"), p), Error);
+  p.structured_outputs = {};
+  p.structured_outputs.regex = "a(";
+  EXPECT_THROW(engine.add_request(prompt("Hi"), p), Error);
+  p.structured_outputs.choice = {"x"};
+  EXPECT_THROW(engine.add_request(prompt("Hi"), p), Error);  // two kinds at once
+  p.structured_outputs = {};
+  p.logit_bias = {{1 << 20, 1.0f}};
+  EXPECT_THROW(engine.add_request(prompt("Hi"), p), Error);
+  EXPECT_FALSE(engine.has_unfinished());
+}
+
+}  // namespace
+}  // namespace skiff

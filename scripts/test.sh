@@ -3,7 +3,8 @@
 # tests (scripts/setup-test-env.sh), builds (with the Python extension when
 # that env is there), fetches the two small real models (cached in
 # ~/.cache/skiff/models; their tests skip where they cannot be had, except in
-# CI, which requires them), and runs the whole test suite; in CI, also under
+# CI, which requires them) and the JSON-Schema-Test-Suite
+# (scripts/fetch-json-schema-suite.sh), and runs the whole test suite; in CI, also under
 # sanitizers, and the fuzz harnesses.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,6 +31,18 @@ python_test_env() {
   fi
 }
 stage "Python test env" python_test_env
+# The official JSON-Schema-Test-Suite, cached (tests/python/test_json_schema_suite.py
+# fails without it, naming scripts/fetch-json-schema-suite.sh).
+json_schema_suite() {
+  local tests
+  tests=$(PYTHON="${SKIFF_PYTHON:-python3}" scripts/fetch-json-schema-suite.sh) || return 1
+  export SKIFF_JSON_SCHEMA_SUITE="$tests"
+}
+if [[ "${CI:-}" == true ]]; then
+  stage "fetch JSON-Schema-Test-Suite" json_schema_suite
+else
+  json_schema_suite || echo "test.sh: JSON-Schema-Test-Suite not fetched; its test fails" >&2
+fi
 stage "Release build" scripts/build.sh
 if [[ "${CI:-}" == true ]]; then
   stage "fetch real models" scripts/fetch-models.sh qwen2.5-coder-0.5b gemma3-270m

@@ -8,13 +8,13 @@
 
 #include "base/error.h"
 #include "grammar/json_schema_compiler.h"
+#include "grammar/matcher.h"
 
 namespace skiff::grammar {
 namespace {
 
 const std::set<std::string, std::less<>> kRefused = {
-    "not", "if", "dependentSchemas", "dependentRequired", "dependencies", "multipleOf", "contains",
-    "propertyNames", "unevaluatedProperties", "unevaluatedItems", "$dynamicRef", "$recursiveRef"};
+    "not", "if", "multipleOf", "$dynamicRef", "$recursiveRef"};
 
 const char* const kTypes[] = {"null", "boolean", "object", "array", "string", "number", "integer"};
 
@@ -32,18 +32,21 @@ const ojson& list_of(const ojson& schema, const char* key, const std::string& pa
 
 }  // namespace
 
-SchemaCompiler::SchemaCompiler(const ojson& root, Limits limits) : root_(root), builder_(limits) {
+SchemaCompiler::SchemaCompiler(const ojson& root, Limits limits, int nesting)
+    : root_(nesting == 0 ? resolve_refs_to_pointers(root) : root),
+      limits_(limits),
+      nesting_(nesting),
+      builder_(limits) {
   CharSet blanks{{' ', ' '}, {'\t', '\n'}, {'\r', '\r'}};
   ws_ = builder_.regex(RegexNode::repeat(RegexNode::of_chars(blanks), 0, RegexNode::kUnbounded), TextEncoding::Utf8,
                        "ws");
-  std::string uri = has(root, "$schema") && root["$schema"].is_string() ? root["$schema"].get<std::string>() : "";
-  legacy_ = uri.find("draft-0") != std::string::npos;
-  draft4_ = uri.find("draft-04") != std::string::npos;
+  legacy_ = is_legacy_draft(root_);
+  draft4_ = has_schema_uri(root_, "draft-04");
 }
 
 std::shared_ptr<const Grammar> SchemaCompiler::compile() {
   std::optional<Symbol> value = compile_value(root_, "#", 0);
-  if (!value) fail("JSON Schema: no value satisfies the schema");
+  if (!value) fail("JSON Schema: no value satisfies the schema: {}", impossible_);
   return builder_.build(builder_.rule_of("json", {{ws_, *value, ws_}}));
 }
 
@@ -64,7 +67,7 @@ const ojson& SchemaCompiler::own(ojson v) {
 std::optional<Symbol> SchemaCompiler::compile_value(const ojson& schema, const std::string& path, int depth) {
   if (depth > kMaxDepth) fail("JSON Schema: nested deeper than {} levels at {}", kMaxDepth, path);
   if (schema.is_boolean()) {
-    if (!schema.get<bool>()) return std::nullopt;
+    if (!schema.get<bool>()) return impossible(fmt::format("the schema at {} is 'false'", path));
     return any_value();
   }
   if (!schema.is_object()) fail("JSON Schema: the schema at {} is not an object or a boolean", path);
@@ -77,14 +80,16 @@ std::optional<Symbol> SchemaCompiler::compile_value(const ojson& schema, const s
     ojson rest = schema;
     rest.erase("$ref");
     if (legacy_ || only_annotations(rest)) return memoized(schema, compile_value(target, path, depth + 1));
-    return memoized(schema, compile_value(own(merge_schemas(root_, rest, target, path)), path, depth + 1));
+    return memoized(schema, compile_value(own(merge_in(rest, target, path)), path, depth + 1));
   }
+  if (has(schema, "dependentRequired") || has(schema, "dependentSchemas") || has(schema, "dependencies"))
+    return memoized(schema, compile_value(own(expand_dependencies(schema, path)), path, depth + 1));
   if (has(schema, "allOf")) {
     const ojson& list = list_of(schema, "allOf", path);
     ojson merged = schema;
     merged.erase("allOf");
     for (size_t i = 0; i < list.size(); ++i)
-      merged = merge_schemas(root_, merged, list[i], child_path(path, fmt::format("allOf/{}", i)));
+      merged = merge_in(merged, list[i], child_path(path, fmt::format("allOf/{}", i)));
     return memoized(schema, compile_value(own(std::move(merged)), path, depth + 1));
   }
   // The rule comes first, so that recursive references find it.
@@ -99,7 +104,7 @@ std::optional<Symbol> SchemaCompiler::compile_value(const ojson& schema, const s
     if (std::string_view(key) == "oneOf") check_one_of_disjoint(base, list, path);
     for (size_t i = 0; i < list.size(); ++i) {
       std::string branch_path = child_path(path, fmt::format("{}/{}", key, i));
-      const ojson& branch = only_annotations(base) ? list[i] : own(merge_schemas(root_, base, list[i], branch_path));
+      const ojson& branch = only_annotations(base) ? list[i] : own(merge_in(base, list[i], branch_path));
       if (auto v = compile_value(branch, branch_path, depth + 1)) alternatives.push_back({*v});
     }
     return finish(schema, rule, std::move(alternatives));
@@ -107,11 +112,70 @@ std::optional<Symbol> SchemaCompiler::compile_value(const ojson& schema, const s
   if (has(schema, "const") || has(schema, "enum")) {
     for (const ojson& v : enum_values(schema, path))
       if (type_allows(schema, v)) alternatives.push_back({literal_value(v, 0)});
+    if (alternatives.empty())
+      impossible(fmt::format("'{}' at {} leaves no value", has(schema, "enum") ? "enum" : "const", path));
     return finish(schema, rule, std::move(alternatives));
   }
-  for (const std::string& type : types_of(schema, path))
+  std::vector<std::string> types = types_of(schema, path);
+  if (types.empty()) impossible(fmt::format("'type' at {} allows no type", path));
+  for (const std::string& type : types)
     if (auto v = typed_value(type, schema, path, depth)) alternatives.push_back({*v});
   return finish(schema, rule, std::move(alternatives));
+}
+
+std::nullopt_t SchemaCompiler::impossible(std::string why) {
+  impossible_ = std::move(why);
+  return std::nullopt;
+}
+
+// A property's dependencies (dependentRequired and dependentSchemas;
+// dependencies before 2019-09, either kind): the property is absent, or
+// what it asks for holds. Each one is an anyOf of those two, under allOf.
+ojson SchemaCompiler::expand_dependencies(const ojson& schema, const std::string& path) const {
+  ojson out = schema;
+  ojson all = has(schema, "allOf") ? schema["allOf"] : ojson::array();
+  for (const char* key : {"dependentRequired", "dependentSchemas", "dependencies"}) {
+    if (!has(schema, key)) continue;
+    out.erase(key);
+    if (!schema[key].is_object()) fail("JSON Schema: '{}' at {} must be an object", key, path);
+    for (auto& [name, then] : schema[key].items()) {
+      if (std::string_view(key) == "dependentRequired" && !then.is_array())
+        fail("JSON Schema: 'dependentRequired' at {} must map names to arrays", path);
+      ojson absent = ojson::object();
+      absent["properties"] = ojson::object();
+      absent["properties"][name] = false;
+      // Present, the name is required (dependentSchemas' schema applies only then).
+      ojson present = ojson::object();
+      if (then.is_array()) {
+        present["required"] = then;
+      } else {
+        present["allOf"] = ojson::array({then, ojson::object()});
+        present["allOf"][1]["required"] = ojson::array({name});
+      }
+      ojson either = ojson::object();
+      either["anyOf"] = ojson::array({absent, present});
+      all.push_back(either);
+    }
+  }
+  out["allOf"] = all;
+  return out;
+}
+
+// An in-place subschema (of allOf, anyOf, oneOf, $ref) merged into the
+// schema around it. That schema's unevaluatedProperties and unevaluatedItems
+// are set aside and put back: they then hold for what the merged schema does
+// not list (its properties and patterns, its prefixItems and items), which
+// is what the two evaluate (anyOf's other branches may evaluate more: stricter).
+ojson SchemaCompiler::merge_in(const ojson& outer, const ojson& inner, const std::string& path) const {
+  ojson kept = ojson::object(), rest = outer;
+  for (const char* key : {"unevaluatedProperties", "unevaluatedItems"}) {
+    if (!has(outer, key)) continue;
+    kept[key] = outer[key];
+    rest.erase(key);
+  }
+  ojson merged = merge_schemas(root_, rest, inner, path);
+  if (merged.is_object()) merged.update(kept);
+  return merged;
 }
 
 std::optional<Symbol> SchemaCompiler::memoized(const ojson& schema, std::optional<Symbol> value) {
@@ -129,8 +193,8 @@ std::optional<Symbol> SchemaCompiler::finish(const ojson& schema, int32_t rule,
 void SchemaCompiler::check_keywords(const ojson& schema, const std::string& path) const {
   for (auto& [key, value] : schema.items()) {
     if (kRefused.count(key)) refuse(key, path);
+    if (legacy_ && (key == "unevaluatedProperties" || key == "unevaluatedItems")) refuse(key, path);
     if (key == "uniqueItems" && value == true) refuse(key, path);
-    if ((key == "minProperties" && value != 0) || key == "maxProperties") refuse(key, path);
   }
 }
 
@@ -191,11 +255,29 @@ std::vector<ojson> SchemaCompiler::enum_values(const ojson& schema, const std::s
     if (has(schema, "enum") && std::find(values.begin(), values.end(), schema["const"]) == values.end()) return {};
     values.assign(1, schema["const"]);
   }
-  // Any other constraint would have to be checked on each value.
+  // Other keywords: each value is kept where the schema without enum and
+  // const accepts it as JSON writes it (its own grammar, by a compiler of its own).
+  ojson rest = ojson::object();
   for (auto& [key, value] : schema.items())
-    if (!is_annotation_keyword(key) && key != "enum" && key != "const" && key != "type")
-      refuse(key, path, "beside 'enum' or 'const' is not supported");
+    if (!is_annotation_keyword(key) && key != "enum" && key != "const" && key != "type") rest[key] = value;
+  if (rest.empty()) return values;
+  if (nesting_ >= kMaxNesting)
+    refuse(rest.begin().key(), path, "beside 'enum' or 'const' refers back to them too deeply");
+  if (has(schema, "type")) rest["type"] = schema["type"];
+  std::shared_ptr<const Grammar> grammar = SchemaCompiler(root_, limits_, nesting_ + 1).compile_alone(rest, path);
+  static const auto kNoVocab = std::make_shared<TokenTrie>(std::vector<std::string>{""}, std::vector<int32_t>{0});
+  std::erase_if(values, [&](const ojson& v) {
+    if (!grammar) return true;
+    Matcher m(grammar, kNoVocab);
+    return !m.accept_bytes(v.dump()) || !m.is_complete();
+  });
   return values;
+}
+
+std::shared_ptr<const Grammar> SchemaCompiler::compile_alone(const ojson& schema, const std::string& path) {
+  std::optional<Symbol> value = compile_value(own(schema), path, 0);
+  if (!value) return nullptr;
+  return builder_.build(builder_.rule_of("json", {{*value}}));
 }
 
 std::vector<std::string> SchemaCompiler::types_of(const ojson& schema, const std::string& path) const {

@@ -9,6 +9,11 @@ namespace skiff::grammar {
 
 using ojson = nlohmann::ordered_json;
 
+// The schema with each $ref that names a schema of it (by its $id base
+// URIs, anchors and JSON pointers) rewritten as a JSON pointer from the
+// root, "#/..."; references to other documents stay as they are.
+ojson resolve_refs_to_pointers(const ojson& root);
+
 // Resolves a "#..." reference within root (JSON pointer, percent-decoded);
 // throws Error naming the reference otherwise.
 const ojson& resolve_schema_ref(const ojson& root, const std::string& ref, const std::string& path);
@@ -19,5 +24,11 @@ ojson merge_schemas(const ojson& root, const ojson& a, const ojson& b, const std
 
 // Keywords that only annotate; a schema with nothing else accepts anything.
 bool is_annotation_keyword(std::string_view key);
+
+// Whether the root's $schema names a draft with this in its URI; drafts 4
+// to 7 ("draft-0") are legacy: $ref replaces its siblings, and items may be
+// an array, followed by additionalItems.
+bool has_schema_uri(const ojson& root, std::string_view part);
+bool is_legacy_draft(const ojson& root);
 
 }  // namespace skiff::grammar

@@ -16,7 +16,7 @@ constexpr int kMaxMergeDepth = 32;
 const std::set<std::string, std::less<>> kAnnotations = {
     "title", "description", "default", "examples", "$comment", "deprecated", "readOnly", "writeOnly", "$schema",
     "$id", "$anchor", "$dynamicAnchor", "$vocabulary", "contentMediaType", "contentEncoding", "contentSchema",
-    "$defs", "definitions", "then", "else", "minContains", "maxContains"};
+    "$defs", "definitions", "then", "else"};
 
 std::string percent_decode(const std::string& s) {
   std::string out;
@@ -65,16 +65,49 @@ const ojson& unlisted(const ojson& s, const ojson& fallback) {
   return fallback;
 }
 
+// An array schema's items as positions: the i-th item meets prefix[i], or
+// rest past the prefix (prefixItems and items; drafts 4 to 7: items as an
+// array and additionalItems, which means nothing without that array).
+struct ItemShape {
+  std::vector<ojson> prefix;
+  ojson rest = true;
+  bool has_rest = false;  // written, not the default
+};
+
+const char* const kItemKeywords[] = {"prefixItems", "items", "additionalItems"};
+
+ItemShape item_shape(const ojson& s, bool legacy) {
+  ItemShape shape;
+  const char* prefix_key = legacy ? "items" : "prefixItems";
+  const char* rest_key = legacy ? "additionalItems" : "items";
+  if (s.contains(prefix_key) && s[prefix_key].is_array()) {
+    shape.prefix.assign(s[prefix_key].begin(), s[prefix_key].end());
+    if (s.contains(rest_key)) shape.rest = s[rest_key], shape.has_rest = true;
+  } else if (s.contains("items")) {
+    shape.rest = s["items"], shape.has_rest = true;
+  }
+  return shape;
+}
+
 }  // namespace
+
+bool is_legacy_draft(const ojson& root) {
+  return has_schema_uri(root, "draft-0");
+}
+
+bool has_schema_uri(const ojson& root, std::string_view part) {
+  return root.is_object() && root.contains("$schema") && root["$schema"].is_string() &&
+         root["$schema"].get<std::string>().find(part) != std::string::npos;
+}
 
 bool is_annotation_keyword(std::string_view key) { return kAnnotations.count(key) > 0; }
 
 const ojson& resolve_schema_ref(const ojson& root, const std::string& ref, const std::string& path) {
+  // resolve_refs_to_pointers made every reference to this document a pointer.
   if (ref.empty() || ref[0] != '#')
-    fail("JSON Schema: '$ref' {} at {}: only references within the schema (#...) are supported", ref, path);
+    fail("JSON Schema: '$ref' {} at {} names no schema of this document (other documents are not fetched)", ref, path);
   std::string pointer = percent_decode(ref.substr(1));
-  if (!pointer.empty() && pointer[0] != '/')
-    fail("JSON Schema: '$ref' {} at {}: anchors are not supported; use a JSON pointer (#/$defs/...)", ref, path);
+  if (!pointer.empty() && pointer[0] != '/') fail("JSON Schema: '$ref' {} at {}: no such anchor", ref, path);
   const ojson* at = &root;
   size_t i = 0;
   while (i < pointer.size()) {
@@ -100,15 +133,29 @@ ojson merge_schemas(const ojson& root, const ojson& a_in, const ojson& b_in, con
   if (a_in.is_boolean()) return a_in.get<bool>() ? b_in : a_in;
   if (b_in.is_boolean()) return b_in.get<bool>() ? a_in : b_in;
   if (!a_in.is_object() || !b_in.is_object()) fail("JSON Schema: a schema at {} is not an object or a boolean", path);
+  const bool legacy = is_legacy_draft(root);
   // Inline references first: the merge needs their keywords.
   auto inline_ref = [&](const ojson& s) {
     if (!s.contains("$ref") || !s["$ref"].is_string()) return s;
+    const ojson& target = resolve_schema_ref(root, s["$ref"].get<std::string>(), path);
+    if (legacy) return target;  // drafts 4 to 7: $ref replaces its siblings
     ojson rest = s;
     rest.erase("$ref");
-    return merge_schemas(root, rest, resolve_schema_ref(root, s["$ref"].get<std::string>(), path), path, depth + 1);
+    return merge_schemas(root, rest, target, path, depth + 1);
   };
   ojson a = inline_ref(a_in), b = inline_ref(b_in);
   if (a.is_boolean() || b.is_boolean()) return merge_schemas(root, a, b, path, depth + 1);
+  // What a subschema's unevaluatedProperties or unevaluatedItems sees is
+  // its own: merged, it would see the other side's too.
+  for (const char* key : {"unevaluatedProperties", "unevaluatedItems"})
+    if (a.contains(key) || b.contains(key)) cannot_merge(key, path);
+  // Without contains, minContains and maxContains mean nothing: dropped, so
+  // they cannot meet the other side's contains. With it, minContains is 1
+  // unless written (drafts 2019-09 on), so that the larger one is kept.
+  for (ojson* s : {&a, &b}) {
+    if (!s->contains("contains")) s->erase("minContains"), s->erase("maxContains");
+    else if (!legacy && !s->contains("minContains")) (*s)["minContains"] = 1;
+  }
   if (a.contains("allOf") || b.contains("allOf")) {
     for (ojson* s : {&a, &b}) {
       if (!s->contains("allOf")) continue;
@@ -120,7 +167,39 @@ ojson merge_schemas(const ojson& root, const ojson& a_in, const ojson& b_in, con
   }
 
   static const ojson kTrue = true;
+  // Items position by position: the i-th item meets both sides' schemas for it.
+  ojson items_out;
+  bool has_items = false;
+  for (const char* key : kItemKeywords) has_items = has_items || a.contains(key) || b.contains(key);
+  if (has_items) {
+    ItemShape sa = item_shape(a, legacy), sb = item_shape(b, legacy);
+    // Items past the prefix, written even as true (unevaluatedItems sees them).
+    bool has_rest = sa.has_rest || sb.has_rest;
+    ojson prefix = ojson::array();
+    for (size_t i = 0; i < std::max(sa.prefix.size(), sb.prefix.size()); ++i)
+      prefix.push_back(merge_schemas(root, i < sa.prefix.size() ? sa.prefix[i] : sa.rest,
+                                     i < sb.prefix.size() ? sb.prefix[i] : sb.rest, path + "/items", depth + 1));
+    ojson rest = merge_schemas(root, sa.rest, sb.rest, path + "/items", depth + 1);
+    items_out = ojson::object();
+    if (!prefix.empty()) {
+      items_out[legacy ? "items" : "prefixItems"] = prefix;
+      if (has_rest) items_out[legacy ? "additionalItems" : "items"] = rest;
+    } else if (has_rest) {
+      items_out["items"] = rest;
+    }
+    for (const char* key : kItemKeywords) a.erase(key), b.erase(key);
+  }
+  // additionalProperties holds for the names its own side's properties and
+  // patterns leave; with other patterns beside it, it would reach fewer.
+  auto patterns_of = [&](const ojson& s) {
+    return s.contains("patternProperties") ? s["patternProperties"] : ojson::object();
+  };
+  if (patterns_of(a) != patterns_of(b))
+    for (const ojson* s : {&a, &b})
+      if (s->contains("additionalProperties") && (*s)["additionalProperties"] != kTrue)
+        cannot_merge("patternProperties", path);
   ojson out = a;
+  if (has_items) out.update(items_out);
   for (auto& [key, bv] : b.items()) {
     if (!a.contains(key)) {
       out[key] = bv;
@@ -135,10 +214,12 @@ ojson merge_schemas(const ojson& root, const ojson& a_in, const ojson& b_in, con
       for (const ojson& name : bv)
         if (std::find(all.begin(), all.end(), name) == all.end()) all.push_back(name);
       out[key] = all;
-    } else if (key == "minimum" || key == "exclusiveMinimum" || key == "minLength" || key == "minItems") {
+    } else if (key == "minimum" || key == "exclusiveMinimum" || key == "minLength" || key == "minItems" ||
+               key == "minProperties" || key == "minContains") {
       if (!av.is_number() || !bv.is_number()) cannot_merge(key, path);
       out[key] = av.get<double>() >= bv.get<double>() ? av : bv;
-    } else if (key == "maximum" || key == "exclusiveMaximum" || key == "maxLength" || key == "maxItems") {
+    } else if (key == "maximum" || key == "exclusiveMaximum" || key == "maxLength" || key == "maxItems" ||
+               key == "maxProperties" || key == "maxContains") {
       if (!av.is_number() || !bv.is_number()) cannot_merge(key, path);
       out[key] = av.get<double>() <= bv.get<double>() ? av : bv;
     } else if (key == "pattern") {
@@ -153,8 +234,6 @@ ojson merge_schemas(const ojson& root, const ojson& a_in, const ojson& b_in, con
         if (std::find(vb.begin(), vb.end(), v) != vb.end()) both.push_back(v);
       out.erase("const");
       out["enum"] = both;
-    } else if (key == "items" && av.is_object() == bv.is_object() && !av.is_array()) {
-      out[key] = merge_schemas(root, av, bv, path + "/items", depth + 1);
     } else if (key == "additionalProperties") {
       out[key] = merge_schemas(root, av, bv, path + "/additionalProperties", depth + 1);
     } else if (key == "anyOf") {

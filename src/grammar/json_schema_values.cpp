@@ -3,15 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <set>
+#include <cmath>
 
 #include "base/error.h"
 #include "grammar/json_lexemes.h"
-#include "grammar/regex_match.h"
 #include "grammar/json_schema_compiler.h"
 
 namespace skiff::grammar {
-namespace {
 
 uint64_t count_field(const ojson& schema, const char* key, uint64_t fallback, const std::string& path) {
   if (!has(schema, key)) return fallback;
@@ -23,6 +21,16 @@ uint64_t count_field(const ojson& schema, const char* key, uint64_t fallback, co
   return v.is_number_float() ? static_cast<uint64_t>(v.get<double>()) : v.get<uint64_t>();
 }
 
+RegexNode search_regex(const std::string& pattern, const std::string& path) {
+  try {
+    return regex_search(pattern);
+  } catch (const Error& e) {
+    fail("JSON Schema: 'pattern' at {}: {}", path, e.what());
+  }
+}
+
+namespace {
+
 std::vector<std::string> patterns_of(const ojson& schema) {
   std::vector<std::string> out;
   if (!has(schema, "pattern")) return out;
@@ -32,14 +40,6 @@ std::vector<std::string> patterns_of(const ojson& schema) {
     for (const ojson& one : p) out.push_back(one.is_string() ? one.get<std::string>() : one.dump());
   else fail("JSON Schema: 'pattern' must be a string, got {}", p.dump());
   return out;
-}
-
-RegexNode search_regex(const std::string& pattern, const std::string& path) {
-  try {
-    return regex_search(pattern);
-  } catch (const Error& e) {
-    fail("JSON Schema: 'pattern' at {}: {}", path, e.what());
-  }
 }
 
 std::string number_text(const ojson& v, const char* key, const std::string& path) {
@@ -67,7 +67,7 @@ Symbol SchemaCompiler::separated_list(Symbol item, const std::string& name) {
   return list;
 }
 
-Symbol SchemaCompiler::string_value(const ojson& schema, const std::string& path) {
+std::vector<RegexNode> SchemaCompiler::string_parts(const ojson& schema, const std::string& path, std::string& key) {
   uint64_t min = count_field(schema, "minLength", 0, path);
   uint64_t max = count_field(schema, "maxLength", RegexNode::kUnbounded, path);
   if (min > 10000 || (max != RegexNode::kUnbounded && max > 10000))
@@ -75,7 +75,7 @@ Symbol SchemaCompiler::string_value(const ojson& schema, const std::string& path
   std::vector<RegexNode> parts;
   parts.push_back(RegexNode::repeat(RegexNode::of_chars(CharSet::any()), static_cast<uint32_t>(min),
                                     max == RegexNode::kUnbounded ? RegexNode::kUnbounded : static_cast<uint32_t>(max)));
-  std::string key = fmt::format("{},{}", min, max);
+  key = fmt::format("{},{}", min, max);
   for (const std::string& p : patterns_of(schema)) {
     parts.push_back(search_regex(p, path));
     key += "\x01p" + p;
@@ -88,6 +88,12 @@ Symbol SchemaCompiler::string_value(const ojson& schema, const std::string& path
       key += "\x01" "f" + format;
     }
   }
+  return parts;
+}
+
+Symbol SchemaCompiler::string_value(const ojson& schema, const std::string& path) {
+  std::string key;
+  std::vector<RegexNode> parts = string_parts(schema, path, key);
   std::vector<const RegexNode*> required;
   for (const RegexNode& p : parts) required.push_back(&p);
   return builder_.lexeme("str\x01" + key, required, {}, true);
@@ -119,110 +125,6 @@ Symbol SchemaCompiler::number_value(const ojson& schema, bool integer, const std
   return builder_.lexeme(key, required, {}, false);
 }
 
-std::optional<Symbol> SchemaCompiler::object_value(const ojson& schema, const std::string& path, int depth) {
-  static const ojson kTrue = true;
-  const ojson empty = ojson::object();
-  const ojson& properties = has(schema, "properties") ? schema["properties"] : empty;
-  const ojson& patterns = has(schema, "patternProperties") ? schema["patternProperties"] : empty;
-  const ojson& additional = has(schema, "additionalProperties") ? schema["additionalProperties"] : kTrue;
-  if (!properties.is_object() || !patterns.is_object())
-    fail("JSON Schema: 'properties' and 'patternProperties' at {} must be objects", path);
-  std::set<std::string> required;
-  if (has(schema, "required")) {
-    if (!schema["required"].is_array()) fail("JSON Schema: 'required' at {} must be an array", path);
-    for (const ojson& name : schema["required"]) {
-      if (!name.is_string()) fail("JSON Schema: 'required' at {} must list strings", path);
-      required.insert(name.get<std::string>());
-    }
-  }
-  std::vector<RegexNode> pattern_regexes;
-  for (auto& [pattern, sub] : patterns.items()) pattern_regexes.push_back(search_regex(pattern, path));
-
-  // The listed properties in the schema's order, then required ones it does not list.
-  struct Member {
-    Symbol symbol;
-    bool required;
-  };
-  std::vector<Member> members;
-  std::vector<RegexNode> listed_names;
-  auto add_member = [&](const std::string& name, const ojson* sub) -> bool {
-    std::string sub_path = child_path(path, "properties/" + name);
-    // A listed name that a pattern also matches must satisfy both schemas.
-    size_t k = 0;
-    std::optional<ojson> merged;
-    for (auto& [pattern, pattern_schema] : patterns.items()) {
-      if (regex_matches(pattern_regexes[k++], name))
-        merged = merge_schemas(root_, merged ? *merged : *sub, pattern_schema, sub_path);
-    }
-    if (!sub && !merged) sub = &additional;
-    if (merged) sub = &own(std::move(*merged));
-    std::optional<Symbol> value = compile_value(*sub, sub_path, depth + 1);
-    bool is_required = required.count(name) > 0;
-    listed_names.push_back(RegexNode::literal(name));
-    if (!value) return !is_required;  // never present; impossible if required
-    // The listed name in its one canonical spelling: other spellings match no
-    // key lexeme (the others exclude all of them), and the grammar can jump forward over it.
-    Symbol key = builder_.literal(ojson(name).dump());
-    Symbol member = builder_.rule_of(sub_path, {{key, ws_, builder_.literal(":"), ws_, *value, ws_}});
-    members.push_back({member, is_required});
-    return true;
-  };
-  for (auto& [name, sub] : properties.items())
-    if (!add_member(name, &sub)) return std::nullopt;
-  for (const std::string& name : required)
-    if (!properties.contains(name) && !add_member(name, nullptr)) return std::nullopt;
-
-  // Other properties: each pattern's keys (matching no other pattern and no
-  // listed name), then the keys no pattern matches.
-  std::vector<std::vector<Symbol>> extra;
-  auto add_extra = [&](const RegexNode& key_regex, std::vector<const RegexNode*> excluded, const ojson& sub,
-                       const std::string& sub_path, const std::string& key_name) {
-    std::optional<Symbol> value = compile_value(sub, sub_path, depth + 1);
-    if (!value) return;
-    for (const RegexNode& n : listed_names) excluded.push_back(&n);
-    Symbol key = builder_.lexeme(fmt::format("{}\x01{}", path, key_name), {&key_regex}, excluded, true);
-    extra.push_back({key, ws_, builder_.literal(":"), ws_, *value, ws_});
-  };
-  size_t k = 0;
-  for (auto& [pattern, sub] : patterns.items()) {
-    std::vector<const RegexNode*> others;
-    for (size_t j = 0; j < pattern_regexes.size(); ++j)
-      if (j != k) others.push_back(&pattern_regexes[j]);
-    add_extra(pattern_regexes[k], others, sub, child_path(path, "patternProperties/" + pattern), "p" + pattern);
-    ++k;
-  }
-  static const RegexNode kAnyText = RegexNode::repeat(RegexNode::of_chars(CharSet::any()), 0, RegexNode::kUnbounded);
-  std::vector<const RegexNode*> all_patterns;
-  for (const RegexNode& r : pattern_regexes) all_patterns.push_back(&r);
-  add_extra(kAnyText, all_patterns, additional, child_path(path, "additionalProperties"), "additional");
-
-  // first[i]: nothing written yet, members i.. to come; rest[i]: something written.
-  Symbol comma = builder_.literal(",");
-  std::optional<Symbol> extra_list;
-  if (!extra.empty()) extra_list = separated_list(builder_.rule_of(path + "/extra", std::move(extra)), path + "/extras");
-  size_t n = members.size();
-  std::vector<Symbol> first(n + 1), rest(n + 1);
-  first[n] = builder_.add_rule(path + "/first");
-  rest[n] = builder_.add_rule(path + "/rest");
-  builder_.add_production(first[n], {});
-  builder_.add_production(rest[n], {});
-  if (extra_list) {
-    builder_.add_production(first[n], {*extra_list});
-    builder_.add_production(rest[n], {comma, ws_, *extra_list});
-  }
-  for (size_t i = n; i-- > 0;) {
-    first[i] = builder_.add_rule(path + "/first");
-    rest[i] = builder_.add_rule(path + "/rest");
-    builder_.add_production(first[i], {members[i].symbol, rest[i + 1]});
-    builder_.add_production(rest[i], {comma, ws_, members[i].symbol, rest[i + 1]});
-    if (!members[i].required) {
-      builder_.add_production(first[i], {first[i + 1]});
-      builder_.add_production(rest[i], {rest[i + 1]});
-    }
-  }
-  return builder_.rule_of(path + "/object", {{builder_.literal("{"), ws_, first[0], builder_.literal("}")}});
-}
-
 std::optional<Symbol> SchemaCompiler::array_value(const ojson& schema, const std::string& path, int depth) {
   static const ojson kTrue = true;
   std::vector<const ojson*> prefix;
@@ -235,8 +137,22 @@ std::optional<Symbol> SchemaCompiler::array_value(const ojson& schema, const std
   } else if (has(schema, "items")) {
     rest = &schema["items"];
   }
+  // unevaluatedItems holds for the items past the prefix when items does not
+  // (merge_in); items that contains evaluates meet it too (stricter).
+  if (!legacy_ && !has(schema, "items") && has(schema, "unevaluatedItems")) rest = &schema["unevaluatedItems"];
   uint64_t min = count_field(schema, "minItems", 0, path);
   uint64_t max = count_field(schema, "maxItems", UINT64_MAX, path);
+  if (has(schema, "contains")) {
+    // minContains and maxContains came in 2019-09; before, contains asks for one.
+    uint64_t at_least = legacy_ ? 1 : count_field(schema, "minContains", 1, path);
+    if (!legacy_ && has(schema, "maxContains"))
+      refuse("maxContains", path, "cannot be enforced (items that fail 'contains' would have to be told apart)");
+    if (at_least > 0) {
+      if (!prefix.empty() || max != UINT64_MAX || min > at_least)
+        refuse("contains", path, "beside 'prefixItems', 'maxItems' or a larger 'minItems' is not supported");
+      return array_containing(*rest, schema["contains"], at_least, path, depth);
+    }
+  }
   std::vector<Symbol> item;  // item[i]: the i-th element and its trailing ws
   for (size_t i = 0; i < prefix.size() && i < max; ++i) {
     std::optional<Symbol> v = compile_value(*prefix[i], child_path(path, fmt::format("{}/{}", prefix_key, i)), depth + 1);
@@ -252,7 +168,7 @@ std::optional<Symbol> SchemaCompiler::array_value(const ojson& schema, const std
       rest_item = builder_.rule_of(path + "/items", {{*v, ws_}});
   }
   if (!rest_item) max = std::min<uint64_t>(max, item.size());
-  if (min > max) return std::nullopt;
+  if (min > max) return impossible(fmt::format("'minItems' at {} asks for more items than the schema allows", path));
   uint64_t unrolled = std::max<uint64_t>(item.size(), min);
   if (max != UINT64_MAX) unrolled = max;
   if (unrolled > kMaxUnrolled) refuse(max != UINT64_MAX ? "maxItems" : "minItems", path, fmt::format("over {} is not supported", kMaxUnrolled));
@@ -275,6 +191,37 @@ std::optional<Symbol> SchemaCompiler::array_value(const ojson& schema, const std
     }
   }
   return builder_.rule_of(path + "/array", {{builder_.literal("["), ws_, tail[0], builder_.literal("]")}});
+}
+
+// Arrays whose items all meet `items` and at least `at_least` of them meet
+// `contains` too: items, then one of those, up to the count; after it,
+// any items. A grammar with choices (which item counts) is still exact.
+std::optional<Symbol> SchemaCompiler::array_containing(const ojson& items, const ojson& contains, uint64_t at_least,
+                                                       const std::string& path, int depth) {
+  if (at_least > kMaxUnrolled) refuse("minContains", path, fmt::format("over {} is not supported", kMaxUnrolled));
+  std::string contains_path = child_path(path, "contains");
+  std::optional<Symbol> counted = compile_value(own(merge_schemas(root_, items, contains, contains_path)),
+                                                contains_path, depth + 1);
+  if (!counted) return impossible(fmt::format("'contains' at {}: no item can match it", path));
+  Symbol counted_item = builder_.rule_of(path + "/contained", {{*counted, ws_}});
+  std::optional<Symbol> others;  // one or more items, any of them
+  if (std::optional<Symbol> v = compile_value(items, child_path(path, "items"), depth + 1))
+    others = separated_list(builder_.rule_of(path + "/items", {{*v, ws_}}), path + "/more");
+  Symbol comma = builder_.literal(",");
+  // after[j]: j counted items written, the last of them just now.
+  std::vector<Symbol> after(at_least + 1);
+  after[at_least] = builder_.add_rule(path + "/after");
+  builder_.add_production(after[at_least], {});
+  if (others) builder_.add_production(after[at_least], {comma, ws_, *others});
+  for (uint64_t j = at_least; j-- > 1;) {
+    after[j] = builder_.add_rule(path + "/after");
+    builder_.add_production(after[j], {comma, ws_, counted_item, after[j + 1]});
+    if (others) builder_.add_production(after[j], {comma, ws_, *others, comma, ws_, counted_item, after[j + 1]});
+  }
+  std::vector<std::vector<Symbol>> first{{counted_item, after[1]}};
+  if (others) first.push_back({*others, comma, ws_, counted_item, after[1]});
+  Symbol body = builder_.rule_of(path + "/containing", std::move(first));
+  return builder_.rule_of(path + "/array", {{builder_.literal("["), ws_, body, builder_.literal("]")}});
 }
 
 Symbol SchemaCompiler::literal_value(const ojson& v, int depth) {
@@ -301,7 +248,22 @@ Symbol SchemaCompiler::literal_value(const ojson& v, int depth) {
     body.push_back(builder_.literal("]"));
     return builder_.rule_of("const", {body});
   }
+  if (v.is_number()) return number_literal(v);
   return builder_.literal(v.dump());
+}
+
+// JSON Schema compares numbers by value, so a const 1 is also 1.0 and 1.00:
+// every plain-decimal spelling of the value (an exponent only as written).
+Symbol SchemaCompiler::number_literal(const ojson& v) {
+  std::string text = v.dump();
+  if (text.find_first_of("eE") != std::string::npos) {
+    double d = v.get<double>();
+    if (d != std::floor(d) || std::fabs(d) > 1e18) return builder_.literal(text);
+    text = fmt::format("{:.0f}", d);
+  }
+  RegexNode at_least = regex_fullmatch(at_least_regex({text, false}));
+  RegexNode at_most = regex_fullmatch(at_most_regex({text, false}));
+  return builder_.lexeme("num\x01=" + text, {&at_least, &at_most}, {}, false);
 }
 
 Symbol SchemaCompiler::any_value() {
@@ -320,18 +282,4 @@ Symbol SchemaCompiler::any_value() {
     builder_.add_production(value, {s});
   return value;
 }
-
-Symbol SchemaCompiler::any_object() {
-  if (any_object_) return *any_object_;
-  static const RegexNode kAnyText = RegexNode::repeat(RegexNode::of_chars(CharSet::any()), 0, RegexNode::kUnbounded);
-  int32_t object = builder_.add_rule("object");
-  any_object_ = object;
-  Symbol member = builder_.rule_of("member", {{json_string_of(kAnyText, "any"), ws_, builder_.literal(":"), ws_,
-                                               any_value(), ws_}});
-  Symbol members = separated_list(member, "members");
-  builder_.add_production(object, {builder_.literal("{"), ws_, builder_.literal("}")});
-  builder_.add_production(object, {builder_.literal("{"), ws_, members, builder_.literal("}")});
-  return object;
-}
-
 }  // namespace skiff::grammar

@@ -1,5 +1,6 @@
 // JSON Schema grammars on hand-written documents; the official test suite
 // runs through `skiff grammar` in tests/python/test_json_schema_suite.py.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "base/error.h"
@@ -80,6 +81,206 @@ TEST(JsonSchema, RefusesKeywordsItCannotEnforceNamingThem) {
   }
   EXPECT_THROW(schema(R"j({"type": "string", "pattern": "(?=x)"})j"), Error);
   EXPECT_THROW(schema("false"), Error);
+}
+
+std::string refusal(const char* text) {
+  try {
+    schema(text);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// allOf merges items position by position: a prefixItems from one side and
+// an items from the other do not make items start after the prefix.
+TEST(JsonSchema, MergedItemsKeepTheirPositions) {
+  auto g = schema(R"({"allOf": [{"prefixItems": [{"minimum": 3}]}], "items": {"minimum": 5}})");
+  EXPECT_FALSE(accepts_text(g, "[3,5]"));
+  EXPECT_TRUE(accepts_text(g, "[5,6]"));
+  auto legacy = schema(R"({"$schema": "http://json-schema.org/draft-07/schema#",
+                           "allOf": [{"items": [{"type": "integer"}]}], "additionalItems": {"type": "boolean"}})");
+  EXPECT_TRUE(accepts_text(legacy, "[1,null]"));  // additionalItems beside no items array means nothing
+  EXPECT_FALSE(accepts_text(legacy, "[null]"));
+  auto both = schema(R"({"allOf": [{"prefixItems": [{"type": "integer"}], "items": false},
+                                   {"prefixItems": [true, {"type": "string"}]}]})");
+  EXPECT_TRUE(accepts_text(both, "[1]"));
+  EXPECT_FALSE(accepts_text(both, R"([1,"a"])"));
+}
+
+// A side's additionalProperties beside the other side's patterns would
+// reach fewer names merged: refused rather than loosened.
+TEST(JsonSchema, MergeRefusesPatternsBesideTheOtherSidesAdditionalProperties) {
+  EXPECT_NE(refusal(R"({"allOf": [{"patternProperties": {"^f": {}}}, {"additionalProperties": false}]})")
+                .find("'patternProperties'"),
+            std::string::npos);
+}
+
+// Drafts 4 to 7: $ref's siblings mean nothing, in allOf's merge too.
+TEST(JsonSchema, LegacyRefIgnoresItsSiblingsWhenMerged) {
+  auto g = schema(R"({"$schema": "http://json-schema.org/draft-07/schema#", "definitions": {"a": {"type": "integer"}},
+                      "allOf": [{"$ref": "#/definitions/a", "maximum": 5}]})");
+  EXPECT_TRUE(accepts_text(g, "10"));
+  EXPECT_FALSE(accepts_text(g, "\"x\""));
+}
+
+// const and enum compare numbers by value: 1 is 1.0 and 1.00.
+TEST(JsonSchema, ConstNumbersMatchEverySpellingOfTheirValue) {
+  auto one = schema(R"({"const": 1})");
+  for (const char* ok : {"1", "1.0", "1.00"}) EXPECT_TRUE(accepts_text(one, ok)) << ok;
+  for (const char* bad : {"1.5", "10", "true", "-1", "01"}) EXPECT_FALSE(accepts_text(one, bad)) << bad;
+  auto nested = schema(R"({"enum": [[0], {"a": -2.0}, 1.5]})");
+  for (const char* ok : {"[0.0]", R"({"a":-2})", "1.50"}) EXPECT_TRUE(accepts_text(nested, ok)) << ok;
+  for (const char* bad : {"[false]", R"({"a":2})", "1.51"}) EXPECT_FALSE(accepts_text(nested, bad)) << bad;
+}
+
+TEST(JsonSchema, RequiredNamesNotListedComeInTheirOrder) {
+  auto g = schema(R"({"required": ["toString", "__proto__"]})");
+  EXPECT_TRUE(accepts_text(g, R"({"toString":1,"__proto__":2})"));
+  EXPECT_FALSE(accepts_text(g, R"({"toString":1})"));
+}
+
+// A name two patterns match meets both schemas (it was left out).
+TEST(JsonSchema, NamesMatchingSeveralPatternsMeetAllTheirSchemas) {
+  auto g = schema(R"({"patternProperties": {"a*": {"type": "integer"}, "aaa*": {"maximum": 20}}})");
+  EXPECT_TRUE(accepts_text(g, R"({"aaaa":18})"));
+  EXPECT_TRUE(accepts_text(g, R"({"a":21,"aaaa":18})"));
+  EXPECT_FALSE(accepts_text(g, R"({"aaaa":31})"));
+  EXPECT_FALSE(accepts_text(g, R"({"aaa":"x"})"));
+  // A required name the schema does not list, but a pattern matches (it crashed).
+  auto required = schema(R"({"required": ["ab"], "patternProperties": {"^a": {"type": "integer"}}})");
+  EXPECT_TRUE(accepts_text(required, R"({"ab":1})"));
+  EXPECT_FALSE(accepts_text(required, R"({"ab":"x"})"));
+}
+
+// More listed names than a lexeme has parts: they are excluded as one.
+TEST(JsonSchema, ManyListedPropertiesBesideAdditionalOnes) {
+  ojson s = {{"type", "object"}, {"properties", ojson::object()}};
+  for (int i = 0; i < 40; ++i) s["properties"][fmt::format("p{}", i)] = {{"type", "integer"}};
+  auto g = compile_json_schema(s);
+  EXPECT_TRUE(accepts_text(g, R"({"p0":1,"p39":2,"q":"x"})"));
+  EXPECT_FALSE(accepts_text(g, R"({"p0":1,"p7":"x"})"));
+}
+
+TEST(JsonSchema, MinAndMaxProperties) {
+  auto g = schema(R"({"minProperties": 1, "maxProperties": 2})");
+  EXPECT_FALSE(accepts_text(g, "{}"));
+  EXPECT_TRUE(accepts_text(g, R"({"a":1})"));
+  EXPECT_TRUE(accepts_text(g, R"({"a":1,"b":2})"));
+  EXPECT_FALSE(accepts_text(g, R"({"a":1,"b":2,"c":3})"));
+  auto listed = schema(R"({"properties": {"x": {}, "y": {}}, "required": ["x"],
+                           "maxProperties": 2, "minProperties": 2})");
+  EXPECT_TRUE(accepts_text(listed, R"({"x":1,"y":2})"));
+  EXPECT_TRUE(accepts_text(listed, R"({"x":1,"z":2})"));
+  EXPECT_FALSE(accepts_text(listed, R"({"x":1})"));
+  EXPECT_FALSE(accepts_text(listed, R"({"x":1,"y":2,"z":3})"));
+  EXPECT_NE(refusal(R"({"type": "object", "properties": {"x": {}}, "additionalProperties": false, "minProperties": 2})")
+                .find("'minProperties'"),
+            std::string::npos);
+}
+
+TEST(JsonSchema, PropertyNames) {
+  auto g = schema(R"({"properties": {"long": {}}, "propertyNames": {"maxLength": 3, "pattern": "^a"}})");
+  EXPECT_TRUE(accepts_text(g, R"({"abc":1,"a":2})"));
+  EXPECT_FALSE(accepts_text(g, R"({"abcd":1})"));
+  EXPECT_FALSE(accepts_text(g, R"({"bc":1})"));
+  EXPECT_FALSE(accepts_text(g, R"({"long":1})"));
+  auto none = schema(R"({"propertyNames": false})");
+  EXPECT_TRUE(accepts_text(none, "{}"));
+  EXPECT_FALSE(accepts_text(none, R"({"a":1})"));
+  auto listed = schema(R"({"propertyNames": {"enum": ["foo", "bar"]}})");
+  EXPECT_TRUE(accepts_text(listed, R"({"bar":1,"foo":2})"));
+  EXPECT_FALSE(accepts_text(listed, R"({"baz":1})"));
+  EXPECT_NE(refusal(R"({"propertyNames": {"not": {"const": "a"}}})").find("'not'"), std::string::npos);
+}
+
+TEST(JsonSchema, ContainsAndMinContains) {
+  auto g = schema(R"({"items": {"type": "integer"}, "contains": {"minimum": 5}, "minContains": 2})");
+  EXPECT_TRUE(accepts_text(g, "[5,1,6]"));
+  EXPECT_TRUE(accepts_text(g, "[7,9]"));
+  EXPECT_FALSE(accepts_text(g, "[1,5,2]"));
+  EXPECT_FALSE(accepts_text(g, "[]"));
+  EXPECT_FALSE(accepts_text(g, "[5,\"x\",6]"));
+  auto none = schema(R"({"contains": false})");
+  EXPECT_FALSE(accepts_text(none, "[1]"));
+  EXPECT_TRUE(accepts_text(none, "{}"));
+  EXPECT_NE(refusal(R"({"contains": {"const": 1}, "maxContains": 1})").find("'maxContains'"), std::string::npos);
+  EXPECT_NE(refusal(R"({"contains": {"const": 1}, "maxItems": 3})").find("'contains'"), std::string::npos);
+}
+
+// A dependency: its property absent, or what it asks for present.
+TEST(JsonSchema, Dependencies) {
+  auto g = schema(R"({"dependentRequired": {"bar": ["foo"]},
+                      "dependentSchemas": {"baz": {"properties": {"n": {"type": "integer"}}}}})");
+  EXPECT_TRUE(accepts_text(g, R"({"foo":1,"bar":2})"));
+  EXPECT_FALSE(accepts_text(g, R"({"bar":2})"));
+  EXPECT_TRUE(accepts_text(g, R"({"n":"x"})"));
+  EXPECT_TRUE(accepts_text(g, R"({"n":1,"baz":0})"));
+  EXPECT_FALSE(accepts_text(g, R"({"n":"x","baz":0})"));
+  auto legacy = schema(R"({"$schema": "http://json-schema.org/draft-07/schema#",
+                           "dependencies": {"a": ["b"], "c": false}})");
+  EXPECT_TRUE(accepts_text(legacy, R"({"b":1,"a":2})"));
+  EXPECT_FALSE(accepts_text(legacy, R"({"a":2})"));
+  EXPECT_FALSE(accepts_text(legacy, R"({"c":2})"));
+}
+
+// References by URI: $id bases (and draft 7's "#name" ids), $anchor, pointers within an embedded resource.
+TEST(JsonSchema, ReferencesThroughIdsAndAnchors) {
+  auto g = schema(R"({"$id": "http://example.com/root.json",
+                      "properties": {"a": {"$ref": "#num"}, "b": {"$ref": "item.json"},
+                                     "c": {"$ref": "item.json#/$defs/s"},
+                                     "d": {"$ref": "http://example.com/root.json#/$defs/n"}},
+                      "$defs": {"n": {"$anchor": "num", "type": "number"},
+                                "i": {"$id": "item.json", "type": "array", "items": {"$ref": "#/$defs/s"},
+                                      "$defs": {"s": {"type": "string"}}}}})");
+  EXPECT_TRUE(accepts_text(g, R"({"a":1,"b":["x"],"c":"y","d":2})"));
+  EXPECT_FALSE(accepts_text(g, R"({"a":"1"})"));
+  EXPECT_FALSE(accepts_text(g, R"({"b":[1]})"));
+  EXPECT_FALSE(accepts_text(g, R"({"c":1})"));
+  auto legacy = schema(R"({"$schema": "http://json-schema.org/draft-07/schema#",
+                           "allOf": [{"$ref": "#foo"}], "definitions": {"A": {"$id": "#foo", "type": "integer"}}})");
+  EXPECT_TRUE(accepts_text(legacy, "1"));
+  EXPECT_FALSE(accepts_text(legacy, "\"a\""));
+  EXPECT_NE(refusal(R"({"$ref": "http://example.com/other.json"})").find("'$ref'"), std::string::npos);
+  EXPECT_NE(refusal(R"({"$ref": "#nowhere"})").find("'$ref'"), std::string::npos);
+}
+
+// unevaluatedProperties / unevaluatedItems hold for what the merged schema
+// does not list; a subschema's own is never merged into another's.
+TEST(JsonSchema, UnevaluatedPropertiesAndItems) {
+  auto g = schema(R"({"properties": {"a": {}}, "allOf": [{"properties": {"b": {}}}],
+                      "anyOf": [{"properties": {"c": {}}}, {"required": ["d"]}], "unevaluatedProperties": false})");
+  EXPECT_TRUE(accepts_text(g, R"({"a":1,"b":2,"c":3})"));
+  EXPECT_FALSE(accepts_text(g, R"({"a":1,"e":2})"));
+  EXPECT_FALSE(accepts_text(g, R"({"d":1})"));  // required does not evaluate d
+  auto items = schema(R"({"allOf": [{"prefixItems": [true]}], "unevaluatedItems": {"type": "string"}})");
+  EXPECT_TRUE(accepts_text(items, R"([1,"a"])"));
+  EXPECT_FALSE(accepts_text(items, "[1,2]"));
+  EXPECT_NE(refusal(R"({"allOf": [{"properties": {"a": {}}, "unevaluatedProperties": false}],
+                         "properties": {"b": {}}})")
+                .find("'unevaluatedProperties'"),
+            std::string::npos);
+}
+
+// enum and const beside other keywords: each value is checked against them.
+TEST(JsonSchema, EnumBesideOtherKeywordsKeepsTheValuesTheyAccept) {
+  auto g = schema(R"({"enum": ["a", "bb", "ccc", 1, 2.5, {"x": 1}, {"x": "y"}], "maxLength": 2, "minimum": 2,
+                      "properties": {"x": {"type": "string"}}})");
+  for (const char* ok : {"\"a\"", "\"bb\"", "2.5", R"({"x":"y"})"}) EXPECT_TRUE(accepts_text(g, ok)) << ok;
+  for (const char* bad : {"\"ccc\"", "1", R"({"x":1})"}) EXPECT_FALSE(accepts_text(g, bad)) << bad;
+  auto merged = schema(R"({"allOf": [{"enum": ["ab", "abc"]}, {"type": "string", "pattern": "c$"}]})");
+  EXPECT_TRUE(accepts_text(merged, "\"abc\""));
+  EXPECT_FALSE(accepts_text(merged, "\"ab\""));
+  EXPECT_NE(refusal(R"({"const": 3, "multipleOf": 3})").find("'multipleOf'"), std::string::npos);
+}
+
+// What the error says when nothing satisfies a schema.
+TEST(JsonSchema, ImpossibleSchemasSayWhy) {
+  EXPECT_NE(refusal("false").find("'false'"), std::string::npos);
+  EXPECT_NE(refusal(R"({"allOf": [{"type": "string"}, {"type": "integer"}]})").find("'type'"), std::string::npos);
+  EXPECT_NE(refusal(R"({"type": "array", "minItems": 2, "maxItems": 1})").find("'minItems'"), std::string::npos);
+  EXPECT_NE(refusal(R"({"type": "object", "properties": {"a": false}, "required": ["a"]})").find("'required'"),
+            std::string::npos);
 }
 
 TEST(JsonSchema, AnyJsonObject) {

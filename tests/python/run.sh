@@ -16,7 +16,7 @@ VENV="${SKIFF_PYTHON_TEST_VENV:-$(dirname "$SKIFF_PYTHON_MODULE")/python-test-ve
 rm -rf "$VENV"
 "$PYTHON" -m venv "$VENV" || skip "python3 -m venv failed"
 PIP=("$VENV/bin/python" -m pip install --quiet --disable-pip-version-check)
-"${PIP[@]}" pytest scikit-build-core tqdm
+"${PIP[@]}" pytest scikit-build-core tqdm jsonschema
 # --no-build-isolation: the backend just installed; the prebuilt module makes
 # the CMake run a copy (CMakeLists.txt, SKIFF_PYTHON_PREBUILT).
 "${PIP[@]}" --no-build-isolation --no-deps "$SRC" \

@@ -44,6 +44,18 @@ else
   json_schema_suite || echo "test.sh: JSON-Schema-Test-Suite not fetched; its test fails" >&2
 fi
 stage "Release build" scripts/build.sh
+# llama.cpp's sample GBNF grammars, cached (tests/grammar/gbnf_test.cpp fails
+# without them, naming scripts/fetch-llama-grammars.sh).
+llama_grammars() {
+  local dir
+  dir=$(scripts/fetch-llama-grammars.sh) || return 1
+  export SKIFF_LLAMA_GRAMMARS="$dir"
+}
+if [[ "${CI:-}" == true ]]; then
+  stage "fetch llama.cpp grammars" llama_grammars
+else
+  llama_grammars || echo "test.sh: llama.cpp's grammars not fetched; the GBNF tests fail" >&2
+fi
 if [[ "${CI:-}" == true ]]; then
   stage "fetch real models" scripts/fetch-models.sh qwen2.5-coder-0.5b gemma3-270m
   export SKIFF_REQUIRE_REAL_MODELS=1

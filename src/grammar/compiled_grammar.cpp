@@ -1,5 +1,7 @@
 #include "grammar/compiled_grammar.h"
 
+#include <algorithm>
+
 namespace skiff::grammar {
 
 CompiledGrammar::CompiledGrammar(std::shared_ptr<const Grammar> grammar, std::shared_ptr<const TokenTrie> vocab)
@@ -18,32 +20,82 @@ const CompiledGrammar::LexemeTokens& CompiledGrammar::lexeme_tokens(int32_t stat
   return *it->second;
 }
 
+size_t CompiledGrammar::text_reach(TextClass text_class, int32_t state) const {
+  const Lexer& lexer = grammar_->lexer();
+  // Level by level over (lexer state, UTF-8 phase): the first level where
+  // some text dies bounds the reach; a level adding no new pair closes it.
+  constexpr size_t kMaxLengthChecked = 32, kMaxPairs = 64;
+  std::vector<std::pair<int32_t, int>> seen{{state, 0}}, level{{state, 0}}, next;
+  for (size_t depth = 0; depth <= kMaxLengthChecked; ++depth) {
+    next.clear();
+    for (auto [s, phase] : level) {
+      for (int b = 0; b < 256; ++b) {
+        int next_phase = text_class_next_phase(text_class, phase, static_cast<uint8_t>(b));
+        if (next_phase < 0) continue;
+        int32_t t = lexer.next(s, static_cast<uint8_t>(b));
+        if (t == Lexer::kDead) return depth;
+        std::pair<int32_t, int> pair{t, next_phase};
+        if (std::find(seen.begin(), seen.end(), pair) != seen.end()) continue;
+        if (seen.size() == kMaxPairs) return depth;
+        seen.push_back(pair);
+        next.push_back(pair);
+      }
+    }
+    if (next.empty()) return TokenTrie::kAnyLength;
+    level.swap(next);
+  }
+  return kMaxLengthChecked;
+}
+
 std::unique_ptr<CompiledGrammar::LexemeTokens> CompiledGrammar::walk(int32_t state, bool in_lexeme) const {
-  const TokenTrie& trie = *vocab_;
   const Lexer& lexer = grammar_->lexer();
   auto out = std::make_unique<LexemeTokens>();
-  std::vector<int32_t> states(trie.max_depth() + 1);
+  const int32_t n_vocab = vocab_->n_vocab();
+  const TokenTrie* trie = vocab_.get();
+  size_t reach[2] = {0, 0};
+  bool reach_known[2] = {false, false};
+  for (const TokenTrie::Slice& slice : vocab_->slices()) {
+    int k = static_cast<int>(slice.text_class);
+    if (!reach_known[k]) reach[k] = text_reach(slice.text_class, state), reach_known[k] = true;
+    if (slice.max_bytes > reach[k]) continue;
+    out->bits = slice.tokens;
+    trie = slice.others.get();
+    break;
+  }
+  if (out->bits.empty()) out->bits.assign((n_vocab + 31) / 32, 0);
+  out->exit_trie = trie;
+  // The walk: per depth, the state reached and its row of transitions.
+  const TokenTrie::Node* nodes = trie->nodes();
+  const int32_t* ids = trie->token_ids();
+  std::vector<int32_t> states(trie->max_depth() + 1);
+  std::vector<Lexer::Row> rows(trie->max_depth() + 1);
   states[0] = state;
-  int32_t n = trie.n_nodes();
+  rows[0] = lexer.row(state);
+  uint32_t* bits = out->bits.data();
+  const int32_t n = trie->n_nodes();
   for (int32_t i = 1; i < n;) {
-    int32_t d = trie.depth(i);
-    int32_t from = states[d - 1];
-    int32_t to = lexer.next(from, trie.byte(i));
+    const TokenTrie::Node& node = nodes[i];
+    const int32_t d = node.depth;
+    const int32_t to = lexer.next(rows[d - 1], states[d - 1], node.byte);
     if (to == Lexer::kDead) {
-      if ((d > 1 || in_lexeme) && !lexer.accepts(from).empty()) out->exits.push_back({i, from});
-      i = trie.subtree_end(i);
+      if ((d > 1 || in_lexeme) && !lexer.accepts(states[d - 1]).empty()) out->exits.push_back({i, states[d - 1]});
+      i = node.subtree_end;
       continue;
     }
-    states[d] = to;
-    for (int32_t token : trie.tokens_at(i)) out->ids.push_back(token);
+    for (int32_t k = node.token_begin; k < nodes[i + 1].token_begin; ++k) bits[ids[k] >> 5] |= 1u << (ids[k] & 31);
+    if (node.subtree_end > i + 1) {  // the row only for a node with children
+      states[d] = to;
+      rows[d] = lexer.row(to);
+    }
     ++i;
   }
-  // A list when it is shorter than the bitset.
-  if (out->ids.size() > static_cast<size_t>(trie.n_vocab()) / 32) {
-    out->bits.assign((trie.n_vocab() + 31) / 32, 0);
-    for (int32_t token : out->ids) out->bits[token >> 5] |= 1u << (token & 31);
-    out->ids.clear();
-    out->ids.shrink_to_fit();
+  // A list when that is smaller than the bitset.
+  size_t count = 0;
+  for (uint32_t w : out->bits) count += static_cast<size_t>(__builtin_popcount(w));
+  if (count < static_cast<size_t>(n_vocab) / 32) {
+    for (int32_t w = 0; w < static_cast<int32_t>(out->bits.size()); ++w)
+      for (uint32_t bits = out->bits[w]; bits; bits &= bits - 1) out->ids.push_back(w * 32 + __builtin_ctz(bits));
+    out->bits = {};
   }
   return out;
 }

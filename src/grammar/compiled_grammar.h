@@ -29,8 +29,11 @@ class CompiledGrammar {
     // Tokens that stay inside the lexeme: a bitset, or a list when few.
     std::vector<uint32_t> bits;
     std::vector<int32_t> ids;
-    // (trie node, lexer state before its byte): the lexeme ends before the node's byte.
+    // (trie node, lexer state before its byte): the lexeme ends before the
+    // node's byte. The nodes are exit_trie's: the vocabulary's, or the trie
+    // of the tokens outside a string-text slice the state takes whole.
     std::vector<std::pair<int32_t, int32_t>> exits;
+    const TokenTrie* exit_trie = nullptr;
   };
   // Computed the first time a state is asked for; thread-safe.
   const LexemeTokens& lexeme_tokens(int32_t state, bool in_lexeme) const;
@@ -40,6 +43,10 @@ class CompiledGrammar {
 
  private:
   std::unique_ptr<LexemeTokens> walk(int32_t state, bool in_lexeme) const;
+  // How many bytes of any text of the class keep the lexer alive from
+  // `state` (between characters): TokenTrie::kAnyLength when there is no
+  // limit; at most 32 otherwise.
+  size_t text_reach(TextClass text_class, int32_t state) const;
 
   std::shared_ptr<const Grammar> grammar_;
   std::shared_ptr<const TokenTrie> vocab_;

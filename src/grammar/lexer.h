@@ -48,6 +48,13 @@ class Lexer {
     int32_t t = c.next[state & kChunkMask][byte].load(std::memory_order_acquire);
     return t != kUnknown ? t : build_transitions(state, byte);
   }
+  // The transitions of one state, for a walk that takes many from it.
+  using Row = const std::atomic<int32_t>*;
+  Row row(int32_t state) const { return chunks_[state >> kChunkBits]->next[state & kChunkMask]; }
+  int32_t next(Row row, int32_t state, uint8_t byte) const {
+    int32_t t = row[byte].load(std::memory_order_acquire);
+    return t != kUnknown ? t : build_transitions(state, byte);
+  }
   // The lexemes a text ending in this state would be.
   std::span<const int32_t> accepts(int32_t state) const {
     return chunks_[state >> kChunkBits]->accepts[state & kChunkMask];

@@ -113,7 +113,7 @@ void Matcher::fill_mask(std::span<uint32_t> bits) {
         can_follow = parser_.scan(lexer_.accepts(state)) && parser_.lexer_start() != Lexer::kDead;
         next_lexeme = {parser_.lexer_start(), parser_.n_rows(), false};
       }
-      if (can_follow) walk_subtree(node, next_lexeme, bits);
+      if (can_follow) walk_subtree(*inside.exit_trie, node, next_lexeme, bits);
     }
     parser_.truncate(root.rows);
   }
@@ -121,8 +121,7 @@ void Matcher::fill_mask(std::span<uint32_t> bits) {
     for (int32_t token : vocab_->end_tokens()) bits[token >> 5] |= 1u << (token & 31);
 }
 
-void Matcher::walk_subtree(int32_t node, const Position& from, std::span<uint32_t> bits) {
-  const TokenTrie& trie = *vocab_;
+void Matcher::walk_subtree(const TokenTrie& trie, int32_t node, const Position& from, std::span<uint32_t> bits) {
   int32_t base = trie.depth(node) - 1;
   frames_[base] = from;
   int32_t end = trie.subtree_end(node);

@@ -51,7 +51,7 @@ class Matcher {
   bool complete_at(const Position& at) const;
   // Marks the tokens of the trie subtree at `node` allowed from `from` (the
   // position before the node's byte), with the parser.
-  void walk_subtree(int32_t node, const Position& from, std::span<uint32_t> bits);
+  void walk_subtree(const TokenTrie& trie, int32_t node, const Position& from, std::span<uint32_t> bits);
 
   std::shared_ptr<const CompiledGrammar> compiled_;
   std::shared_ptr<const Grammar> grammar_;

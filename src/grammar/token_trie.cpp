@@ -7,7 +7,56 @@
 
 namespace skiff::grammar {
 
+int text_class_next_phase(TextClass text_class, int phase, uint8_t b) {
+  if (text_class == TextClass::Alphanumeric)
+    return (b >= '0' && b <= '9') || (b >= 'A' && b <= 'Z') || (b >= 'a' && b <= 'z') ? 0 : -1;
+  switch (phase) {
+    case 0:
+      if (b < 0x80) return b < 0x20 || b == '"' || b == '\\' ? -1 : 0;
+      if (b >= 0xC2 && b <= 0xDF) return 1;
+      if (b == 0xE0) return 2;
+      if (b == 0xED) return 4;
+      if (b >= 0xE1 && b <= 0xEF) return 3;
+      if (b == 0xF0) return 5;
+      if (b >= 0xF1 && b <= 0xF3) return 6;
+      if (b == 0xF4) return 7;
+      return -1;
+    case 1: return b >= 0x80 && b <= 0xBF ? 0 : -1;
+    case 2: return b >= 0xA0 && b <= 0xBF ? 1 : -1;
+    case 3: return b >= 0x80 && b <= 0xBF ? 1 : -1;
+    case 4: return b >= 0x80 && b <= 0x9F ? 1 : -1;
+    case 5: return b >= 0x90 && b <= 0xBF ? 3 : -1;
+    case 6: return b >= 0x80 && b <= 0xBF ? 3 : -1;
+    case 7: return b >= 0x80 && b <= 0x8F ? 3 : -1;
+    default: return -1;
+  }
+}
+
 TokenTrie::TokenTrie(const std::vector<std::string>& token_bytes, std::vector<int32_t> end_tokens)
+    : TokenTrie(token_bytes, end_tokens, NoSlices{}) {
+  auto is_text = [&](TextClass text_class, const std::string& text) {
+    int phase = text.empty() ? -1 : 0;
+    for (size_t i = 0; i < text.size() && phase >= 0; ++i)
+      phase = text_class_next_phase(text_class, phase, static_cast<uint8_t>(text[i]));
+    return phase >= 0;
+  };
+  const std::pair<TextClass, size_t> kSlices[] = {
+      {TextClass::JsonString, kAnyLength}, {TextClass::JsonString, 32}, {TextClass::JsonString, 16},
+      {TextClass::Alphanumeric, kAnyLength}};
+  for (auto [text_class, max_bytes] : kSlices) {
+    Slice slice{text_class, max_bytes, std::vector<uint32_t>((n_vocab_ + 31) / 32, 0), nullptr};
+    std::vector<std::string> others(token_bytes.size());
+    for (size_t id = 0; id < token_bytes.size(); ++id) {
+      if (token_bytes[id].size() <= max_bytes && is_text(text_class, token_bytes[id]))
+        slice.tokens[id >> 5] |= 1u << (id & 31);
+      else others[id] = token_bytes[id];
+    }
+    slice.others = std::shared_ptr<const TokenTrie>(new TokenTrie(others, end_tokens_, NoSlices{}));
+    slices_.push_back(std::move(slice));
+  }
+}
+
+TokenTrie::TokenTrie(const std::vector<std::string>& token_bytes, std::vector<int32_t> end_tokens, NoSlices)
     : n_vocab_(static_cast<int32_t>(token_bytes.size())), end_tokens_(std::move(end_tokens)),
       token_bytes_(token_bytes) {
   std::vector<int32_t> order;
@@ -18,8 +67,8 @@ TokenTrie::TokenTrie(const std::vector<std::string>& token_bytes, std::vector<in
   });
   // Sorted texts enter the trie in pre-order: each text shares its longest
   // common prefix with the one before, and new nodes follow.
-  byte_.push_back(0);
-  depth_.push_back(0);
+  std::vector<uint8_t> byte_{0};
+  std::vector<uint16_t> depth_{0};
   std::vector<int32_t> node_tokens;  // (node, token) pairs in pre-order of nodes
   std::vector<int32_t> token_node;
   std::vector<int32_t> path{0};  // node at each depth of the previous text
@@ -44,7 +93,7 @@ TokenTrie::TokenTrie(const std::vector<std::string>& token_bytes, std::vector<in
     previous = &text;
   }
   int32_t n = static_cast<int32_t>(byte_.size());
-  subtree_end_.assign(n, n);
+  std::vector<int32_t> subtree_end_(n, n);
   std::vector<int32_t> open;  // nodes whose subtree has not ended, by depth
   for (int32_t i = 0; i < n; ++i) {
     while (!open.empty() && depth_[open.back()] >= depth_[i]) {
@@ -53,12 +102,16 @@ TokenTrie::TokenTrie(const std::vector<std::string>& token_bytes, std::vector<in
     }
     open.push_back(i);
   }
-  token_begin_.assign(n + 1, 0);
+  std::vector<int32_t> token_begin_(n + 1, 0);
   for (int32_t node : token_node) ++token_begin_[node + 1];
   std::partial_sum(token_begin_.begin(), token_begin_.end(), token_begin_.begin());
   tokens_.resize(node_tokens.size());
   std::vector<int32_t> fill(token_begin_.begin(), token_begin_.end() - 1);
   for (size_t k = 0; k < node_tokens.size(); ++k) tokens_[fill[token_node[k]]++] = node_tokens[k];
+  nodes_.resize(n + 1);
+  for (int32_t i = 0; i <= n; ++i)
+    nodes_[i] = {i < n ? subtree_end_[i] : n, token_begin_[i], static_cast<uint16_t>(i < n ? depth_[i] : 0),
+                 i < n ? byte_[i] : uint8_t{0}};
 }
 
 }  // namespace skiff::grammar

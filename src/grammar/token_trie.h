@@ -4,11 +4,22 @@
 // each subtree, so a rejected prefix skips its whole subtree in one step.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
 namespace skiff::grammar {
+
+// Kinds of text whole runs of tokens are often all allowed in: JSON string
+// text (any character a JSON string holds unescaped: not '"', '\\' or a
+// control character) and ASCII letters and digits (words, names, emails).
+enum class TextClass { JsonString, Alphanumeric };
+
+// The class's text as a byte automaton over well-formed UTF-8 (Unicode's
+// table 3-7): the phase after `byte` from `phase` (0: between characters), or
+// -1 when the byte cannot come there.
+int text_class_next_phase(TextClass text_class, int phase, uint8_t byte);
 
 class TokenTrie {
  public:
@@ -17,19 +28,43 @@ class TokenTrie {
   // constrained text where the grammar is complete.
   TokenTrie(const std::vector<std::string>& token_bytes, std::vector<int32_t> end_tokens);
 
+  // Slices of the vocabulary: the tokens that are text of a class (from
+  // phase 0; a last character may be cut) of at most max_bytes bytes
+  // (kAnyLength: any), as a bitset, and the other tokens as a trie of their
+  // own with the same ids. Where a lexer state takes any text of the class
+  // that long, a slice's tokens are all inside its lexeme at once and only
+  // the rest are walked.
+  struct Slice {
+    TextClass text_class;
+    size_t max_bytes;
+    std::vector<uint32_t> tokens;
+    std::shared_ptr<const TokenTrie> others;
+  };
+  static constexpr size_t kAnyLength = SIZE_MAX;
+  const std::vector<Slice>& slices() const { return slices_; }  // largest first
+
   int32_t n_vocab() const { return n_vocab_; }
-  int32_t n_nodes() const { return static_cast<int32_t>(byte_.size()); }
-  uint8_t byte(int32_t node) const { return byte_[node]; }
-  int32_t depth(int32_t node) const { return depth_[node]; }
-  int32_t subtree_end(int32_t node) const { return subtree_end_[node]; }
+  // A node's fields together: the mask walk reads them all, node after node.
+  struct Node {
+    int32_t subtree_end;  // the node after its subtree
+    int32_t token_begin;  // its tokens: tokens_[token_begin, next node's token_begin)
+    uint16_t depth;       // its byte's position in the token (root: 0)
+    uint8_t byte;
+  };
+  int32_t n_nodes() const { return static_cast<int32_t>(nodes_.size()) - 1; }
+  const Node* nodes() const { return nodes_.data(); }
+  uint8_t byte(int32_t node) const { return nodes_[node].byte; }
+  int32_t depth(int32_t node) const { return nodes_[node].depth; }
+  int32_t subtree_end(int32_t node) const { return nodes_[node].subtree_end; }
   std::span<const int32_t> tokens_at(int32_t node) const {
-    return {tokens_.data() + token_begin_[node], tokens_.data() + token_begin_[node + 1]};
+    return {tokens_.data() + nodes_[node].token_begin, tokens_.data() + nodes_[node + 1].token_begin};
   }
+  const int32_t* token_ids() const { return tokens_.data(); }
   int32_t max_depth() const { return max_depth_; }
   // The child of `node` reached by `byte`, or -1.
   int32_t child(int32_t node, uint8_t byte) const {
-    for (int32_t c = node + 1; c < subtree_end_[node]; c = subtree_end_[c])
-      if (byte_[c] == byte) return c;
+    for (int32_t c = node + 1; c < nodes_[node].subtree_end; c = nodes_[c].subtree_end)
+      if (nodes_[c].byte == byte) return c;
     return -1;
   }
   const std::vector<int32_t>& end_tokens() const { return end_tokens_; }
@@ -38,13 +73,14 @@ class TokenTrie {
  private:
   int32_t n_vocab_;
   int32_t max_depth_ = 0;
-  std::vector<uint8_t> byte_;
-  std::vector<uint16_t> depth_;
-  std::vector<int32_t> subtree_end_;
-  std::vector<int32_t> token_begin_;  // tokens ending at node i: tokens_[token_begin_[i], token_begin_[i + 1])
+  std::vector<Node> nodes_;  // in pre-order, and one past the last (its token_begin ends the last node's tokens)
   std::vector<int32_t> tokens_;
   std::vector<int32_t> end_tokens_;
   std::vector<std::string> token_bytes_;
+  std::vector<Slice> slices_;  // empty in a slice's own trie of others
+
+  struct NoSlices {};
+  TokenTrie(const std::vector<std::string>& token_bytes, std::vector<int32_t> end_tokens, NoSlices);
 };
 
 }  // namespace skiff::grammar

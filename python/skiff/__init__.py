@@ -1,6 +1,7 @@
 """skiff: vLLM's offline API (LLM, SamplingParams) over the skiff C++ engine."""
 from .llm import LLM
 from .outputs import CompletionOutput, RequestMetrics, RequestOutput
-from .sampling_params import SamplingParams
+from .sampling_params import GuidedDecodingParams, SamplingParams, StructuredOutputsParams
 
-__all__ = ["LLM", "SamplingParams", "RequestOutput", "CompletionOutput", "RequestMetrics"]
+__all__ = ["LLM", "SamplingParams", "RequestOutput", "CompletionOutput", "RequestMetrics",
+           "StructuredOutputsParams", "GuidedDecodingParams"]

@@ -71,14 +71,17 @@ void read_structured_outputs(const ojson& v, SamplingParams& p) {
   for (const auto& [key, value] : v.items()) {
     std::string field = "structured_outputs." + key;
     if (value.is_null()) continue;
+    if (key == "whitespace_pattern") bad_field(field, "structured_outputs.whitespace_pattern is not supported");
     if (key == "json") claim(p, field).json = schema_text(value, field);
     else if (key == "regex") claim(p, field).regex = text_field(value, field);
     else if (key == "choice") claim(p, field).choice = strings(value, field);
     else if (key == "grammar") claim(p, field).grammar = text_field(value, field);
     else if (key == "json_object") {
       if (boolean_field(value, field)) claim(p, field).json_object = true;
-    } else if (key.rfind("disable_", 0) == 0 || key == "whitespace_pattern" || key == "backend") {
-      if (key == "whitespace_pattern") bad_field(field, "structured_outputs.whitespace_pattern is not supported");
+    } else if (key == "disable_any_whitespace") {
+      p.structured_outputs.disable_any_whitespace = boolean_field(value, field);
+    } else if (key.rfind("disable_", 0) == 0 || key == "backend") {
+      // Backend choices (vLLM's disable_fallback, disable_additional_properties, ...): one engine here.
     } else {
       bad_field(field, fmt::format("{} is not supported (json, regex, choice, grammar, json_object are)", field));
     }

@@ -31,6 +31,7 @@ struct RunArgs {
   std::string kv_mem;   // empty: blocks for exactly the context
   int block_size = 16;
   SpecFlags spec;
+  ConstraintFlags constraint;
 };
 
 // What one generation took: the prefill is the first step (it samples the
@@ -159,6 +160,7 @@ void run(const RunArgs& a) {
   SamplingParams params = a.sampling;
   params.max_tokens = std::max(1, a.n_predict);
   if (a.seed >= 0) params.seed = static_cast<uint64_t>(a.seed);
+  a.constraint.apply(params);
 
   // Echo the prompt, then stream the output through the same decoder, so the
   // text reads as one detokenized sequence.
@@ -190,6 +192,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--block-size", args->block_size, "tokens per KV block")->capture_default_str()->check(CLI::Range(1, 4096));
   cmd->add_flag("--mmap", args->mmap, kMmapHelp);
   add_spec_flags(cmd, args->spec);
+  args->constraint.add_to(cmd);
   cmd->callback([args] { run(*args); });
 }
 

@@ -3,8 +3,11 @@
 #pragma once
 #include <CLI/CLI.hpp>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 
+#include "base/error.h"
 #include "engine/sampling_params.h"
 
 namespace skiff::cli {
@@ -37,5 +40,30 @@ inline void add_sampling_flags(CLI::App* cmd, SamplingParams& s, const std::stri
   cmd->add_option("--presence-penalty", s.presence_penalty, help("presence penalty (0: off)"))
       ->capture_default_str();
 }
+
+// A constraint on the output (structured outputs), one of the three.
+struct ConstraintFlags {
+  std::string json_schema_file, grammar_file, regex;
+
+  void add_to(CLI::App* cmd) {
+    auto* schema = cmd->add_option("--json-schema", json_schema_file, "the output is JSON valid for this JSON Schema file");
+    auto* grammar = cmd->add_option("--grammar-file", grammar_file, "the output follows this GBNF grammar file");
+    auto* regex_flag = cmd->add_option("--regex", regex, "the output matches this regular expression");
+    schema->excludes(grammar, regex_flag);
+    grammar->excludes(regex_flag);
+  }
+  void apply(SamplingParams& p) const {
+    auto read = [](const std::string& path) {
+      std::ifstream in(path, std::ios::binary);
+      if (!in) fail("cannot read {}", path);
+      std::stringstream s;
+      s << in.rdbuf();
+      return s.str();
+    };
+    if (!json_schema_file.empty()) p.structured_outputs.json = read(json_schema_file), p.structured_outputs.field = "--json-schema";
+    if (!grammar_file.empty()) p.structured_outputs.grammar = read(grammar_file), p.structured_outputs.field = "--grammar-file";
+    if (!regex.empty()) p.structured_outputs.regex = regex, p.structured_outputs.field = "--regex";
+  }
+};
 
 }  // namespace skiff::cli

@@ -22,6 +22,9 @@ struct StructuredOutputs {
   std::vector<std::string> choice;  // the output is one of these
   std::string grammar;              // a GBNF grammar (llama.cpp's format)
   std::string field;                // the request field it came from, for messages
+  // JSON without whitespace between tokens (vLLM's option); otherwise up to
+  // 64 blank bytes between two tokens.
+  bool disable_any_whitespace = false;
 
   int count() const {
     return !json.empty() + json_object + !regex.empty() + !choice.empty() + !grammar.empty();

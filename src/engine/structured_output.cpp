@@ -11,8 +11,9 @@ namespace skiff {
 namespace {
 
 std::string key_of(const StructuredOutputs& so) {
-  if (!so.json.empty()) return "json\x01" + so.json;
-  if (so.json_object) return "json_object";
+  const std::string ws = so.disable_any_whitespace ? "compact\x01" : "";
+  if (!so.json.empty()) return ws + "json\x01" + so.json;
+  if (so.json_object) return ws + "json_object";
   if (!so.regex.empty()) return "regex\x01" + so.regex;
   if (!so.grammar.empty()) return "grammar\x01" + so.grammar;
   std::string key = "choice";
@@ -21,8 +22,10 @@ std::string key_of(const StructuredOutputs& so) {
 }
 
 std::shared_ptr<const grammar::Grammar> compile(const StructuredOutputs& so) {
-  if (!so.json.empty()) return grammar::compile_json_schema(parse_ordered_json(so.json));
-  if (so.json_object) return grammar::compile_any_json_object();
+  grammar::JsonGrammarOptions json;
+  if (so.disable_any_whitespace) json.max_whitespace = 0;
+  if (!so.json.empty()) return grammar::compile_json_schema(parse_ordered_json(so.json), {}, json);
+  if (so.json_object) return grammar::compile_any_json_object({}, json);
   if (!so.regex.empty()) return grammar::compile_regex(so.regex);
   if (!so.grammar.empty()) return grammar::compile_gbnf(so.grammar);
   return grammar::compile_choice(so.choice);

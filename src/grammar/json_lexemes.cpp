@@ -102,7 +102,7 @@ const char* kUnsigned = "(?:0|[1-9][0-9]*)(?:\\.[0-9]+)?";
 }  // namespace
 
 std::string json_number_regex(bool integer) {
-  if (integer) return "-?(?:0|[1-9][0-9]*)(?:\\.0+)?";
+  if (integer) return "-?(?:0|[1-9][0-9]*)";
   return "-?(?:0|[1-9][0-9]*)(?:\\.[0-9]+)?(?:[eE][+-]?[0-9]+)?";
 }
 

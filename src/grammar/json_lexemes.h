@@ -7,7 +7,10 @@
 
 namespace skiff::grammar {
 
-// JSON number syntax; integer: no exponent, a fraction only of zeros (1.0 is an integer).
+// JSON number syntax; integer: digits alone. JSON Schema counts 1.0 as an
+// integer too, but a model writing "age": 91.0000 is never what a client
+// wants, so an integer is written without a fraction (a deviation that only
+// ever rejects).
 std::string json_number_regex(bool integer);
 
 // A bound: a number written in decimal (as JSON prints it).

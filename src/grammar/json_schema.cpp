@@ -32,22 +32,43 @@ const ojson& list_of(const ojson& schema, const char* key, const std::string& pa
 
 }  // namespace
 
-SchemaCompiler::SchemaCompiler(const ojson& root, Limits limits, int nesting)
+SchemaCompiler::SchemaCompiler(const ojson& root, Limits limits, JsonGrammarOptions options, int nesting)
     : root_(nesting == 0 ? resolve_refs_to_pointers(root) : root),
       limits_(limits),
+      options_(options),
       nesting_(nesting),
-      builder_(limits) {
+      own_builder_(std::make_unique<GrammarBuilder>(limits)),
+      builder_(*own_builder_) {
+  setup();
+}
+
+SchemaCompiler::SchemaCompiler(GrammarBuilder& builder, const ojson& root, JsonGrammarOptions options)
+    : root_(resolve_refs_to_pointers(root)), options_(options), nesting_(0), builder_(builder) {
+  setup();
+}
+
+void SchemaCompiler::setup() {
+  // Between tokens: JSON's whitespace, at most options_.max_whitespace bytes
+  // at a time, so that a model cannot run on in blanks forever.
   CharSet blanks{{' ', ' '}, {'\t', '\n'}, {'\r', '\r'}};
-  ws_ = builder_.regex(RegexNode::repeat(RegexNode::of_chars(blanks), 0, RegexNode::kUnbounded), TextEncoding::Utf8,
-                       "ws");
+  uint32_t most = options_.max_whitespace == JsonGrammarOptions::kAnyWhitespace
+                      ? RegexNode::kUnbounded
+                      : static_cast<uint32_t>(options_.max_whitespace);
+  ws_ = builder_.regex(RegexNode::repeat(RegexNode::of_chars(blanks), 0, most), TextEncoding::Utf8,
+                       "ws" + std::to_string(most));
   legacy_ = is_legacy_draft(root_);
   draft4_ = has_schema_uri(root_, "draft-04");
 }
 
-std::shared_ptr<const Grammar> SchemaCompiler::compile() {
+Symbol SchemaCompiler::root_value() {
   std::optional<Symbol> value = compile_value(root_, "#", 0);
   if (!value) fail("JSON Schema: no value satisfies the schema: {}", impossible_);
-  return builder_.build(builder_.rule_of("json", {{ws_, *value, ws_}}));
+  return *value;
+}
+
+std::shared_ptr<const Grammar> SchemaCompiler::compile() {
+  Symbol value = root_value();
+  return builder_.build(builder_.rule_of("json", {{ws_, value, ws_}}));
 }
 
 std::shared_ptr<const Grammar> SchemaCompiler::compile_any_object() {
@@ -230,9 +251,13 @@ void SchemaCompiler::check_one_of_disjoint(const ojson& base, const ojson& list,
   };
   for (size_t i = 0; i < list.size(); ++i) {
     for (size_t j = i + 1; j < list.size(); ++j) {
-      auto [ki, si] = kinds(list[i]);
-      auto [kj, sj] = kinds(list[j]);
-      bool overlap = std::any_of(ki.begin(), ki.end(), [&](const std::string& t) { return kj.count(t); });
+      // Not structured bindings: clang 14 cannot capture them in the lambda.
+      const auto branch_i = kinds(list[i]), branch_j = kinds(list[j]);
+      const std::set<std::string>& ki = branch_i.first;
+      const std::set<std::string>& kj = branch_j.first;
+      const ojson* si = branch_i.second;
+      const ojson* sj = branch_j.second;
+      bool overlap = std::any_of(ki.begin(), ki.end(), [&](const std::string& t) { return kj.count(t) > 0; });
       if (!overlap) continue;
       bool told_apart = false;
       auto di = discriminator(*si), dj = discriminator(*sj);
@@ -264,7 +289,7 @@ std::vector<ojson> SchemaCompiler::enum_values(const ojson& schema, const std::s
   if (nesting_ >= kMaxNesting)
     refuse(rest.begin().key(), path, "beside 'enum' or 'const' refers back to them too deeply");
   if (has(schema, "type")) rest["type"] = schema["type"];
-  std::shared_ptr<const Grammar> grammar = SchemaCompiler(root_, limits_, nesting_ + 1).compile_alone(rest, path);
+  std::shared_ptr<const Grammar> grammar = SchemaCompiler(root_, limits_, options_, nesting_ + 1).compile_alone(rest, path);
   static const auto kNoVocab = std::make_shared<TokenTrie>(std::vector<std::string>{""}, std::vector<int32_t>{0});
   std::erase_if(values, [&](const ojson& v) {
     if (!grammar) return true;
@@ -323,13 +348,17 @@ std::optional<Symbol> SchemaCompiler::typed_value(const std::string& type, const
   return array_value(schema, path, depth);
 }
 
-std::shared_ptr<const Grammar> compile_json_schema(const ojson& schema, Limits limits) {
-  return SchemaCompiler(schema, limits).compile();
+std::shared_ptr<const Grammar> compile_json_schema(const ojson& schema, Limits limits, JsonGrammarOptions options) {
+  return SchemaCompiler(schema, limits, options).compile();
 }
 
-std::shared_ptr<const Grammar> compile_any_json_object(Limits limits) {
+std::shared_ptr<const Grammar> compile_any_json_object(Limits limits, JsonGrammarOptions options) {
   static const ojson kEmpty = ojson::object();
-  return SchemaCompiler(kEmpty, limits).compile_any_object();
+  return SchemaCompiler(kEmpty, limits, options).compile_any_object();
+}
+
+Symbol add_json_schema(GrammarBuilder& builder, const ojson& schema, JsonGrammarOptions options) {
+  return SchemaCompiler(builder, schema, options).root_value();
 }
 
 }  // namespace skiff::grammar

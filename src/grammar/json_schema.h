@@ -20,9 +20,22 @@
 
 namespace skiff::grammar {
 
-std::shared_ptr<const Grammar> compile_json_schema(const nlohmann::ordered_json& schema, Limits limits = {});
+struct JsonGrammarOptions {
+  // Whitespace between two tokens, in bytes at most: 0 for compact JSON
+  // (vLLM's disable_any_whitespace), kAnyWhitespace for no limit. A limit
+  // keeps a model from writing blanks forever, as llama.cpp's JSON grammars do.
+  static constexpr size_t kAnyWhitespace = SIZE_MAX;
+  size_t max_whitespace = 64;
+};
+
+std::shared_ptr<const Grammar> compile_json_schema(const nlohmann::ordered_json& schema, Limits limits = {},
+                                                   JsonGrammarOptions options = {});
 
 // OpenAI's {"type": "json_object"}: any JSON object.
-std::shared_ptr<const Grammar> compile_any_json_object(Limits limits = {});
+std::shared_ptr<const Grammar> compile_any_json_object(Limits limits = {}, JsonGrammarOptions options = {});
+
+// The schema's values as a symbol of a grammar being built (JSON inside other
+// text: tool calls), no whitespace around them. Throws Error when none.
+Symbol add_json_schema(GrammarBuilder& builder, const nlohmann::ordered_json& schema, JsonGrammarOptions options = {});
 
 }  // namespace skiff::grammar

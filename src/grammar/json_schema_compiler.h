@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "grammar/grammar.h"
+#include "grammar/json_schema.h"
 #include "grammar/json_schema_internal.h"
 
 namespace skiff::grammar {
@@ -25,8 +26,12 @@ class SchemaCompiler {
  public:
   // nesting: how many compilers around this one check enum values (they
   // pass their root on, its references already rewritten).
-  SchemaCompiler(const ojson& root, Limits limits, int nesting = 0);
+  SchemaCompiler(const ojson& root, Limits limits, JsonGrammarOptions options = {}, int nesting = 0);
+  // Into a grammar being built elsewhere (JSON inside other text: tool calls).
+  SchemaCompiler(GrammarBuilder& builder, const ojson& root, JsonGrammarOptions options);
   std::shared_ptr<const Grammar> compile();
+  // The root schema's values, no whitespace around; throws Error when none.
+  Symbol root_value();
   // The grammar of one subschema's values, with no whitespace around; null
   // when no value satisfies it.
   std::shared_ptr<const Grammar> compile_alone(const ojson& schema, const std::string& path);
@@ -48,6 +53,7 @@ class SchemaCompiler {
   std::optional<Symbol> compile_value(const ojson& schema, const std::string& path, int depth);
   std::optional<Symbol> memoized(const ojson& schema, std::optional<Symbol> value);
   std::optional<Symbol> finish(const ojson& schema, int32_t rule, std::vector<std::vector<Symbol>> alternatives);
+  void setup();
   void check_keywords(const ojson& schema, const std::string& path) const;
   ojson expand_dependencies(const ojson& schema, const std::string& path) const;
   ojson merge_in(const ojson& outer, const ojson& inner, const std::string& path) const;
@@ -81,8 +87,10 @@ class SchemaCompiler {
 
   const ojson root_;  // its references rewritten as JSON pointers
   const Limits limits_;
+  const JsonGrammarOptions options_;
   const int nesting_;
-  GrammarBuilder builder_;
+  std::unique_ptr<GrammarBuilder> own_builder_;  // unless building into another's
+  GrammarBuilder& builder_;
   Symbol ws_;
   bool legacy_ = false;  // drafts 4, 6, 7: $ref replaces its siblings; items may be an array
   bool draft4_ = false;  // exclusiveMinimum/Maximum are booleans

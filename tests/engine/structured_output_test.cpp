@@ -89,7 +89,7 @@ TEST(StructuredOutput, JsonSchemaOutputsValidateWithAndWithoutJumpForward) {
     EngineOptions options;
     options.jump_forward = jump;
     std::vector<SamplingParams> params{greedy(120), sampled(120, 11, 4)};
-    for (auto& p : params) p.structured_outputs.json = kSchema;
+    for (auto& p : params) p.structured_outputs.json = kSchema, p.structured_outputs.disable_any_whitespace = true;
     EngineMetrics metrics;
     std::vector<RequestOutput> outs = run(params, options, &metrics);
     for (const RequestOutput& r : outs)
@@ -101,8 +101,9 @@ TEST(StructuredOutput, JsonSchemaOutputsValidateWithAndWithoutJumpForward) {
 TEST(StructuredOutput, EachDrafterKeepsGreedyOutputAndValidity) {
   SamplingParams g = greedy(120);
   g.structured_outputs.json = kSchema;
+  g.structured_outputs.disable_any_whitespace = true;
   SamplingParams s = sampled(120, 5, 2);
-  s.structured_outputs.json = kSchema;
+  s.structured_outputs = g.structured_outputs;
   EngineOptions plain;
   plain.jump_forward = false;
   const std::string reference = run({g}, plain)[0].outputs[0].text;
@@ -125,7 +126,7 @@ TEST(StructuredOutput, FreeRequestsInTheBatchAreUnchanged) {
   for (int i = 0; i < 32; ++i) {
     SamplingParams p = i % 3 ? sampled(30, 100 + i) : greedy(30);
     free_only.push_back(p);
-    if (i % 2) p.structured_outputs.json = kSchema, p.max_tokens = 120;
+    if (i % 2) p.structured_outputs.json = kSchema, p.structured_outputs.disable_any_whitespace = true, p.max_tokens = 120;
     mixed.push_back(p);
   }
   std::vector<RequestOutput> alone = run(free_only), together = run(mixed);

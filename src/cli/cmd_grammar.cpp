@@ -142,7 +142,7 @@ std::shared_ptr<const grammar::CompiledGrammar> compile_timed(const GrammarOptio
   return std::make_shared<grammar::CompiledGrammar>(g, vocab);
 }
 
-int run_cases(const GrammarOptions& o, const Tokenizer& tokenizer,
+int run_cases(const Tokenizer& tokenizer,
               const std::shared_ptr<const grammar::TokenTrie>& vocab, std::istream& in) {
   RunStats stats;
   std::string line;
@@ -180,7 +180,7 @@ int run_grammar(const GrammarOptions& o) {
     if (!file) fail("cannot read {}", path);
   }
   std::istream& in = path == "-" ? std::cin : file;
-  if (!o.cases.empty()) return run_cases(o, *tokenizer, vocab, in);
+  if (!o.cases.empty()) return run_cases(*tokenizer, vocab, in);
 
   RunStats stats;
   std::shared_ptr<const grammar::CompiledGrammar> compiled;

@@ -131,7 +131,7 @@ RequestId Engine::add_request(std::vector<int32_t> prompt, const SamplingParams&
     auto c = std::make_unique<Completion>(
         Completion{Sequence{}, request.get(), sampler_for(params, i, vocab, end_tokens_),
                    OutputText(tokenizer_, params.stop, params.min_tokens, !params.skip_special_tokens), {}, i > 0,
-                   0, {}, {}, {}});
+                   0, {}, {}, {}, {}, {}});
     c->index = c->result.index = i;
     if (constrained) c->processors = std::make_unique<LogitsProcessors>(params, tokenizer_, grammar);
     c->tokens = prompt;

@@ -77,10 +77,13 @@ class BadWords : public LogitsProcessor {
 
 }  // namespace
 
-GrammarProcessor::GrammarProcessor(std::shared_ptr<const grammar::CompiledGrammar> grammar)
-    : matcher_(std::move(grammar)) {}
+GrammarProcessor::GrammarProcessor(std::shared_ptr<const grammar::CompiledGrammar> grammar, std::string after,
+                                   std::string trigger)
+    : after_(std::move(after)), trigger_(std::move(trigger)), matcher_(std::move(grammar)),
+      phase_(!after_.empty() ? Phase::kBeforeAfter : !trigger_.empty() ? Phase::kBeforeTrigger : Phase::kConstrained) {}
 
 void GrammarProcessor::apply(std::span<float> logits, std::span<const int32_t>) {
+  if (phase_ != Phase::kConstrained) return;
   bits_.resize((logits.size() + 31) / 32);
   matcher_.fill_mask(bits_);
   bool any = false;
@@ -95,11 +98,67 @@ void GrammarProcessor::apply(std::span<float> logits, std::span<const int32_t>) 
   if (!any) fail("structured output: the grammar allows no token here (the text so far cannot be completed)");
 }
 
+bool GrammarProcessor::advance_phase() {
+  while (phase_ != Phase::kConstrained) {
+    const std::string& marker = phase_ == Phase::kBeforeAfter ? after_ : trigger_;
+    size_t at = text_.find(marker, phase_start_);
+    if (at == std::string::npos) return true;
+    if (phase_ == Phase::kBeforeAfter) {
+      phase_start_ = at + marker.size();
+      phase_ = trigger_.empty() ? Phase::kConstrained : Phase::kBeforeTrigger;
+      if (phase_ == Phase::kConstrained) return matcher_.accept_bytes(std::string_view(text_).substr(phase_start_));
+    } else {
+      // The trigger is the grammar's own beginning: it and what follows are fed.
+      phase_ = Phase::kConstrained;
+      return matcher_.accept_bytes(std::string_view(text_).substr(at));
+    }
+  }
+  return true;
+}
+
+bool GrammarProcessor::try_accept(int32_t token) {
+  Mark mark{phase_, text_.size(), matcher_.n_tokens()};
+  if (phase_ == Phase::kConstrained) {
+    if (!matcher_.accept_token(token)) return false;
+  } else {
+    const std::vector<int32_t>& ends = matcher_.vocab()->end_tokens();
+    if (std::find(ends.begin(), ends.end(), token) == ends.end()) {
+      text_ += matcher_.vocab()->bytes_of(token);
+      if (!advance_phase()) {
+        rollback_to(mark);
+        return false;
+      }
+    }
+  }
+  marks_.push_back(mark);
+  return true;
+}
+
 void GrammarProcessor::accept(int32_t token) {
-  if (!matcher_.accept_token(token)) fail("structured output: the grammar refuses token {} (internal error)", token);
+  if (!try_accept(token)) fail("structured output: the grammar refuses token {}", token);
+}
+
+void GrammarProcessor::rollback(int n_tokens) {
+  if (n_tokens <= 0) return;
+  if (n_tokens > static_cast<int>(marks_.size())) fail("structured output: cannot roll back {} tokens", n_tokens);
+  Mark mark = marks_[marks_.size() - n_tokens];
+  marks_.resize(marks_.size() - n_tokens);
+  rollback_to(mark);
+}
+
+void GrammarProcessor::rollback_to(const Mark& mark) {
+  if (mark.phase != Phase::kConstrained && phase_ == Phase::kConstrained) {
+    matcher_.reset();  // back before the grammar started
+  } else if (phase_ == Phase::kConstrained) {
+    matcher_.rollback(matcher_.n_tokens() - mark.matcher_tokens);
+  }
+  if (mark.phase != phase_ && mark.phase == Phase::kBeforeAfter) phase_start_ = 0;
+  phase_ = mark.phase;
+  text_.resize(mark.text_size);
 }
 
 std::vector<int32_t> GrammarProcessor::forced_tokens() {
+  if (phase_ != Phase::kConstrained) return {};
   std::string forced = matcher_.forced_bytes();
   std::vector<int32_t> tokens;
   const grammar::TokenTrie& trie = *matcher_.vocab();
@@ -129,7 +188,8 @@ LogitsProcessors::LogitsProcessors(const SamplingParams& params, const Tokenizer
     processors_.push_back(std::make_unique<AllowedTokens>(params.allowed_token_ids));
   if (!params.bad_words.empty()) processors_.push_back(std::make_unique<BadWords>(params.bad_words, tokenizer));
   if (grammar) {
-    auto g = std::make_unique<GrammarProcessor>(std::move(grammar));
+    const StructuredOutputs& so = params.structured_outputs;
+    auto g = std::make_unique<GrammarProcessor>(std::move(grammar), so.after, so.calls ? so.calls->trigger : "");
     grammar_ = g.get();
     processors_.push_back(std::move(g));
   }

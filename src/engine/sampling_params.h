@@ -12,6 +12,26 @@ namespace skiff {
 // vLLM's default max_logprobs).
 constexpr int32_t kMaxLogprobs = 20;
 
+// Calls in a fixed layout, each with JSON arguments (tool calls: the server
+// writes one from the tools, tool_choice and the model's call syntax):
+// prefix, calls separated by separator, suffix; each call one of `calls`.
+struct CallsFormat {
+  struct Call {
+    std::string begin;             // "{index}" in it: any number
+    std::string arguments_schema;  // JSON Schema text
+    std::string end;
+    bool operator==(const Call&) const = default;
+  };
+  std::string prefix, separator, suffix;
+  std::vector<Call> calls;
+  bool parallel = true;
+  // Empty: the whole output is calls (tool_choice required or a named
+  // function). Else the output is free until this text, which opens the
+  // calls (tool_choice auto): a call once begun is always well-formed.
+  std::string trigger;
+  bool operator==(const CallsFormat&) const = default;
+};
+
 // Structured outputs (vLLM's StructuredOutputsParams): the output must match
 // one of these, at most one set. The text forms are compiled by the engine
 // (engine/structured_output.h), which refuses what it cannot enforce.
@@ -21,13 +41,17 @@ struct StructuredOutputs {
   std::string regex;                // the whole output matches it
   std::vector<std::string> choice;  // the output is one of these
   std::string grammar;              // a GBNF grammar (llama.cpp's format)
+  std::optional<CallsFormat> calls;  // tool calls
   std::string field;                // the request field it came from, for messages
   // JSON without whitespace between tokens (vLLM's option); otherwise up to
   // 64 blank bytes between two tokens.
   bool disable_any_whitespace = false;
+  // Set: the constraint starts after this text (a reasoning model's end of
+  // thinking, "</think>"): what comes before it is free.
+  std::string after;
 
   int count() const {
-    return !json.empty() + json_object + !regex.empty() + !choice.empty() + !grammar.empty();
+    return !json.empty() + json_object + !regex.empty() + !choice.empty() + !grammar.empty() + calls.has_value();
   }
   bool empty() const { return count() == 0; }
 };

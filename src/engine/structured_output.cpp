@@ -3,6 +3,7 @@
 #include "base/error.h"
 #include "base/json.h"
 #include "engine/grammar_vocab.h"
+#include "grammar/call_grammar.h"
 #include "grammar/compile.h"
 #include "grammar/gbnf.h"
 #include "grammar/json_schema.h"
@@ -12,6 +13,12 @@ namespace {
 
 std::string key_of(const StructuredOutputs& so) {
   const std::string ws = so.disable_any_whitespace ? "compact\x01" : "";
+  if (so.calls) {
+    const CallsFormat& f = *so.calls;
+    std::string key = ws + "calls\x01" + f.prefix + '\x01' + f.separator + '\x01' + f.suffix + (f.parallel ? "\x01p" : "\x01s");
+    for (const CallsFormat::Call& c : f.calls) key += '\x02' + c.begin + '\x01' + c.arguments_schema + '\x01' + c.end;
+    return key;  // the trigger and `after` change when the grammar starts, not the grammar
+  }
   if (!so.json.empty()) return ws + "json\x01" + so.json;
   if (so.json_object) return ws + "json_object";
   if (!so.regex.empty()) return "regex\x01" + so.regex;
@@ -26,6 +33,12 @@ std::shared_ptr<const grammar::Grammar> compile(const StructuredOutputs& so) {
   if (so.disable_any_whitespace) json.max_whitespace = 0;
   if (!so.json.empty()) return grammar::compile_json_schema(parse_ordered_json(so.json), {}, json);
   if (so.json_object) return grammar::compile_any_json_object({}, json);
+  if (so.calls) {
+    grammar::CallGrammarSpec spec{so.calls->prefix, so.calls->separator, so.calls->suffix, {}, so.calls->parallel};
+    for (const CallsFormat::Call& c : so.calls->calls)
+      spec.calls.push_back({c.begin, parse_ordered_json(c.arguments_schema), c.end});
+    return grammar::compile_calls(spec, {}, json);
+  }
   if (!so.regex.empty()) return grammar::compile_regex(so.regex);
   if (!so.grammar.empty()) return grammar::compile_gbnf(so.grammar);
   return grammar::compile_choice(so.choice);

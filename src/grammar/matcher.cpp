@@ -82,6 +82,13 @@ bool Matcher::accept_token(int32_t token) {
   return true;
 }
 
+void Matcher::reset() {
+  positions_.resize(1);
+  token_marks_.clear();
+  parser_.truncate(positions_[0].rows);
+  terminated_ = false;
+}
+
 void Matcher::rollback(int n_tokens) {
   if (n_tokens <= 0) return;
   if (n_tokens > static_cast<int>(token_marks_.size()))

@@ -28,6 +28,7 @@ class Matcher {
   bool accept_token(int32_t token);
   bool accept_bytes(std::string_view bytes);  // all or nothing; not counted as tokens
   void rollback(int n_tokens);
+  void reset();  // back to the start, no text read
   int n_tokens() const { return static_cast<int>(token_marks_.size()); }
 
   const std::shared_ptr<const TokenTrie>& vocab() const { return vocab_; }

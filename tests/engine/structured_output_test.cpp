@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <limits>
 #include <regex>
 
 #include "base/error.h"
@@ -134,6 +135,69 @@ TEST(StructuredOutput, FreeRequestsInTheBatchAreUnchanged) {
     if (i % 2) expect_valid_person(together[i].outputs[0]);
     else EXPECT_EQ(together[i].outputs[0].token_ids, alone[i].outputs[0].token_ids) << i;
   }
+}
+
+TEST(StructuredOutput, ToolCallsInTheirLayoutWhenRequired) {
+  SamplingParams p = sampled(200, 21, 4);
+  CallsFormat calls;
+  calls.separator = "\n";
+  calls.calls.push_back({"<call>{\"name\": \"get_weather\", \"arguments\": ",
+                         R"({"type": "object", "properties": {"city": {"type": "string", "maxLength": 10}},
+                             "required": ["city"], "additionalProperties": false})", "}</call>"});
+  calls.calls.push_back({"<call>{\"name\": \"get_time\", \"arguments\": ", R"({"type": "object",
+                         "properties": {}, "additionalProperties": false})", "}</call>"});
+  calls.parallel = false;  // one call, then the end (this model would call on to max_tokens)
+  p.structured_outputs.calls = calls;
+  p.structured_outputs.disable_any_whitespace = true;
+  const std::regex call(R"re(<call>\{"name": "(get_weather|get_time)", "arguments": (\{.*?\})\}</call>)re");
+  const std::vector<RequestOutput> outs = run({p});
+  for (const CompletionOutput& c : outs[0].outputs) {
+    EXPECT_EQ(c.finish_reason, FinishReason::kStop) << c.text;
+    std::string rest = c.text;
+    std::smatch m;
+    int n = 0;
+    while (std::regex_search(rest, m, call)) {
+      EXPECT_EQ(m.position(0), n ? 1 : 0) << c.text;  // calls back to back, "\n" between
+      nlohmann::json args = nlohmann::json::parse(m[2].str());
+      if (m[1] == "get_time") EXPECT_TRUE(args.empty()) << c.text;
+      else EXPECT_TRUE(args["city"].is_string() && args.size() == 1) << c.text;
+      rest = m.suffix();
+      ++n;
+    }
+    EXPECT_GE(n, 1) << c.text;
+    EXPECT_TRUE(rest.empty()) << c.text;
+  }
+}
+
+TEST(GrammarProcessor, StartsAfterReasoningAndAtTheTrigger) {
+  const Tokenizer& tok = stories_tokenizer();
+  GrammarCache cache(tok);
+  StructuredOutputs so;
+  so.regex = "<tool>[a-z ]+</tool>";
+  GrammarProcessor g(cache.get(so), "</think>", "<tool>");
+  auto feed = [&](const std::string& text) {
+    for (int32_t t : tok.encode(text, false, false)) ASSERT_TRUE(g.try_accept(t)) << text;
+  };
+  std::vector<float> logits(tok.n_vocab(), 0.0f);
+  auto banned = [&] {
+    std::fill(logits.begin(), logits.end(), 0.0f);
+    g.apply(logits, {});
+    return std::count(logits.begin(), logits.end(), -std::numeric_limits<float>::infinity());
+  };
+  feed("Once <tool>x</tool> upon");  // inside the reasoning: free
+  EXPECT_FALSE(g.started());
+  EXPECT_EQ(banned(), 0);
+  feed(" a time</think> There");
+  EXPECT_FALSE(g.started());
+  feed(" was <tool>");
+  EXPECT_TRUE(g.started());
+  EXPECT_GT(banned(), tok.n_vocab() / 2);
+  const int32_t digit = tok.encode("7", false, false).back();
+  EXPECT_FALSE(g.try_accept(digit));
+  feed("cat");
+  g.rollback(static_cast<int>(tok.encode("cat", false, false).size()) + 2);
+  EXPECT_EQ(banned(), 0);  // back before the trigger
+  EXPECT_FALSE(g.started());
 }
 
 TEST(LogitsProcessors, BiasAllowedTokensAndBadWords) {

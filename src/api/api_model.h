@@ -11,12 +11,16 @@
 namespace skiff {
 
 class ChatTemplate;
+class ChatSyntax;
 
 struct ApiModel {
   std::string name;
   const Tokenizer& tokenizer;
   int max_model_len = 0;                        // prompt + output tokens of one sequence
   const ChatTemplate* chat_template = nullptr;  // none: chat requests are refused
+  // How replies write reasoning and tool calls (from the template, or named
+  // by --tool-call-parser / --reasoning-parser); none: all text is content.
+  const ChatSyntax* chat_syntax = nullptr;
 };
 
 // Checks the request's "model" (absent, or the served name; else 404).

@@ -4,6 +4,7 @@
 
 #include <fmt/core.h>
 
+#include "base/json.h"
 #include "chat/chat_template.h"
 
 namespace skiff {
@@ -26,6 +27,22 @@ ojson message_content(const ojson& content, size_t i) {
   return text;
 }
 
+// OpenAI sends an assistant's tool-call arguments as JSON text; templates
+// print them as objects (tojson), as vLLM hands them over.
+void arguments_as_objects(ojson& message) {
+  if (!message.contains("tool_calls") || !message["tool_calls"].is_array()) return;
+  for (ojson& call : message["tool_calls"]) {
+    if (!call.is_object() || !call.contains("function") || !call["function"].is_object()) continue;
+    ojson& f = call["function"];
+    if (!f.contains("arguments") || !f["arguments"].is_string()) continue;
+    try {
+      f["arguments"] = parse_ordered_json(f["arguments"].get<std::string>());
+    } catch (const Error&) {
+      // Not JSON: the template gets the text as it is.
+    }
+  }
+}
+
 ojson conversation(const ojson& body) {
   const auto it = body.find("messages");
   if (it == body.end() || !it->is_array() || it->empty()) bad_field("messages", "messages must be a non-empty list of messages");
@@ -36,9 +53,25 @@ ojson conversation(const ojson& body) {
       bad_field("messages", fmt::format("messages[{}] must be an object with a string role", i));
     ojson copy = m;
     if (m.contains("content")) copy["content"] = message_content(m["content"], i);
+    arguments_as_objects(copy);
     messages.push_back(std::move(copy));
   }
   return messages;
+}
+
+// The tools' constraint on the reply, where the model's syntax writes JSON
+// arguments; a structured output starts after the reasoning.
+void constrain_tool_calls(ChatRequest& r) {
+  std::optional<CallLayout> layout = r.syntax ? r.syntax->call_layout() : std::nullopt;
+  std::optional<CallsFormat> calls = layout ? calls_format(r.tools, *layout) : std::nullopt;
+  StructuredOutputs& so = r.params.structured_outputs;
+  if (calls && calls->trigger.empty() && !so.empty())
+    bad_field(so.field, fmt::format("{} cannot apply when tool_choice asks for a call", so.field));
+  if (calls && so.empty()) {  // with auto and a response_format, the format wins (no calls then)
+    so.calls = std::move(calls);
+    so.field = "tools";
+  }
+  if (!so.empty() && r.syntax) so.after = r.syntax->reasoning_end();
 }
 
 }  // namespace
@@ -68,8 +101,16 @@ std::string render_chat(const ChatTemplate* chat_template, const Tokenizer& t, c
 
 ChatRequest parse_chat_request(const ApiModel& model, const ojson& body) {
   ChatRequest r;
-  r.prompt = model.tokenizer.encode(render_chat(model.chat_template, model.tokenizer, body, true), /*add_special=*/false, /*parse_special=*/true);
+  r.tools = parse_chat_tools(body);
+  const std::string prompt = render_chat(model.chat_template, model.tokenizer, body, true);
+  r.prompt = model.tokenizer.encode(prompt, /*add_special=*/false, /*parse_special=*/true);
   if (r.prompt.empty()) bad_field("messages", "the conversation renders to no tokens");
+  // Tool calls are parsed only where tools are on; reasoning always.
+  if (model.chat_syntax) {
+    std::unique_ptr<ChatSyntax> reasoning_only;
+    if (!r.tools.any()) reasoning_only = chat_syntax_named("", model.chat_syntax->reasoning_name());
+    r.syntax = (reasoning_only ? *reasoning_only : *model.chat_syntax).for_prompt(prompt);
+  }
   const SamplingFieldLimits limits{model.tokenizer.n_vocab(),
                                    model.max_model_len - static_cast<int32_t>(r.prompt.size())};
   r.params.max_tokens = std::max(1, limits.null_max_tokens);  // absent: the context left, as vLLM
@@ -94,6 +135,7 @@ ChatRequest parse_chat_request(const ApiModel& model, const ojson& body) {
   } else {
     r.top_logprobs.reset();
   }
+  constrain_tool_calls(r);
   validate_sampling(r.params);
   check_context(model, r.prompt.size(), r.params.max_tokens);
   return r;

@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "api/api_model.h"
+#include "api/chat_tools.h"
 #include "api/request_fields.h"
+#include "chat/chat_output.h"
 #include "engine/sampling_params.h"
 
 namespace skiff {
@@ -19,6 +21,10 @@ struct ChatRequest {
   SamplingParams params;
   std::optional<int> top_logprobs;  // set when logprobs is true
   StreamFields stream;
+  ChatTools tools;
+  // How this request's replies are parsed (the model's syntax for this
+  // prompt; tool calls only when tools are on); null: all text is content.
+  std::shared_ptr<const ChatSyntax> syntax;
 };
 ChatRequest parse_chat_request(const ApiModel& model, const nlohmann::ordered_json& body);
 

@@ -28,14 +28,48 @@ std::unique_ptr<ToolCallFormat> json_array_after(std::string opener, std::vector
                 std::move(layout));
 }
 
+// A reply that opens with a call object is read by `start` (a start-only
+// format); any other by `blocks`. While a partial reply may still become such
+// an object, `start` holds it back.
+class StartOrBlocksFormat : public ToolCallFormat {
+ public:
+  StartOrBlocksFormat(std::unique_ptr<ToolCallFormat> start, std::unique_ptr<ToolCallFormat> blocks)
+      : start_(std::move(start)), blocks_(std::move(blocks)) {}
+  void parse(std::string_view text, bool partial, ChatReply& reply) const override {
+    ChatReply trial = reply;
+    start_->parse(text, partial, trial);
+    const bool blank = text.find_first_not_of(" \t\r\n") == std::string_view::npos;
+    if (trial.tool_calls.size() > reply.tool_calls.size() || trial.call_open ||
+        (partial && !blank && trial.content.size() == reply.content.size())) {
+      reply = std::move(trial);
+      return;
+    }
+    blocks_->parse(text, partial, reply);
+  }
+  std::optional<CallLayout> call_layout() const override { return blocks_->call_layout(); }
+
+ private:
+  std::unique_ptr<ToolCallFormat> start_, blocks_;
+};
+
 // Hermes: one {"name", "arguments"} object in each <tool_call> block (Qwen2.5,
-// QwQ, Granite 4, Hermes 2 Pro, MiMo, Bielik, Reka).
+// QwQ, Granite 4, Hermes 2 Pro, MiMo, Bielik, Reka). Qwen2.5-Coder often
+// writes the object in a ```json fence, or alone as its whole reply, instead
+// (llama.cpp reads both too); a fence or reply whose object has no name and
+// arguments stays content.
 std::unique_ptr<ToolCallFormat> hermes() {
-  return blocks(make_json_call_blocks({.openers = {"<tool_call>"}, .closer = {"</tool_call>"}}),
-                CallLayout{.call_begin = "<tool_call>\n{\"name\": \"{name}\", \"arguments\": ",
-                           .call_end = "}\n</tool_call>",
-                           .separator = "\n",
-                           .trigger = "<tool_call>"});
+  Syntaxes syntaxes;
+  syntaxes.push_back(make_json_call_blocks({.openers = {"<tool_call>"}, .closer = {"</tool_call>"}}));
+  syntaxes.push_back(make_json_call_blocks({.openers = {"```json", "```"}, .closer = {"```"}}));
+  auto tagged = std::make_unique<CallBlocksFormat>(
+      std::move(syntaxes), CallLayout{.call_begin = "<tool_call>\n{\"name\": \"{name}\", \"arguments\": ",
+                                      .call_end = "}\n</tool_call>",
+                                      .separator = "\n",
+                                      .trigger = "<tool_call>"});
+  Syntaxes bare;
+  bare.push_back(make_json_call_blocks({.openers = {""}, .separator = "\n"}));
+  auto alone = std::make_unique<CallBlocksFormat>(std::move(bare), std::nullopt, /*reply_start_only=*/true);
+  return std::make_unique<StartOrBlocksFormat>(std::move(alone), std::move(tagged));
 }
 
 // Llama 3.x: the reply is {"name", "parameters"} objects separated by ";",

@@ -3,6 +3,7 @@
 // then serves until SIGINT or SIGTERM, which cancel what is in flight (the
 // clients get finish_reason "abort") and exit cleanly.
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 #include <pthread.h>
 #include <signal.h>
 
@@ -14,6 +15,7 @@
 #include <string>
 
 #include "base/timer.h"
+#include "chat/chat_output.h"
 #include "chat/chat_template.h"
 #include "cli/chat_template_source.h"
 #include "cli/commands.h"
@@ -28,6 +30,7 @@ struct ServeArgs {
   std::string model;
   std::string served_model_name;
   std::string chat_template;  // a file; empty: the model's own
+  std::string tool_call_parser, reasoning_parser;  // empty: found from the template
   int max_queue = 1024;
   ServerOptions server;
   EngineFlags engine;
@@ -62,6 +65,20 @@ void serve(ServeArgs& a) {
       template_source ? std::optional<ChatTemplate>(ChatTemplate(*template_source)) : std::nullopt;
   if (!chat_template)
     fmt::print(stderr, "serve: {} has no chat template: /v1/chat/completions will answer 400 (--chat-template FILE gives one)\n", a.model);
+  // How replies write tool calls and reasoning: named, else read from the template.
+  std::unique_ptr<ChatSyntax> syntax;
+  if (!a.tool_call_parser.empty() || !a.reasoning_parser.empty()) {
+    syntax = chat_syntax_named(a.tool_call_parser, a.reasoning_parser);
+    if (!syntax)
+      fail("unknown --tool-call-parser '{}' or --reasoning-parser '{}' (tool-call parsers: {}; reasoning parsers: {})",
+           a.tool_call_parser, a.reasoning_parser, fmt::join(chat_syntax_names(), ", "),
+           fmt::join(chat_reasoning_names(), ", "));
+  } else if (template_source) {
+    syntax = chat_syntax_for_template(*template_source);
+  }
+  if (syntax)
+    fmt::print(stderr, "serve: replies parsed as tool calls '{}', reasoning '{}'\n", syntax->name(),
+               syntax->reasoning_name().empty() ? "none" : syntax->reasoning_name());
 
   ApiServer server(a.server);
   const int port = server.start();
@@ -71,7 +88,8 @@ void serve(ServeArgs& a) {
   LLM llm(a.model, llm_options(a.engine));
   ServingEngine engine(llm.engine(), a.max_queue);
   const ServedModel served{{a.served_model_name.empty() ? default_model_name(a.model) : a.served_model_name,
-                            llm.tokenizer(), llm.engine().max_model_len(), chat_template ? &*chat_template : nullptr},
+                            llm.tokenizer(), llm.engine().max_model_len(), chat_template ? &*chat_template : nullptr,
+                            syntax.get()},
                            engine};
   server.serve(served);
   fmt::print(stderr, "serve: ready in {:.2f} s: model \"{}\", threads {}, max_seqs {}, max_model_len {}, KV pool {} tokens\n",
@@ -134,6 +152,10 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--api-key", args->server.api_key, "require Authorization: Bearer KEY on /v1 routes");
   cmd->add_option("--served-model-name", args->served_model_name, "the model's name in the API (default: the file name)");
   cmd->add_option("--chat-template", args->chat_template, "a Jinja chat template file instead of the model's");
+  cmd->add_option("--tool-call-parser", args->tool_call_parser,
+                  "how replies write tool calls (vLLM's names: hermes, llama3_json, mistral, ...; default: from the template)");
+  cmd->add_option("--reasoning-parser", args->reasoning_parser,
+                  "how replies mark reasoning (vLLM's names: deepseek_r1, qwen3, ...; default: from the template)");
   cmd->add_option("--max-queue", args->max_queue, "requests waiting at most; past it new ones get 503 (0: unbounded)")
       ->capture_default_str()->check(CLI::Range(0, 1 << 20));
   add_connection_flags(cmd, args->server);

@@ -1,5 +1,7 @@
 #include "bench/throughput.h"
 
+#include <unordered_map>
+
 #include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -136,7 +138,8 @@ const char* serve_mode_name(ServeMode mode) {
 }
 
 ModeResult serve(Model& model, const Tokenizer& tokenizer, const EngineOptions& options,
-                 const Workload& workload, ServeMode mode, const ProgressCallback& on_progress) {
+                 const Workload& workload, ServeMode mode, const ProgressCallback& on_progress,
+                 const StructuredOutputs* constraint) {
   Engine engine(model, tokenizer, options);
   engine.commit_kv_memory();
   for (const ThroughputRequest& r : workload.requests)
@@ -151,12 +154,16 @@ ModeResult serve(Model& model, const Tokenizer& tokenizer, const EngineOptions& 
   int done = 0;
   Timer progress_clock;
   double last_progress = -kProgressInterval;
-  auto add = [&](const ThroughputRequest& r) {
+  std::unordered_map<RequestId, size_t> index_of;
+  result.output_lens.assign(workload.requests.size(), 0);
+  auto add = [&](size_t i) {
+    const ThroughputRequest& r = workload.requests[i];
     SamplingParams p;
     p.temperature = 0;
-    p.ignore_eos = true;
+    p.ignore_eos = constraint == nullptr;
     p.max_tokens = r.output_len;
-    engine.add_request(r.prompt, p);
+    if (constraint) p.structured_outputs = *constraint;
+    index_of[engine.add_request(r.prompt, p)] = i;
   };
   // Steps until the engine is idle, counting what finishes.
   auto drain = [&] {
@@ -164,7 +171,11 @@ ModeResult serve(Model& model, const Tokenizer& tokenizer, const EngineOptions& 
       for (const RequestOutput& out : engine.step()) {
         ++done;
         result.prompt_tokens += static_cast<int64_t>(out.prompt_token_ids.size());
-        for (const CompletionOutput& c : out.outputs) result.output_tokens += static_cast<int64_t>(c.token_ids.size());
+        for (const CompletionOutput& c : out.outputs) {
+          if (c.finish_reason == FinishReason::kError) fail("a request failed: {}", c.error);
+          result.output_tokens += static_cast<int64_t>(c.token_ids.size());
+          result.output_lens[index_of.at(out.request_id)] += static_cast<int>(c.token_ids.size());
+        }
       }
       if (on_progress && progress_clock.seconds() - last_progress >= kProgressInterval) {
         last_progress = progress_clock.seconds();
@@ -179,7 +190,7 @@ ModeResult serve(Model& model, const Tokenizer& tokenizer, const EngineOptions& 
   Timer timer;
   for (size_t first = 0; first < workload.requests.size(); first += group) {
     const size_t last = std::min(workload.requests.size(), first + group);
-    for (size_t i = first; i < last; ++i) add(workload.requests[i]);
+    for (size_t i = first; i < last; ++i) add(i);
     drain();
   }
   result.seconds = timer.seconds();

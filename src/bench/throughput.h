@@ -56,6 +56,7 @@ struct ModeResult {
   int64_t output_tokens = 0;  // counted from the requests' outputs
   double seconds = 0;         // wall time from the first request queued to the last finished
   EngineMetrics metrics;      // the engine's at the end
+  std::vector<int> output_lens;  // per request, in the workload's order
   double requests_per_second() const { return seconds > 0 ? requests / seconds : 0.0; }
   double output_tokens_per_second() const { return seconds > 0 ? output_tokens / seconds : 0.0; }
   double total_tokens_per_second() const {
@@ -68,11 +69,14 @@ struct ModeResult {
 using ProgressCallback = std::function<void(int done, int total)>;
 
 // Serves the workload on a fresh Engine built with `options`, every request
-// greedy with ignore_eos and max_tokens = its output length. kStatic runs
-// groups of options.scheduler.max_seqs requests in order. Throws Error when a
-// request does not fit (its prompt + output above max_model_len).
+// greedy with ignore_eos and max_tokens = its output length; with a
+// constraint (structured outputs), max_tokens is the most it may write and
+// it ends where the constraint lets it (no ignore_eos). kStatic runs groups
+// of options.scheduler.max_seqs requests in order. Throws Error when a request
+// does not fit (its prompt + output above max_model_len).
 ModeResult serve(Model& model, const Tokenizer& tokenizer, const EngineOptions& options,
-                 const Workload& workload, ServeMode mode, const ProgressCallback& on_progress = {});
+                 const Workload& workload, ServeMode mode, const ProgressCallback& on_progress = {},
+                 const StructuredOutputs* constraint = nullptr);
 
 // An untimed continuous run of the workload's first max_seqs requests, cut to
 // a few output tokens, so that no timed mode pays the model's one-time costs

@@ -7,6 +7,8 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -30,6 +32,7 @@ struct ThroughputArgs {
   WorkloadFlags workload;
   std::string output = "md";
   bool continuous_only = false;
+  std::string json_schema;  // set: the structured-outputs comparison instead
   EngineFlags engine;
 };
 
@@ -102,6 +105,67 @@ bench::ProgressCallback progress_for(const char* mode) {
   };
 }
 
+// Structured outputs against free decoding: the workload continuous, every
+// request held to the schema (with jump-forward, then without), then free
+// with each request's output as long as its constrained one was, so the
+// tokens per second compare like for like.
+void bench_structured(const ThroughputArgs& a, Model& model, const Tokenizer& tokenizer, EngineOptions options,
+                      const bench::Workload& workload, bool json) {
+  std::ifstream in(a.json_schema, std::ios::binary);
+  if (!in) fail("cannot read {}", a.json_schema);
+  std::stringstream text;
+  text << in.rdbuf();
+  StructuredOutputs constraint;
+  constraint.json = text.str();
+  constraint.field = "--json-schema";
+  struct Run {
+    const char* name;
+    bench::ModeResult result;
+  };
+  std::vector<Run> runs;
+  auto report = [&](const char* name, const bench::ModeResult& r) {
+    runs.push_back({name, r});
+    if (json) {
+      nlohmann::ordered_json j{{"run", name}, {"requests", r.requests}, {"output_tokens", r.output_tokens},
+                               {"seconds", r.seconds}, {"output_tok_s", r.output_tokens_per_second()},
+                               {"steps", r.metrics.steps}, {"jump_forward_tokens", r.metrics.jump_forward_tokens}};
+      out(j.dump() + "\n");
+    } else {
+      out(fmt::format("| {:<34} | {:>8} | {:>13} | {:>9} | {:>12} | {:>13} | {:>12} |\n", name, r.requests,
+                      r.output_tokens, fmt::format("{:.3f}", r.seconds),
+                      fmt::format("{:.1f}", r.output_tokens_per_second()), r.metrics.steps,
+                      r.metrics.jump_forward_tokens));
+    }
+  };
+  if (!json)
+    out("| run                                | requests | output tokens |    wall s | output tok/s | forward steps | jump-forward |\n"
+        "| ---------------------------------- | -------: | ------------: | --------: | -----------: | ------------: | -----------: |\n");
+  options.jump_forward = true;
+  report("constrained, jump-forward", bench::serve(model, tokenizer, options, workload, bench::ServeMode::kContinuous,
+                                                  progress_for("constrained"), &constraint));
+  options.jump_forward = false;
+  report("constrained, no jump-forward", bench::serve(model, tokenizer, options, workload,
+                                                     bench::ServeMode::kContinuous, progress_for("no jump-forward"),
+                                                     &constraint));
+  bench::Workload same = workload;
+  for (size_t i = 0; i < same.requests.size(); ++i)
+    same.requests[i].output_len = std::max(1, runs[1].result.output_lens[i]);
+  report("free, the same output lengths", bench::serve(model, tokenizer, options, same, bench::ServeMode::kContinuous,
+                                                      progress_for("free")));
+  const double constrained = runs[1].result.output_tokens_per_second();
+  const double free = runs[2].result.output_tokens_per_second();
+  const double jumping = runs[0].result.output_tokens_per_second();
+  if (json) {
+    out(nlohmann::ordered_json{{"constrained_vs_free", ratio(constrained, free)},
+                               {"jump_forward_gain", ratio(jumping, constrained)}}.dump() + "\n");
+    return;
+  }
+  out(fmt::format("\nconstrained vs free (same lengths, no jump-forward): {:.3f}; jump-forward: {:.2f}x the "
+                  "constrained tok/s ({} of {} tokens appended without sampling)\n",
+                  ratio(constrained, free), ratio(jumping, constrained), runs[0].result.metrics.jump_forward_tokens,
+                  runs[0].result.output_tokens));
+}
+
 void bench_throughput(const ThroughputArgs& a) {
   const bool json = a.output == "json";
   check_workload_flags(a.workload);
@@ -135,10 +199,11 @@ void bench_throughput(const ThroughputArgs& a) {
   if (json) {
     std::fputs((machine_line + workload_line).c_str(), stderr);
   } else {
-    out(machine_line + workload_line + "\n" + markdown_header());
+    out(machine_line + workload_line + "\n" + (a.json_schema.empty() ? markdown_header() : ""));
   }
 
   bench::warm_up(*model, *tokenizer, options, workload);
+  if (!a.json_schema.empty()) return bench_structured(a, *model, *tokenizer, options, workload, json);
   std::vector<bench::ModeResult> results;
   std::vector<bench::ServeMode> modes = {bench::ServeMode::kContinuous};
   if (!a.continuous_only) modes.insert(modes.end(), {bench::ServeMode::kOneAtATime, bench::ServeMode::kStatic});
@@ -184,6 +249,9 @@ void add_bench_throughput_command(CLI::App& app) {
       ->capture_default_str()->check(CLI::IsMember({"md", "json"}));
   cmd->add_flag("--continuous-only", args->continuous_only,
                 "run the continuous mode only (no one-at-a-time and static baselines)");
+  cmd->add_option("--json-schema", args->json_schema,
+                  "structured outputs: every request held to this JSON Schema (with and without jump-forward), "
+                  "against free decoding of the same lengths");
   cmd->callback([args] { bench_throughput(*args); });
 }
 

@@ -88,13 +88,18 @@ void GrammarProcessor::apply(std::span<float> logits, std::span<const int32_t>) 
   matcher_.fill_mask(bits_);
   bool any = false;
   for (size_t w = 0; w < bits_.size(); ++w) {
-    uint32_t word = bits_[w];
-    any = any || word != 0;
+    const uint32_t word = bits_[w];
     if (word == ~0u) continue;
-    size_t end = std::min(logits.size(), (w + 1) * 32);
-    for (size_t i = w * 32; i < end; ++i)
-      if (!(word >> (i - w * 32) & 1)) logits[i] = kBanned;
+    const size_t begin = w * 32, end = std::min(logits.size(), begin + 32);
+    if (word == 0) {  // most words, under a narrow grammar
+      std::fill(logits.begin() + begin, logits.begin() + end, kBanned);
+      continue;
+    }
+    any = true;
+    for (size_t i = begin; i < end; ++i)
+      if (!(word >> (i - begin) & 1)) logits[i] = kBanned;
   }
+  for (size_t w = 0; w < bits_.size() && !any; ++w) any = bits_[w] != 0;
   if (!any) fail("structured output: the grammar allows no token here (the text so far cannot be completed)");
 }
 

@@ -145,25 +145,39 @@ void Matcher::walk_subtree(const TokenTrie& trie, int32_t node, const Position& 
   }
 }
 
+// The one byte that may come after `at`, or -1 when none or several may.
+// Bytes that extend the current lexeme come from the lexer alone; those that
+// begin the next one from one scan of the lexeme, not one per byte.
+int Matcher::only_next_byte(const Position& at) {
+  int only = -1;
+  auto offer = [&](int b) {
+    if (only == -1) only = b;
+    else if (only != b) only = -2;
+  };
+  if (at.state != Lexer::kDead)
+    for (int b = 0; b < 256 && only != -2; ++b)
+      if (lexer_.next(at.state, static_cast<uint8_t>(b)) != Lexer::kDead) offer(b);
+  if (only != -2 && at.in_lexeme && !lexer_.accepts(at.state).empty() && parser_.scan(lexer_.accepts(at.state))) {
+    const int32_t start = parser_.lexer_start();
+    if (start != Lexer::kDead)
+      for (int b = 0; b < 256 && only != -2; ++b)
+        if (lexer_.next(at.state, static_cast<uint8_t>(b)) == Lexer::kDead &&
+            lexer_.next(start, static_cast<uint8_t>(b)) != Lexer::kDead)
+          offer(b);
+    parser_.truncate(at.rows);
+  }
+  return only < 0 ? -1 : only;
+}
+
 std::string Matcher::forced_bytes(size_t max_bytes) {
   std::string forced;
   if (terminated_) return forced;
   size_t mark = positions_.size();
   while (forced.size() < max_bytes && !complete_at(positions_.back())) {
-    int only = -1;
-    Position next, only_next;
-    for (int b = 0; b < 256; ++b) {
-      if (!step(positions_.back(), static_cast<uint8_t>(b), next)) continue;
-      parser_.truncate(positions_.back().rows);
-      if (only >= 0) {
-        only = -2;
-        break;
-      }
-      only = b;
-    }
-    if (only < 0) break;
-    step(positions_.back(), static_cast<uint8_t>(only), only_next);
-    positions_.push_back(only_next);
+    const int only = only_next_byte(positions_.back());
+    Position next;
+    if (only < 0 || !step(positions_.back(), static_cast<uint8_t>(only), next)) break;
+    positions_.push_back(next);
     forced += static_cast<char>(only);
   }
   positions_.resize(mark);

@@ -50,6 +50,7 @@ class Matcher {
   };
   bool step(const Position& from, uint8_t byte, Position& to);
   bool complete_at(const Position& at) const;
+  int only_next_byte(const Position& at);
   // Marks the tokens of the trie subtree at `node` allowed from `from` (the
   // position before the node's byte), with the parser.
   void walk_subtree(const TokenTrie& trie, int32_t node, const Position& from, std::span<uint32_t> bits);

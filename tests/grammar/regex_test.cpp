@@ -4,6 +4,7 @@
 
 #include "base/error.h"
 #include "grammar/compile.h"
+#include "grammar/json_schema.h"
 #include "grammar_test_support.h"
 
 namespace skiff::grammar {
@@ -58,6 +59,27 @@ TEST(Choice, APrefixOfAnotherChoiceEndsOnlyAtTheEnd) {
   EXPECT_TRUE(accepts_text(g, "xyz"));
   EXPECT_FALSE(accepts_text(g, "abx"));
   EXPECT_FALSE(accepts_text(g, "x"));
+}
+
+}  // namespace
+}  // namespace skiff::grammar
+
+namespace skiff::grammar {
+namespace {
+
+TEST(ForcedBytes, TheOnlyContinuationUpToAChoiceOrTheEnd) {
+  Matcher m(compile_regex("abc(d|e)f?"), toy_vocab());
+  EXPECT_EQ(m.forced_bytes(), "abc");
+  ASSERT_TRUE(m.accept_bytes("abcd"));
+  EXPECT_EQ(m.forced_bytes(), "");  // complete: it may end or take an f
+  Matcher key(compile_json_schema(nlohmann::ordered_json::parse(
+                  R"({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"],
+                      "additionalProperties": false})")),
+              toy_vocab());
+  ASSERT_TRUE(key.accept_bytes("{\""));
+  EXPECT_EQ(key.forced_bytes(), "name\"");  // then a blank or the colon
+  ASSERT_TRUE(key.accept_bytes("name\":\"x\""));
+  EXPECT_EQ(key.forced_bytes(), "");  // a blank or the closing brace
 }
 
 }  // namespace

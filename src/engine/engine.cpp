@@ -114,9 +114,12 @@ RequestId Engine::add_request(std::vector<int32_t> prompt, const SamplingParams&
   if (params.n > scheduler_.options().max_seqs)
     fail("n = {} completions exceed max_seqs {}", params.n, scheduler_.options().max_seqs);
   for (auto [t, bias] : params.logit_bias)
-    if (t < 0 || t >= vocab) fail("logit_bias names token id {}, outside the vocabulary of {}", t, vocab);
+    if (t < 0 || t >= vocab)
+      throw FieldError("logit_bias", fmt::format("logit_bias names token id {}, outside the vocabulary of {}", t, vocab));
   for (int32_t t : params.allowed_token_ids)
-    if (t < 0 || t >= vocab) fail("allowed_token_ids names token id {}, outside the vocabulary of {}", t, vocab);
+    if (t < 0 || t >= vocab)
+      throw FieldError("allowed_token_ids",
+                       fmt::format("allowed_token_ids names token id {}, outside the vocabulary of {}", t, vocab));
   // Compiled on the caller's thread: a schema that cannot be enforced is the caller's error.
   std::shared_ptr<const grammar::CompiledGrammar> grammar = grammars_.get(params.structured_outputs);
   const bool constrained = grammar || !params.logit_bias.empty() || !params.allowed_token_ids.empty() ||
@@ -322,8 +325,18 @@ void Engine::trim_draft_to_grammar(Completion& c) {
   GrammarProcessor* grammar = c.processors ? c.processors->grammar() : nullptr;
   if (!grammar || c.draft.tokens.empty()) return;
   // A refused token would be rejected at verification: it and what follows cost positions for nothing.
+  // A token after which the grammar forces tokens goes too: plain decoding jumps forward there,
+  // so the rows after it would verify the draft in a context plain decoding never has (greedy
+  // output would change); the step's own token takes its place, and the jump follows.
+  const bool jumps = jump_forward_ && !c.sampler.params().logprobs;
   size_t kept = 0;
-  while (kept < c.draft.tokens.size() && grammar->try_accept(c.draft.tokens[kept])) ++kept;
+  while (kept < c.draft.tokens.size() && grammar->try_accept(c.draft.tokens[kept])) {
+    if (jumps && !grammar->forced_tokens().empty()) {
+      grammar->rollback(1);
+      break;
+    }
+    ++kept;
+  }
   grammar->rollback(static_cast<int>(kept));
   if (kept == c.draft.tokens.size()) return;
   c.draft.tokens.resize(kept);

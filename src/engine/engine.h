@@ -160,7 +160,8 @@ class Engine {
                     StreamDelta& delta, std::vector<RequestOutput>& finished);
   // Tokens the grammar forces after this step's, output without sampling.
   bool jump_forward(Request& request, Completion& c, StreamDelta& delta, std::vector<RequestOutput>& finished);
-  // Cuts a drafted continuation where the completion's grammar refuses it.
+  // Cuts a drafted continuation where the completion's grammar refuses it, or
+  // before a token after which it would jump forward.
   void trim_draft_to_grammar(Completion& c);
   void count_verification(const SampleJob& job);
   void observe_latency(Request& request, Completion& c);  // a token is output now

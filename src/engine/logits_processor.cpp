@@ -83,7 +83,9 @@ GrammarProcessor::GrammarProcessor(std::shared_ptr<const grammar::CompiledGramma
       phase_(!after_.empty() ? Phase::kBeforeAfter : !trigger_.empty() ? Phase::kBeforeTrigger : Phase::kConstrained) {}
 
 void GrammarProcessor::apply(std::span<float> logits, std::span<const int32_t>) {
-  if (phase_ != Phase::kConstrained) return;
+  // After an end token nothing is output: such a row is a verified draft's
+  // past its end of generation (the engine stops at the end token), never sampled.
+  if (phase_ != Phase::kConstrained || matcher_.is_terminated()) return;
   bits_.resize((logits.size() + 31) / 32);
   matcher_.fill_mask(bits_);
   bool any = false;

@@ -6,11 +6,24 @@
 #include <string>
 #include <vector>
 
+#include "base/error.h"
+
 namespace skiff {
 
 // The most top alternatives a token's logprobs may carry (OpenAI's cap, and
 // vLLM's default max_logprobs).
 constexpr int32_t kMaxLogprobs = 20;
+
+// A request field the engine refuses (a constraint it cannot compile, a token
+// id outside the vocabulary): the message, and the field it came from.
+class FieldError : public Error {
+ public:
+  FieldError(std::string field, const std::string& what) : Error(what), field_(std::move(field)) {}
+  const std::string& field() const { return field_; }
+
+ private:
+  std::string field_;
+};
 
 // Calls in a fixed layout, each with JSON arguments (tool calls: the server
 // writes one from the tools, tool_choice and the model's call syntax):

@@ -70,7 +70,7 @@ std::shared_ptr<const grammar::CompiledGrammar> GrammarCache::get(const Structur
     g = compile(so);
   } catch (const Error& e) {
     if (so.field.empty()) throw;
-    fail("{}: {}", so.field, e.what());
+    throw FieldError(so.field, fmt::format("{}: {}", so.field, e.what()));
   }
   auto compiled = std::make_shared<const grammar::CompiledGrammar>(g, trie);
   std::lock_guard lock(mutex_);

@@ -124,6 +124,7 @@ void handle_chat_completions(const ServedModel& served, const ojson& body, const
   auto gen = std::make_shared<Generation>(served.engine, std::vector<std::vector<int32_t>>{r->prompt}, r->params);
   if (r->stream.stream) return respond_streaming(served, r, std::move(gen), req, res);
   if (!gen->wait_all(client_socket(req))) return;
+  if (std::optional<RequestError> failed = gen->failure()) throw *failed;
   respond_whole(served, *r, *gen, res);
 }
 

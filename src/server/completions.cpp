@@ -86,6 +86,7 @@ void handle_completions(const ServedModel& served, const ojson& body, const http
   auto gen = std::make_shared<Generation>(served.engine, r->prompts, r->params);
   if (r->stream.stream) return respond_streaming(served, r, std::move(gen), req, res);
   if (!gen->wait_all(client_socket(req))) return;  // the client left: nobody to answer
+  if (std::optional<RequestError> failed = gen->failure()) throw *failed;
   respond_whole(served, *r, *gen, res);
 }
 

@@ -13,7 +13,9 @@ constexpr std::chrono::milliseconds kPollInterval{10};
 
 Generation::Generation(ServingEngine& engine, const std::vector<std::vector<int32_t>>& prompts,
                        const SamplingParams& params)
-    : engine_(engine), channel_(std::make_shared<ResponseChannel>(static_cast<int>(prompts.size()))) {
+    : engine_(engine),
+      channel_(std::make_shared<ResponseChannel>(static_cast<int>(prompts.size()))),
+      constraint_field_(params.structured_outputs.field) {
   try {
     for (size_t i = 0; i < prompts.size(); ++i)
       ids_.push_back(engine_.submit(prompts[i], params, channel_, static_cast<int>(i)));
@@ -23,6 +25,9 @@ Generation::Generation(ServingEngine& engine, const std::vector<std::vector<int3
   } catch (const RequestError&) {
     cancel();
     throw;
+  } catch (const FieldError& e) {
+    cancel();
+    throw RequestError(400, e.what(), e.field());
   } catch (const Error& e) {
     cancel();
     throw RequestError(400, e.what());
@@ -48,6 +53,17 @@ bool Generation::wait_all(const ClientSocket& client) {
     }
   }
   return true;
+}
+
+std::optional<RequestError> Generation::failure() const {
+  for (int p = 0; p < n_prompts(); ++p)
+    for (const CompletionOutput& c : output(p).outputs) {
+      if (c.finish_reason != FinishReason::kError) continue;
+      const std::string error = c.error.empty() ? "the generation failed" : c.error;
+      if (constraint_field_.empty()) return RequestError(500, error);
+      return RequestError(400, fmt::format("{}: {}", constraint_field_, error), constraint_field_);
+    }
+  return std::nullopt;
 }
 
 void Generation::cancel() {

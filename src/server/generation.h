@@ -5,8 +5,11 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
+#include "api/request_fields.h"
 #include "server/client_socket.h"
 #include "server/serving_engine.h"
 
@@ -33,12 +36,19 @@ class Generation {
 
   int n_prompts() const { return static_cast<int>(ids_.size()); }
   const RequestOutput& output(int prompt) const { return channel_->output(prompt); }
+  // Once finished: the first completion's error where one ended in one
+  // (finish_reason "error"), as the request's answer: 400 naming the
+  // constraint where the request has one (its grammar could not be
+  // completed), else 500. A failed request is an error, never a 200 with part
+  // of an output.
+  std::optional<RequestError> failure() const;
 
  private:
   ServingEngine& engine_;
   std::shared_ptr<ResponseChannel> channel_;
   std::vector<RequestId> ids_;
   bool finished_ = false;
+  std::string constraint_field_;  // the structured output's request field, if any
 };
 
 }  // namespace skiff

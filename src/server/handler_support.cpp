@@ -29,6 +29,9 @@ void stream_events(httplib::Response& res, std::shared_ptr<Generation> generatio
           // A write to a closed socket succeeds once: ask the socket too.
           if (!send(out) || client.disconnected()) return false;
         }
+        // A failed completion: its error as an event of its own, as vLLM streams one.
+        if (std::optional<RequestError> failed = generation->failure())
+          if (!send(sse_event(error_body(failed->status(), failed->what(), failed->param())))) return false;
         if (!send(on_end() + kSseDone)) return false;
         sink.done();
         return true;

@@ -46,7 +46,8 @@ std::string prometheus_metrics(const EngineMetrics& m, const std::string& model_
 ClientSocket client_socket(const httplib::Request& req);
 
 // Streams a generation as server-sent events: `opening` first, each event as
-// on_event renders it, then on_end's text and "data: [DONE]". The client
+// on_event renders it, then its failure if a completion failed ({"error": ...}),
+// on_end's text and "data: [DONE]". The client
 // leaving, or a failed write, cancels the generation.
 using EventRenderer = std::function<std::string(const ResponseChannel::Event&)>;
 void stream_events(httplib::Response& res, std::shared_ptr<Generation> generation, ClientSocket client,

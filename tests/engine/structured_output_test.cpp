@@ -12,6 +12,8 @@
 
 #include "base/error.h"
 #include "engine/engine.h"
+#include "engine/speculative.h"
+#include "engine/structured_output.h"
 #include "model/loader.h"
 #include "stories_model.h"
 
@@ -105,21 +107,60 @@ TEST(StructuredOutput, EachDrafterKeepsGreedyOutputAndValidity) {
   g.structured_outputs.disable_any_whitespace = true;
   SamplingParams s = sampled(120, 5, 2);
   s.structured_outputs = g.structured_outputs;
-  EngineOptions plain;
-  plain.jump_forward = false;
-  const std::string reference = run({g}, plain)[0].outputs[0].text;
   std::unique_ptr<Model> draft = load_model(testing::kStoriesPath);
-  for (SpecMethod method : {SpecMethod::kNgram, SpecMethod::kSuffix, SpecMethod::kDraft}) {
-    EngineOptions o = plain;
-    o.speculation.method = method;
-    o.speculation.draft = draft.get();
-    o.speculation.k = 4;
-    o.speculation.step_tokens = 0;
-    std::vector<RequestOutput> outs = run({g, s}, o);
-    EXPECT_EQ(outs[0].outputs[0].text, reference);
-    for (const RequestOutput& r : outs)
-      for (const CompletionOutput& c : r.outputs) expect_valid_person(c);
+  // With jump-forward, a draft stops before a token the grammar forces tokens
+  // after, so the greedy tokens (not only the text) are plain decoding's.
+  for (bool jump : {false, true}) {
+    EngineOptions plain;
+    plain.jump_forward = jump;
+    const std::vector<int32_t> reference = run({g}, plain)[0].outputs[0].token_ids;
+    for (SpecMethod method : {SpecMethod::kNgram, SpecMethod::kSuffix, SpecMethod::kDraft}) {
+      EngineOptions o = plain;
+      o.speculation.method = method;
+      o.speculation.draft = draft.get();
+      o.speculation.k = 4;
+      o.speculation.step_tokens = 0;
+      std::vector<RequestOutput> outs = run({g, s}, o);
+      EXPECT_EQ(outs[0].outputs[0].token_ids, reference) << jump << " " << static_cast<int>(method);
+      for (const RequestOutput& r : outs)
+        for (const CompletionOutput& c : r.outputs) expect_valid_person(c);
+    }
   }
+}
+
+// A draft that ends the output (the grammar's last token, then EOS) is
+// verified past its end token: that bonus row is never output, and must not
+// fail the request (it did: "the grammar allows no token here", where a draft
+// model drafted the closing "}" and EOS of a JSON object).
+TEST(GrammarProcessor, VerifiesADraftThroughItsEndToken) {
+  const Tokenizer& tok = stories_tokenizer();
+  GrammarCache cache(tok);
+  SamplingParams p = greedy(8);
+  p.structured_outputs.regex = "[ a-z]{1,8}\\.";
+  LogitsProcessors processors(p, tok, cache.get(p.structured_outputs));
+  Sequence seq;
+  seq.tokens = prompt("Lily saw a");
+  seq.n_prompt = static_cast<int>(seq.tokens.size());
+  Draft draft;
+  draft.seq = &seq;
+  draft.params = &p;
+  draft.tokens = tok.encode("cat.", false, false);
+  draft.tokens.push_back(tok.eos_id());
+  const size_t vocab = tok.n_vocab();
+  std::vector<float> logits((draft.tokens.size() + 1) * vocab, 0.0f);
+  for (size_t i = 0; i < draft.tokens.size(); ++i) logits[i * vocab + draft.tokens[i]] = 10.0f;  // greedy agrees
+  const int32_t eos = tok.eos_id();
+  Sampler sampler(p, static_cast<int32_t>(vocab), std::span<const int32_t>(&eos, 1));
+  VerifyScratch scratch;
+  std::vector<int32_t> out;
+  int accepted = -1;
+  ASSERT_NO_THROW(accepted = verify_draft(sampler, logits.data(), draft, scratch, &processors, out));
+  EXPECT_EQ(accepted, static_cast<int>(draft.tokens.size()));
+  ASSERT_EQ(out.size(), draft.tokens.size() + 1);
+  EXPECT_TRUE(std::equal(draft.tokens.begin(), draft.tokens.end(), out.begin()));
+  EXPECT_EQ(processors.grammar()->started(), true);
+  // The processors are back where they began: "cat." is still allowed whole.
+  for (size_t i = 0; i + 1 < draft.tokens.size(); ++i) EXPECT_TRUE(processors.grammar()->try_accept(draft.tokens[i]));
 }
 
 TEST(StructuredOutput, FreeRequestsInTheBatchAreUnchanged) {

@@ -29,9 +29,10 @@ fi
 OUT=${SKIFF_BUILD_DIR:-build-asan}/fuzz
 SKIFF_SANITIZE=address scripts/build.sh "${HARNESSES[@]/#/fuzz_}"
 
-dict_of() {  # libFuzzer dictionaries: Jinja's syntax, JSON's for the JSON readers
+dict_of() {  # libFuzzer dictionaries: Jinja's syntax, JSON's for the JSON readers, constraints' for grammars
   case "$1" in
     jinja) echo fuzz/jinja.dict ;;
+    grammar_compile) echo fuzz/grammar.dict ;;
     hf_config | safetensors | safetensors_index | tokenizer_json | server_requests) echo fuzz/json.dict ;;
   esac
 }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "base/error.h"
+
 namespace skiff::grammar {
 namespace {
 
@@ -54,6 +56,7 @@ void EarleyParser::close_row() {
   int32_t row = n_rows();  // the row being closed is index row (its begin is row_begin_.back())
   std::fill(expected_.begin(), expected_.end(), 0);
   bool accepting = false;
+  size_t completions = 0;
   for (size_t i = row_begin_.back(); i < items_.size(); ++i) {
     Item item = items_[i];
     Symbol next = symbols[item.pos];
@@ -62,8 +65,15 @@ void EarleyParser::close_row() {
       if (item.origin == 0 && g.production_at(item.pos) == g.start_production()) accepting = true;
       if (item.origin == row) continue;  // an empty derivation: prediction already skipped it
       int32_t end = row_begin_[item.origin + 1];
-      for (int32_t j = row_begin_[item.origin]; j < end; ++j)
-        if (symbols[items_[j].pos] == p.rule) add({items_[j].pos + 1, items_[j].origin});
+      for (int32_t j = row_begin_[item.origin]; j < end; ++j) {
+        if (symbols[items_[j].pos] != p.rule) continue;
+        if (++completions > kMaxCompletions) {
+          abandon_row();
+          fail("grammar: the parse makes more than {} completions at one point (the grammar is too ambiguous)",
+               kMaxCompletions);
+        }
+        add({items_[j].pos + 1, items_[j].origin});
+      }
     } else if (is_lexeme(next)) {
       int32_t l = lexeme_of(next);
       expected_[l / 64] |= uint64_t{1} << (l % 64);
@@ -77,8 +87,23 @@ void EarleyParser::close_row() {
   std::fill(seen_.begin(), seen_.end(), kEmptySlot);
   n_seen_ = 0;
   bool any = std::any_of(expected_.begin(), expected_.end(), [](uint64_t w) { return w != 0; });
-  row_info_.push_back({any ? g.lexer().start_state(expected_) : Lexer::kDead, accepting});
+  int32_t lexer_start = Lexer::kDead;
+  if (any) {
+    try {
+      lexer_start = g.lexer().start_state(expected_);  // throws past the lexer's state cap
+    } catch (...) {
+      abandon_row();
+      throw;
+    }
+  }
+  row_info_.push_back({lexer_start, accepting});
   row_begin_.push_back(static_cast<int32_t>(items_.size()));
+}
+
+void EarleyParser::abandon_row() {
+  items_.resize(row_begin_.back());
+  std::fill(seen_.begin(), seen_.end(), kEmptySlot);
+  n_seen_ = 0;
 }
 
 bool EarleyParser::scan(std::span<const int32_t> lexemes) {

@@ -36,8 +36,20 @@ class EarleyParser {
     int32_t lexer_start;
     bool accepting;
   };
+  // Completions one row may make (items advanced over a rule that ends
+  // there, duplicates included). Real grammars make at most about a hundred
+  // (111 for the largest schemas of tools/collect_schemas.py's corpus, under
+  // 10 for JSON and llama.cpp's sample grammars; right recursion one per
+  // level); a highly ambiguous one (root ::= root root | "a") makes more at
+  // each row, so that each token costs more than the last (cubic in the
+  // text): its text is refused with an Error after about 450 rows.
+  static constexpr size_t kMaxCompletions = 100'000;
+
   void add(Item item);
-  void close_row();  // predictions and completions of the last row
+  // Predictions and completions of the last row. Throws Error past
+  // kMaxCompletions or the lexer's state cap, leaving the parser as before the row.
+  void close_row();
+  void abandon_row();  // drops the row being built
 
   std::shared_ptr<const Grammar> grammar_;
   std::vector<Item> items_;

@@ -96,13 +96,30 @@ std::shared_ptr<const Grammar> GrammarBuilder::build(Symbol start) {
   int32_t root = add_rule("<start>");
   add_production(root, {start});
   size_t n_rules = rule_names_.size();
+  for (auto& [rule, body] : productions_)
+    for (Symbol s : body)
+      if (s >= static_cast<Symbol>(n_rules) || (is_lexeme(s) && lexeme_of(s) >= static_cast<int32_t>(lexemes_.size())))
+        fail("grammar: production of '{}' names an unknown symbol", rule_names_[rule]);
+  g->lexer_ = std::make_unique<Lexer>(nfa_, std::move(lexemes_));
+  const Lexer& lexer = *g->lexer_;
+  // A grammar no text satisfies is refused here, not found out by a request
+  // that can never end. Productions that can never end (a rule that recurses
+  // forever, a lexeme no text matches) are dropped, so that the parser never
+  // enters a text it cannot finish.
+  std::vector<uint8_t> productive(n_rules, 0);
+  auto ends = [&](Symbol s) { return is_lexeme(s) ? lexer.may_match(lexeme_of(s)) : productive[s] != 0; };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (auto& [rule, body] : productions_) {
+      if (productive[rule]) continue;
+      if (std::all_of(body.begin(), body.end(), ends)) productive[rule] = 1, changed = true;
+    }
+  }
+  if (!productive[root]) fail("grammar: no text satisfies it (every alternative is impossible or recurses forever)");
+  std::erase_if(productions_, [&](const auto& p) { return !std::all_of(p.second.begin(), p.second.end(), ends); });
   std::vector<std::vector<int32_t>> by_rule(n_rules);
   for (size_t p = 0; p < productions_.size(); ++p) {
     auto& [rule, body] = productions_[p];
-    for (Symbol s : body) {
-      if (s >= static_cast<Symbol>(n_rules) || (is_lexeme(s) && lexeme_of(s) >= static_cast<int32_t>(lexemes_.size())))
-        fail("grammar: production of '{}' names an unknown symbol", rule_names_[rule]);
-    }
     by_rule[rule].push_back(static_cast<int32_t>(p));
     g->productions_.push_back({rule, static_cast<int32_t>(g->symbols_.size())});
     g->symbols_.insert(g->symbols_.end(), body.begin(), body.end());
@@ -123,26 +140,13 @@ std::shared_ptr<const Grammar> GrammarBuilder::build(Symbol start) {
       if (g->nullable_[rule]) continue;
       bool all = true;
       for (Symbol s : body) {
-        all = is_lexeme(s) ? lexemes_[lexeme_of(s)].nullable : g->nullable_[s];
+        all = is_lexeme(s) ? lexer.lexeme(lexeme_of(s)).nullable : g->nullable_[s];
         if (!all) break;
       }
       if (all) g->nullable_[rule] = 1, changed = true;
     }
   }
-  // A grammar no text satisfies is refused here, not found out by a request
-  // that can never end.
-  std::vector<uint8_t> productive(n_rules, 0);
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (auto& [rule, body] : productions_) {
-      if (productive[rule]) continue;
-      if (std::all_of(body.begin(), body.end(), [&](Symbol s) { return is_lexeme(s) || productive[s]; }))
-        productive[rule] = 1, changed = true;
-    }
-  }
-  if (!productive[root]) fail("grammar: no text satisfies it (every alternative is impossible or recurses forever)");
   g->rule_names_ = std::move(rule_names_);
-  g->lexer_ = std::make_unique<Lexer>(nfa_, std::move(lexemes_));
   return g;
 }
 

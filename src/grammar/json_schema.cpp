@@ -32,18 +32,21 @@ const ojson& list_of(const ojson& schema, const char* key, const std::string& pa
 
 }  // namespace
 
-SchemaCompiler::SchemaCompiler(const ojson& root, Limits limits, JsonGrammarOptions options, int nesting)
+SchemaCompiler::SchemaCompiler(const ojson& root, Limits limits, JsonGrammarOptions options, int nesting,
+                               MergeBudget* merge_budget)
     : root_(nesting == 0 ? resolve_refs_to_pointers(root) : root),
       limits_(limits),
       options_(options),
       nesting_(nesting),
       own_builder_(std::make_unique<GrammarBuilder>(limits)),
-      builder_(*own_builder_) {
+      builder_(*own_builder_),
+      merge_budget_(merge_budget ? merge_budget : &own_merge_budget_) {
   setup();
 }
 
 SchemaCompiler::SchemaCompiler(GrammarBuilder& builder, const ojson& root, JsonGrammarOptions options)
-    : root_(resolve_refs_to_pointers(root)), options_(options), nesting_(0), builder_(builder) {
+    : root_(resolve_refs_to_pointers(root)), options_(options), nesting_(0), builder_(builder),
+      merge_budget_(&own_merge_budget_) {
   setup();
 }
 
@@ -194,7 +197,7 @@ ojson SchemaCompiler::merge_in(const ojson& outer, const ojson& inner, const std
     kept[key] = outer[key];
     rest.erase(key);
   }
-  ojson merged = merge_schemas(root_, rest, inner, path);
+  ojson merged = merge_schemas(root_, rest, inner, path, *merge_budget_);
   if (merged.is_object()) merged.update(kept);
   return merged;
 }
@@ -249,20 +252,38 @@ void SchemaCompiler::check_one_of_disjoint(const ojson& base, const ojson& list,
     }
     return out;
   };
+  // Each branch's kinds and discriminators once, then every pair; past
+  // kMaxOneOfPairwise branches, only one property that every branch requires
+  // with a value of its own tells them apart (pairs would take seconds).
+  std::vector<std::set<std::string>> branch_kinds;
+  std::vector<std::set<std::pair<std::string, std::string>>> branch_discriminators;
+  for (const ojson& branch : list) {
+    const auto [k, s] = kinds(branch);
+    branch_kinds.push_back(k);
+    branch_discriminators.push_back(discriminator(*s));
+  }
+  if (list.size() > kMaxOneOfPairwise) {
+    for (const auto& first : branch_discriminators[0]) {  // not a structured binding: clang 14 cannot capture one
+      std::set<std::string> values;
+      for (const auto& d : branch_discriminators) {
+        auto it = std::find_if(d.begin(), d.end(), [&](const auto& nv) { return nv.first == first.first; });
+        if (it == d.end() || !values.insert(it->second).second) break;
+      }
+      if (values.size() == list.size()) return;
+    }
+    refuse("oneOf", path,
+           fmt::format("with more than {} branches cannot be enforced unless one required property has a const of "
+                       "its own in each (anyOf can)", kMaxOneOfPairwise));
+  }
   for (size_t i = 0; i < list.size(); ++i) {
     for (size_t j = i + 1; j < list.size(); ++j) {
-      // Not structured bindings: clang 14 cannot capture them in the lambda.
-      const auto branch_i = kinds(list[i]), branch_j = kinds(list[j]);
-      const std::set<std::string>& ki = branch_i.first;
-      const std::set<std::string>& kj = branch_j.first;
-      const ojson* si = branch_i.second;
-      const ojson* sj = branch_j.second;
+      const std::set<std::string>& ki = branch_kinds[i];
+      const std::set<std::string>& kj = branch_kinds[j];
       bool overlap = std::any_of(ki.begin(), ki.end(), [&](const std::string& t) { return kj.count(t) > 0; });
       if (!overlap) continue;
       bool told_apart = false;
-      auto di = discriminator(*si), dj = discriminator(*sj);
-      for (auto& [name, value] : di)
-        for (auto& [name2, value2] : dj)
+      for (auto& [name, value] : branch_discriminators[i])
+        for (auto& [name2, value2] : branch_discriminators[j])
           if (name == name2 && value != value2) told_apart = true;
       if (!told_apart)
         refuse("oneOf", path, fmt::format("cannot be enforced: branches {} and {} may both match (anyOf can)", i, j));
@@ -289,7 +310,7 @@ std::vector<ojson> SchemaCompiler::enum_values(const ojson& schema, const std::s
   if (nesting_ >= kMaxNesting)
     refuse(rest.begin().key(), path, "beside 'enum' or 'const' refers back to them too deeply");
   if (has(schema, "type")) rest["type"] = schema["type"];
-  std::shared_ptr<const Grammar> grammar = SchemaCompiler(root_, limits_, options_, nesting_ + 1).compile_alone(rest, path);
+  std::shared_ptr<const Grammar> grammar = SchemaCompiler(root_, limits_, options_, nesting_ + 1, merge_budget_).compile_alone(rest, path);
   static const auto kNoVocab = std::make_shared<TokenTrie>(std::vector<std::string>{""}, std::vector<int32_t>{0});
   std::erase_if(values, [&](const ojson& v) {
     if (!grammar) return true;

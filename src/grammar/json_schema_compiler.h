@@ -25,8 +25,10 @@ RegexNode search_regex(const std::string& pattern, const std::string& path);
 class SchemaCompiler {
  public:
   // nesting: how many compilers around this one check enum values (they
-  // pass their root on, its references already rewritten).
-  SchemaCompiler(const ojson& root, Limits limits, JsonGrammarOptions options = {}, int nesting = 0);
+  // pass their root on, its references already rewritten, and their budget
+  // for merges).
+  SchemaCompiler(const ojson& root, Limits limits, JsonGrammarOptions options = {}, int nesting = 0,
+                 MergeBudget* merge_budget = nullptr);
   // Into a grammar being built elsewhere (JSON inside other text: tool calls).
   SchemaCompiler(GrammarBuilder& builder, const ojson& root, JsonGrammarOptions options);
   std::shared_ptr<const Grammar> compile();
@@ -41,6 +43,7 @@ class SchemaCompiler {
   static constexpr int kMaxDepth = 64;
   static constexpr int kMaxNesting = 4;
   static constexpr uint64_t kMaxUnrolled = 2000;  // array positions written out for min/maxItems, prefixItems
+  static constexpr size_t kMaxOneOfPairwise = 1000;  // oneOf branches checked pair by pair (~0.1 s)
 
   [[noreturn]] static void refuse(std::string_view key, const std::string& path,
                                   std::string_view why = "cannot be enforced");
@@ -91,6 +94,8 @@ class SchemaCompiler {
   const int nesting_;
   std::unique_ptr<GrammarBuilder> own_builder_;  // unless building into another's
   GrammarBuilder& builder_;
+  MergeBudget own_merge_budget_;
+  MergeBudget* merge_budget_;  // this one's, or the compiler's around it
   Symbol ws_;
   bool legacy_ = false;  // drafts 4, 6, 7: $ref replaces its siblings; items may be an array
   bool draft4_ = false;  // exclusiveMinimum/Maximum are booleans

@@ -128,8 +128,13 @@ const ojson& resolve_schema_ref(const ojson& root, const std::string& ref, const
   return *at;
 }
 
-ojson merge_schemas(const ojson& root, const ojson& a_in, const ojson& b_in, const std::string& path, int depth) {
+ojson merge_schemas(const ojson& root, const ojson& a_in, const ojson& b_in, const std::string& path, MergeBudget& budget,
+                    int depth) {
   if (depth > kMaxMergeDepth) fail("JSON Schema: 'allOf' at {} nests or recurses too deeply to combine", path);
+  if (budget.left == 0)
+    fail("JSON Schema: 'allOf' at {}: its schemas take too much work to combine (they reference the same "
+         "subschemas along too many paths)", path);
+  --budget.left;
   if (a_in.is_boolean()) return a_in.get<bool>() ? b_in : a_in;
   if (b_in.is_boolean()) return b_in.get<bool>() ? a_in : b_in;
   if (!a_in.is_object() || !b_in.is_object()) fail("JSON Schema: a schema at {} is not an object or a boolean", path);
@@ -141,10 +146,10 @@ ojson merge_schemas(const ojson& root, const ojson& a_in, const ojson& b_in, con
     if (legacy) return target;  // drafts 4 to 7: $ref replaces its siblings
     ojson rest = s;
     rest.erase("$ref");
-    return merge_schemas(root, rest, target, path, depth + 1);
+    return merge_schemas(root, rest, target, path, budget, depth + 1);
   };
   ojson a = inline_ref(a_in), b = inline_ref(b_in);
-  if (a.is_boolean() || b.is_boolean()) return merge_schemas(root, a, b, path, depth + 1);
+  if (a.is_boolean() || b.is_boolean()) return merge_schemas(root, a, b, path, budget, depth + 1);
   // What a subschema's unevaluatedProperties or unevaluatedItems sees is
   // its own: merged, it would see the other side's too.
   for (const char* key : {"unevaluatedProperties", "unevaluatedItems"})
@@ -161,9 +166,9 @@ ojson merge_schemas(const ojson& root, const ojson& a_in, const ojson& b_in, con
       if (!s->contains("allOf")) continue;
       ojson list = (*s)["allOf"];
       s->erase("allOf");
-      for (const ojson& part : list) *s = merge_schemas(root, *s, part, path, depth + 1);
+      for (const ojson& part : list) *s = merge_schemas(root, *s, part, path, budget, depth + 1);
     }
-    return merge_schemas(root, a, b, path, depth + 1);
+    return merge_schemas(root, a, b, path, budget, depth + 1);
   }
 
   static const ojson kTrue = true;
@@ -178,8 +183,8 @@ ojson merge_schemas(const ojson& root, const ojson& a_in, const ojson& b_in, con
     ojson prefix = ojson::array();
     for (size_t i = 0; i < std::max(sa.prefix.size(), sb.prefix.size()); ++i)
       prefix.push_back(merge_schemas(root, i < sa.prefix.size() ? sa.prefix[i] : sa.rest,
-                                     i < sb.prefix.size() ? sb.prefix[i] : sb.rest, path + "/items", depth + 1));
-    ojson rest = merge_schemas(root, sa.rest, sb.rest, path + "/items", depth + 1);
+                                     i < sb.prefix.size() ? sb.prefix[i] : sb.rest, path + "/items", budget, depth + 1));
+    ojson rest = merge_schemas(root, sa.rest, sb.rest, path + "/items", budget, depth + 1);
     items_out = ojson::object();
     if (!prefix.empty()) {
       items_out[legacy ? "items" : "prefixItems"] = prefix;
@@ -235,12 +240,12 @@ ojson merge_schemas(const ojson& root, const ojson& a_in, const ojson& b_in, con
       out.erase("const");
       out["enum"] = both;
     } else if (key == "additionalProperties") {
-      out[key] = merge_schemas(root, av, bv, path + "/additionalProperties", depth + 1);
+      out[key] = merge_schemas(root, av, bv, path + "/additionalProperties", budget, depth + 1);
     } else if (key == "anyOf") {
+      if (av.size() * bv.size() > 256) cannot_merge(key, path);
       ojson product = ojson::array();
       for (const ojson& x : av)
-        for (const ojson& y : bv) product.push_back(merge_schemas(root, x, y, path + "/anyOf", depth + 1));
-      if (product.size() > 256) cannot_merge(key, path);
+        for (const ojson& y : bv) product.push_back(merge_schemas(root, x, y, path + "/anyOf", budget, depth + 1));
       out[key] = product;
     } else if (key != "properties") {
       cannot_merge(key, path);
@@ -263,9 +268,11 @@ ojson merge_schemas(const ojson& root, const ojson& a_in, const ojson& b_in, con
     const ojson& pb = b.contains("properties") ? b["properties"] : empty;
     ojson props = ojson::object();
     for (auto& [name, s] : pa.items())
-      props[name] = merge_schemas(root, s, pb.contains(name) ? pb[name] : unlisted(b, kTrue), path + "/properties/" + name, depth + 1);
+      props[name] = merge_schemas(root, s, pb.contains(name) ? pb[name] : unlisted(b, kTrue), path + "/properties/" + name,
+                                  budget, depth + 1);
     for (auto& [name, s] : pb.items())
-      if (!pa.contains(name)) props[name] = merge_schemas(root, unlisted(a, kTrue), s, path + "/properties/" + name, depth + 1);
+      if (!pa.contains(name))
+        props[name] = merge_schemas(root, unlisted(a, kTrue), s, path + "/properties/" + name, budget, depth + 1);
     out["properties"] = props;
   }
   return out;

@@ -116,7 +116,8 @@ std::optional<Symbol> SchemaCompiler::object_value(const ojson& schema, const st
     std::optional<ojson> merged;
     for (auto& [pattern, pattern_schema] : patterns.items()) {
       if (regex_matches(pattern_regexes[k++], name))
-        merged = merge_schemas(root_, merged ? *merged : sub ? *sub : kTrue, pattern_schema, sub_path);
+        merged =
+            merge_schemas(root_, merged ? *merged : sub ? *sub : kTrue, pattern_schema, sub_path, *merge_budget_);
     }
     if (!sub && !merged) sub = &additional;
     if (merged) sub = &own(std::move(*merged));
@@ -174,9 +175,10 @@ std::optional<Symbol> SchemaCompiler::object_value(const ojson& schema, const st
     try {
       for (size_t k = 1; k < set.size(); ++k) {
         sub_path += "+" + pattern_list[set[k]].first;
-        sub = &own(merge_schemas(root_, *sub, *pattern_list[set[k]].second, sub_path));
+        sub = &own(merge_schemas(root_, *sub, *pattern_list[set[k]].second, sub_path, *merge_budget_));
       }
     } catch (const Error&) {
+      if (merge_budget_->left == 0) throw;
       continue;  // names matching patterns whose schemas cannot be combined are never accepted
     }
     add_extra(in, out, *sub, sub_path, fmt::format("p{}", fmt::join(set, ",")));

@@ -200,8 +200,8 @@ std::optional<Symbol> SchemaCompiler::array_containing(const ojson& items, const
                                                        const std::string& path, int depth) {
   if (at_least > kMaxUnrolled) refuse("minContains", path, fmt::format("over {} is not supported", kMaxUnrolled));
   std::string contains_path = child_path(path, "contains");
-  std::optional<Symbol> counted = compile_value(own(merge_schemas(root_, items, contains, contains_path)),
-                                                contains_path, depth + 1);
+  std::optional<Symbol> counted =
+      compile_value(own(merge_schemas(root_, items, contains, contains_path, *merge_budget_)), contains_path, depth + 1);
   if (!counted) return impossible(fmt::format("'contains' at {}: no item can match it", path));
   Symbol counted_item = builder_.rule_of(path + "/contained", {{*counted, ws_}});
   std::optional<Symbol> others;  // one or more items, any of them

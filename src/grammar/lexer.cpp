@@ -53,7 +53,34 @@ Lexer::Lexer(const Nfa& nfa, std::vector<Lexeme> lexemes) : lexemes_(std::move(l
     }
     all_required_.push_back(l.required.size() == 32 ? ~0u : (1u << l.required.size()) - 1);
   }
+  // Backwards from the accept states (over the reversed moves, in one array);
+  // parts share no states, so a state that reaches one reaches its own part's.
+  std::vector<uint32_t> into_begin(n + 2, 0);
+  std::vector<int32_t> into(epsilon_.size() + edges_.size());
+  for (int32_t t : epsilon_) ++into_begin[t + 2];
+  for (const ByteEdge& e : edges_) ++into_begin[e.target + 2];
+  for (size_t s = 2; s < n + 2; ++s) into_begin[s] += into_begin[s - 1];
+  for (size_t s = 0; s < n; ++s) {
+    for (uint32_t i = epsilon_begin_[s]; i < epsilon_begin_[s + 1]; ++i) into[into_begin[epsilon_[i] + 1]++] = int32_t(s);
+    for (uint32_t i = edge_begin_[s]; i < edge_begin_[s + 1]; ++i) into[into_begin[edges_[i].target + 1]++] = int32_t(s);
+  }
+  can_accept_.assign(n, 0);
+  std::vector<int32_t> stack;
+  for (size_t s = 0; s < n; ++s)
+    if (is_accept_[s]) can_accept_[s] = 1, stack.push_back(int32_t(s));
+  while (!stack.empty()) {
+    int32_t s = stack.back();
+    stack.pop_back();
+    for (uint32_t i = into_begin[s]; i < into_begin[s + 1]; ++i)
+      if (!can_accept_[into[i]]) can_accept_[into[i]] = 1, stack.push_back(into[i]);
+  }
   seen_.assign(std::max(n, lexemes_.size()), 0);
+}
+
+bool Lexer::may_match(int32_t id) const {
+  for (const Lexeme::Part& p : lexemes_[id].required)
+    if (!can_accept_[p.start]) return false;
+  return true;
 }
 
 int32_t Lexer::start_state(std::span<const uint64_t> allowed) const {
@@ -83,7 +110,7 @@ int32_t Lexer::intern(std::vector<int32_t>& seeds) const {
   while (!seeds.empty()) {
     int32_t s = seeds.back();
     seeds.pop_back();
-    if (seen_[s] == seen_stamp_) continue;
+    if (seen_[s] == seen_stamp_ || !can_accept_[s]) continue;  // nothing it reaches can accept either
     seen_[s] = seen_stamp_;
     set.push_back(s);
     for (uint32_t i = epsilon_begin_[s]; i < epsilon_begin_[s + 1]; ++i) seeds.push_back(epsilon_[i]);

@@ -61,6 +61,9 @@ class Lexer {
   }
   size_t n_lexemes() const { return lexemes_.size(); }
   const Lexeme& lexeme(int32_t id) const { return lexemes_[id]; }
+  // False when no text can be the lexeme: a required part matches nothing.
+  // (True says only that each part alone matches some text.)
+  bool may_match(int32_t id) const;
   size_t n_states() const { return n_states_.load(std::memory_order_acquire); }
 
  private:
@@ -88,6 +91,9 @@ class Lexer {
   std::vector<int32_t> owner_;      // lexeme of each NFA state, -1 for none
   std::vector<int8_t> part_of_;     // its part: required i >= 0, excluded -1 - i
   std::vector<uint8_t> is_accept_;  // the accept state of its part
+  // Whether its part's accept state can be reached from it: the lexer keeps
+  // no other, so a live DFA state always has a way to finish each part.
+  std::vector<uint8_t> can_accept_;
   std::vector<uint32_t> all_required_;  // per lexeme: the mask of its required parts
   std::vector<Lexeme> lexemes_;
 

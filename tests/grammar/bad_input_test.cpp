@@ -1,0 +1,121 @@
+// Constraints that are bad input, and texts no constraint can finish: what
+// the fuzz harnesses (fuzz/grammar_compile.cpp, fuzz/grammar_matcher.cpp)
+// found, each kept here as its smallest case.
+#include <gtest/gtest.h>
+
+#include "base/error.h"
+#include "grammar/compile.h"
+#include "grammar/gbnf.h"
+#include "grammar/json_schema.h"
+#include "grammar_test_support.h"
+
+namespace skiff::grammar {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+bool any_allowed(Matcher& m) {
+  std::vector<uint32_t> bits((m.vocab()->n_vocab() + 31) / 32);
+  m.fill_mask(bits);
+  for (uint32_t w : bits)
+    if (w) return true;
+  return false;
+}
+
+// Every byte the mask allows leads somewhere the text can still be finished.
+TEST(BadInput, ABranchThatCanNeverMatchIsNeverEntered) {
+  Matcher m(compile_regex("a(b[^\\s\\S]|c)"), toy_vocab());
+  ASSERT_TRUE(m.accept_token(byte_token('a')));
+  std::vector<uint32_t> bits((m.vocab()->n_vocab() + 31) / 32);
+  m.fill_mask(bits);
+  EXPECT_FALSE(mask_has(bits, byte_token('b')));
+  EXPECT_TRUE(mask_has(bits, byte_token('c')));
+  EXPECT_FALSE(m.accept_token(byte_token('b')));
+}
+
+TEST(BadInput, ARegexThatMatchesNothingIsRefused) {
+  for (const char* pattern : {"[^\\s\\S]", "[^^\"][^)*c?[\\s\\S]{0,30", "a[^\\s\\S]b|[^\\d\\D]+"})
+    EXPECT_THROW(compile_regex(pattern), Error) << pattern;
+}
+
+TEST(BadInput, AGbnfAlternativeThatCannotEndIsNeverEntered) {
+  // "a" x never ends (x recurses forever, or needs a character that no text has).
+  for (const char* text : {"root ::= \"a\" x | \"b\"\nx ::= \"c\" x\n", "root ::= \"a\" [^\\x00-\\U0010FFFF] | \"b\"\n"}) {
+    Matcher m(compile_gbnf(text), toy_vocab());
+    EXPECT_FALSE(m.accept_token(byte_token('a'))) << text;
+    EXPECT_TRUE(m.accept_token(byte_token('b'))) << text;
+    EXPECT_TRUE(m.is_complete()) << text;
+  }
+  EXPECT_THROW(compile_gbnf("root ::= [^\\x00-\\U0010FFFF]\n"), Error);
+}
+
+TEST(BadInput, ANumberAtAnExclusiveBoundHasNoDeadEnd) {
+  auto g = compile_json_schema(ojson::parse(R"({"type": "number", "exclusiveMaximum": 5})"));
+  Matcher m(g, toy_vocab());
+  EXPECT_FALSE(m.accept_bytes("5"));
+  ASSERT_TRUE(m.accept_bytes("4"));
+  EXPECT_TRUE(any_allowed(m));
+  EXPECT_TRUE(m.is_complete());
+}
+
+// allOf over a DAG of references: merging follows every path (2^24 here),
+// so its work is bounded apart from the schema's size.
+TEST(BadInput, MergingSchemasThatShareSubschemasAlongManyPathsIsRefused) {
+  ojson defs = ojson::object();
+  for (int i = 0; i < 24; ++i) {
+    const std::string next = "#/$defs/d" + std::to_string(i + 1);
+    defs["d" + std::to_string(i)] = {{"type", "object"}, {"properties", {{"a", {{"$ref", next}}}, {"b", {{"$ref", next}}}}}};
+  }
+  defs["d24"] = {{"type", "integer"}};
+  ojson schema = {{"$defs", defs}, {"allOf", {{{"$ref", "#/$defs/d0"}}, {{"$ref", "#/$defs/d0"}}}}};
+  try {
+    compile_json_schema(schema);
+    FAIL() << "compiled";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("too much work to combine"), std::string::npos) << e.what();
+  }
+}
+
+// oneOf's branches are told apart once each, then pairwise up to 1000 of
+// them; past that, by one required property with a const of its own in each.
+TEST(BadInput, ALargeOneOfIsCheckedQuickly) {
+  auto branches = [](int n, int distinct) {
+    ojson list = ojson::array();
+    for (int i = 0; i < n; ++i)
+      list.push_back({{"type", "object"}, {"properties", {{"k", {{"const", i % distinct}}}}}, {"required", {"k"}}});
+    return ojson{{"oneOf", list}};
+  };
+  EXPECT_TRUE(accepts_text(compile_json_schema(branches(1500, 1500)), R"({"k":1499})"));
+  EXPECT_TRUE(accepts_text(compile_json_schema(branches(800, 800)), R"({"k":799})"));
+  EXPECT_THROW(compile_json_schema(branches(1500, 1400)), Error);
+  EXPECT_THROW(compile_json_schema(branches(800, 700)), Error);
+}
+
+// Each row of this grammar makes more completions than the last (cubic time):
+// the text is refused before a token takes long, the parser left as before it.
+TEST(BadInput, AnAmbiguousGrammarIsRefusedBeforeItGetsSlow) {
+  Matcher m(compile_gbnf("root ::= root root | \"a\"\n"), toy_vocab());
+  int taken = 0;
+  EXPECT_THROW(
+      while (taken < 2000) {
+        ASSERT_TRUE(m.accept_token(byte_token('a')));
+        ++taken;
+      },
+      Error);
+  EXPECT_GT(taken, 100);
+  EXPECT_LT(taken, 1000);
+  EXPECT_EQ(m.n_tokens(), taken);
+  m.rollback(taken - 10);
+  EXPECT_TRUE(m.accept_token(byte_token('a')));
+  EXPECT_TRUE(m.is_complete());
+}
+
+// Right recursion completes one item per level: never refused as ambiguous.
+TEST(BadInput, RightRecursionIsNotAmbiguity) {
+  Matcher m(compile_gbnf("root ::= \"a\" root | \"a\"\n"), toy_vocab());
+  for (int i = 0; i < 600; ++i) ASSERT_TRUE(m.accept_token(byte_token('a'))) << i;
+  EXPECT_TRUE(m.is_complete());
+}
+
+}  // namespace
+}  // namespace skiff::grammar

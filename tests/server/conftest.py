@@ -22,6 +22,8 @@ MODELS = Path(os.environ.get("SKIFF_MODELS_DIR", ROOT.parent / "shared" / "model
 CACHE = Path(os.environ.get("SKIFF_MODELS_CACHE", Path.home() / ".cache" / "skiff" / "models"))
 STORIES = MODELS / "derived" / "stories260K-f32.gguf"
 QWEN = CACHE / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+QWEN15 = CACHE / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+GEMMA = CACHE / "gemma-3-270m-q4_k_m.gguf"
 
 
 class Server:
@@ -103,6 +105,22 @@ def qwen():
     # file; AVX2: Q4_K, Q6_K, Q5_0, Q8_0: all of it), on row kernels with
     # --batch-invariant only (a real model's near-ties flip).
     server = Server(need(QWEN), "-c", "2048", "--served-model-name", "qwen", "--batch-invariant")
+    yield server
+    assert server.stop() == 0, "".join(server.log)
+
+
+@pytest.fixture(scope="session")
+def qwen15():
+    """Qwen2.5-Coder-1.5B-Instruct: the smallest of these that uses tools."""
+    server = Server(need(QWEN15), "-c", "4096", "--served-model-name", "qwen15")
+    yield server
+    assert server.stop() == 0, "".join(server.log)
+
+
+@pytest.fixture(scope="session")
+def gemma():
+    """Gemma 3 270M: another vocabulary (262,144 tokens) and chat template."""
+    server = Server(need(GEMMA), "-c", "1024", "--served-model-name", "gemma")
     yield server
     assert server.stop() == 0, "".join(server.log)
 

@@ -42,8 +42,10 @@ class EarleyParser {
   // 10 for JSON and llama.cpp's sample grammars; right recursion one per
   // level); a highly ambiguous one (root ::= root root | "a") makes more at
   // each row, so that each token costs more than the last (cubic in the
-  // text): its text is refused with an Error after about 450 rows.
-  static constexpr size_t kMaxCompletions = 100'000;
+  // text): its text is refused with an Error after about 200 rows. A mask
+  // scans many rows (one per lexeme end in the vocabulary's walk), so this
+  // bounds its time only as that count times the cost of a row (~0.2 ms here).
+  static constexpr size_t kMaxCompletions = 20'000;
 
   void add(Item item);
   // Predictions and completions of the last row. Throws Error past

@@ -9,6 +9,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 MODELS = pathlib.Path(os.environ.get("SKIFF_MODELS_DIR", pathlib.Path(__file__).parents[3] / "shared" / "models"))
 STORIES = MODELS / "derived" / "stories260K-f32.gguf"
 QWEN = pathlib.Path.home() / ".cache" / "skiff" / "models" / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+QWEN15 = QWEN.with_name("qwen2.5-coder-1.5b-instruct-q4_k_m.gguf")
 
 
 @pytest.fixture(scope="session")
@@ -22,14 +23,25 @@ def llm(stories_path):
     return LLM(model=stories_path, max_num_seqs=16)
 
 
+def real_model(path):
+    if not path.exists():
+        if os.environ.get("SKIFF_REQUIRE_REAL_MODELS"):
+            pytest.fail(f"{path} missing: run scripts/fetch-models.sh")
+        pytest.skip(f"the real model {path.name} is not fetched (scripts/fetch-models.sh)")
+    return str(path)
+
+
 @pytest.fixture(scope="session")
 def qwen():
-    if not QWEN.exists():
-        if os.environ.get("SKIFF_REQUIRE_REAL_MODELS"):
-            pytest.fail(f"{QWEN} missing: run scripts/fetch-models.sh")
-        pytest.skip("the real Qwen model is not fetched (scripts/fetch-models.sh)")
     from skiff import LLM
-    return LLM(model=str(QWEN), max_num_seqs=4, max_model_len=2048)
+    return LLM(model=real_model(QWEN), max_num_seqs=4, max_model_len=2048)
+
+
+@pytest.fixture(scope="session")
+def qwen15():
+    """Qwen2.5-Coder-1.5B-Instruct: the smallest of these that answers after a tool's result."""
+    from skiff import LLM
+    return LLM(model=real_model(QWEN15), max_num_seqs=4, max_model_len=4096)
 
 
 @pytest.fixture(scope="session")

@@ -119,7 +119,7 @@ def qwen15():
 
 @pytest.fixture(scope="session")
 def gemma():
-    """Gemma 3 270M: another vocabulary (262,144 tokens) and chat template."""
+    """Gemma 3 270M: another vocabulary (262,144 tokens); a base model (no chat template)."""
     server = Server(need(GEMMA), "-c", "1024", "--served-model-name", "gemma")
     yield server
     assert server.stop() == 0, "".join(server.log)

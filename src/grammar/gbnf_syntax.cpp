@@ -170,8 +170,16 @@ class Parser {
         if (seq.children.empty()) error(start, fmt::format("'{}' has nothing to repeat", char(c)));
         if (depth + ++stacked > kMaxDepth) error(start, "too many repetition operators in a row");
         Node rep = repetition();
-        rep.children.push_back(std::move(seq.children.back()));
-        seq.children.back() = std::move(rep);
+        Node& last = seq.children.back();
+        if (last.kind == Node::Kind::Repeat && plain_repeat(last) && plain_repeat(rep)) {
+          // x*, x+ or x? (or x{1}) repeated so again is one of them ((x?)+ is x*): nested
+          // stars would make the parse ambiguous in as many ways as they are deep.
+          last.min *= rep.min;
+          if (rep.max == kUnbounded) last.max = kUnbounded;
+        } else {
+          rep.children.push_back(std::move(last));
+          last = std::move(rep);
+        }
         skip_space(nested);
         continue;
       } else if (c == '<' || c == '!') {
@@ -196,6 +204,10 @@ class Parser {
     seq.children = std::move(flat);
     return seq;
   }
+
+  // A repetition whose counts are 0 or 1 at least and 1 or unbounded at most:
+  // one inside another is a repetition of the same kind, its counts multiplied.
+  static bool plain_repeat(const Node& n) { return n.min <= 1 && (n.max == 1 || n.max == kUnbounded); }
 
   Node repetition() {
     size_t start = pos_;

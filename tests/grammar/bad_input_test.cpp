@@ -110,6 +110,20 @@ TEST(BadInput, AnAmbiguousGrammarIsRefusedBeforeItGetsSlow) {
   EXPECT_TRUE(m.is_complete());
 }
 
+// Stacked repetitions of *, + and ? are one repetition: nested stars would
+// make each row ambiguous in as many ways as they are deep.
+TEST(BadInput, StackedRepetitionsAreOneRepetition) {
+  auto g = compile_gbnf("root ::= [a-c]" + std::string(90, '*') + " \"x\" (\"y\"?)+ ((\"z\"+)?)?\n",
+                        Limits{}, GbnfOptions{.collapse_regular = false});
+  Matcher m(g, toy_vocab());
+  for (int i = 0; i < 200; ++i) ASSERT_TRUE(m.accept_token(byte_token("abc"[i % 3]))) << i;
+  for (char c : std::string("xyyyzz")) ASSERT_TRUE(m.accept_token(byte_token(c))) << c;
+  EXPECT_TRUE(m.is_complete());
+  EXPECT_TRUE(accepts_text(g, "x"));
+  EXPECT_TRUE(accepts_text(g, "abx"));
+  EXPECT_FALSE(accepts_text(g, "abxzy"));
+}
+
 // Right recursion completes one item per level: never refused as ambiguous.
 TEST(BadInput, RightRecursionIsNotAmbiguity) {
   Matcher m(compile_gbnf("root ::= \"a\" root | \"a\"\n"), toy_vocab());

@@ -34,6 +34,14 @@ std::vector<std::string> strings(const ojson& v, const std::string& field) {
   return out;
 }
 
+// A regex or grammar: the empty text would constrain nothing, and is refused
+// rather than dropped.
+std::string pattern_text(const ojson& v, const std::string& field) {
+  std::string text = text_field(v, field);
+  if (text.empty()) bad_field(field, fmt::format("{} is empty", field));
+  return text;
+}
+
 // Records which field set the structured output; a second one is a 400.
 StructuredOutputs& claim(SamplingParams& p, const std::string& field) {
   if (!p.structured_outputs.empty())
@@ -73,9 +81,9 @@ void read_structured_outputs(const ojson& v, SamplingParams& p) {
     if (value.is_null()) continue;
     if (key == "whitespace_pattern") bad_field(field, "structured_outputs.whitespace_pattern is not supported");
     if (key == "json") claim(p, field).json = schema_text(value, field);
-    else if (key == "regex") claim(p, field).regex = text_field(value, field);
+    else if (key == "regex") claim(p, field).regex = pattern_text(value, field);
     else if (key == "choice") claim(p, field).choice = strings(value, field);
-    else if (key == "grammar") claim(p, field).grammar = text_field(value, field);
+    else if (key == "grammar") claim(p, field).grammar = pattern_text(value, field);
     else if (key == "json_object") {
       if (boolean_field(value, field)) claim(p, field).json_object = true;
     } else if (key == "disable_any_whitespace") {
@@ -120,9 +128,9 @@ bool read_constraint_field(const std::string& key, const ojson& v, SamplingParam
   if (key == "response_format") read_response_format(v, p);
   else if (key == "structured_outputs") read_structured_outputs(v, p);
   else if (key == "guided_json" || key == "json_schema") claim(p, key).json = schema_text(v, key);
-  else if (key == "guided_regex") claim(p, key).regex = text_field(v, key);
+  else if (key == "guided_regex") claim(p, key).regex = pattern_text(v, key);
   else if (key == "guided_choice") claim(p, key).choice = strings(v, key);
-  else if (key == "guided_grammar" || key == "grammar") claim(p, key).grammar = text_field(v, key);
+  else if (key == "guided_grammar" || key == "grammar") claim(p, key).grammar = pattern_text(v, key);
   else if (key == "guided_whitespace_pattern") bad_field(key, "guided_whitespace_pattern is not supported");
   else if (key == "logit_bias") p.logit_bias = logit_bias(v);
   else if (key == "allowed_token_ids") {

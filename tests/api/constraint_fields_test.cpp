@@ -63,6 +63,12 @@ TEST(ConstraintFields, ProcessorsAndTheirBadShapes) {
   // Two structured outputs: the second names itself.
   EXPECT_EQ(refused_field(R"({"response_format": {"type": "json_object"}, "guided_regex": "a"})"), "guided_regex");
   EXPECT_EQ(refused_field(R"({"structured_outputs": {"regex": "a", "choice": ["a"]}})"), "structured_outputs.choice");
+  // An empty regex or grammar is refused, never dropped (it constrained nothing).
+  EXPECT_EQ(refused_field(R"({"guided_regex": ""})"), "guided_regex");
+  EXPECT_EQ(refused_field(R"({"structured_outputs": {"regex": ""}})"), "structured_outputs.regex");
+  EXPECT_EQ(refused_field(R"({"guided_grammar": ""})"), "guided_grammar");
+  EXPECT_EQ(refused_field(R"({"structured_outputs": {"grammar": ""}})"), "structured_outputs.grammar");
+  EXPECT_EQ(refused_field(R"({"grammar": ""})"), "grammar");
 }
 
 TEST(ChatTools, ChoicesAndTheirCallsFormat) {

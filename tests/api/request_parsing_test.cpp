@@ -10,6 +10,7 @@
 #include "api/chat_request.h"
 #include "api/completion_request.h"
 #include "api/request_fields.h"
+#include "chat/chat_output.h"
 #include "chat/chat_template.h"
 #include "stories_model.h"
 
@@ -107,6 +108,27 @@ TEST(ChatRequest, TemplateInputsFromTheBody) {
   const ojson body = ojson::parse(R"({"messages": [{"role": "user", "content": "Hi"}], "add_generation_prompt": false,
                                       "tools": [{"type": "function"}, {"type": "function"}]})");
   EXPECT_EQ(render_chat(&role_template(), stories_tokenizer(), body, true), "<user>Hi\n[2 tools]");
+}
+
+// Tool calls are parsed from replies only where the reply may make them:
+// with tool_choice auto and a response_format, the format holds the reply,
+// and a JSON object naming a "name" is its content, not a call.
+TEST(ChatRequest, CallsAreParsedOnlyWhereTheReplyMayMakeThem) {
+  const std::unique_ptr<ChatSyntax> hermes = chat_syntax_named("hermes", "");
+  ApiModel model = stories();
+  model.chat_syntax = hermes.get();
+  const std::string reply = R"(<tool_call>{"name": "f", "arguments": {}}</tool_call>)";
+  auto calls = [&](const std::string& rest) {
+    const ChatRequest r = parse_chat_request(
+        model, ojson::parse(R"({"messages": [{"role": "user", "content": "Hi"}],
+                                 "tools": [{"type": "function", "function": {"name": "f"}}])" + rest + "}"));
+    return r.syntax ? r.syntax->parse(reply, false).tool_calls.size() : 0;
+  };
+  EXPECT_EQ(calls(""), 1u);
+  EXPECT_EQ(calls(R"(, "tool_choice": "required")"), 1u);
+  EXPECT_EQ(calls(R"(, "tool_choice": "none")"), 0u);
+  EXPECT_EQ(calls(R"(, "response_format": {"type": "json_object"})"), 0u);
+  EXPECT_EQ(calls(R"(, "guided_regex": "[a-z]+")"), 0u);
 }
 
 TEST(ChatRequest, BadBodiesNameTheirField) {

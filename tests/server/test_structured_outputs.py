@@ -215,6 +215,18 @@ def test_completions_endpoint_takes_the_same_fields(qwen):
     assert all(c.text in COLORS and c.finish_reason == "stop" for c in out.choices)
 
 
+def test_a_response_format_beside_tools_is_content(qwen):
+    # tool_choice auto with a response_format: the format holds the reply, which is never read as a call
+    # (this model answers {"name": ..., "arguments": ...}, which the Hermes parser took for one).
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+    out = chat(qwen, [{"role": "user", "content": "Name a color."}], tools=tools,
+               response_format=json_schema_format({"type": "object", "properties": {"name": {"type": "string"},
+                                                                                   "arguments": {"type": "object"}},
+                                                   "required": ["name", "arguments"]}))
+    text = texts_of(out)[0]
+    assert not out.choices[0].message.tool_calls and isinstance(json.loads(text), dict)
+
+
 # --- bad constraints: 400 naming the field ----------------------------------
 
 @pytest.mark.parametrize("body,param,words", [
@@ -229,6 +241,8 @@ def test_completions_endpoint_takes_the_same_fields(qwen):
     ({"guided_grammar": "root ::= foo"}, "guided_grammar", "foo"),
     ({"grammar": "root ::= \"a"}, "grammar", "grammar"),
     ({"guided_choice": []}, "guided_choice", "guided_choice"),
+    ({"guided_regex": ""}, "guided_regex", "empty"),
+    ({"structured_outputs": {"grammar": ""}}, "structured_outputs.grammar", "empty"),
     ({"structured_outputs": {"xml": "<a/>"}}, "structured_outputs.xml", "xml"),
     ({"guided_regex": "a", "guided_json": PERSON}, "guided_json", "guided_regex"),
     ({"response_format": {"type": "json_object"}, "structured_outputs": {"choice": ["a"]}},

@@ -113,7 +113,8 @@ def test_health_is_503_while_the_model_loads():
     proc = subprocess.Popen([BINARY, "serve", "-m", str(need(QWEN)), "--port", "0", "-t", "1"],
                             stderr=subprocess.PIPE, text=True)
     try:
-        port = int(re.search(r":(\d+) \(loading", proc.stderr.readline()).group(1))
+        # Lines before it (the reply syntax) may come first.
+        port = next(int(m.group(1)) for line in proc.stderr if (m := re.search(r":(\d+) \(loading", line)))
         statuses = []
         deadline = time.time() + 120
         while (not statuses or statuses[-1] != 200) and time.time() < deadline:

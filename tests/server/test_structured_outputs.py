@@ -133,12 +133,14 @@ def test_response_format_json_schema_greedy_streams_the_same(qwen, schema, messa
 
 
 def test_response_format_json_schema_sampled_n4(qwen):
-    out = chat(qwen, ORDER_MESSAGES, response_format=json_schema_format(ORDER), n=4, temperature=1.0, seed=7)
-    for text in texts_of(out):
+    for text in texts_of(chat(qwen, ORDER_MESSAGES, response_format=json_schema_format(ORDER), n=4, temperature=1.0,
+                              seed=7)):
         validate(text, ORDER)
     # Seeded sampling is reproducible, streamed too.
-    texts, reasons = streamed(qwen, ORDER_MESSAGES, response_format=json_schema_format(ORDER), n=4,
-                              temperature=1.0, seed=7)
+    out = chat(qwen, response_format=json_schema_format(PERSON), n=4, temperature=1.0, seed=7)
+    for text in texts_of(out):
+        validate(text, PERSON)
+    texts, reasons = streamed(qwen, response_format=json_schema_format(PERSON), n=4, temperature=1.0, seed=7)
     assert texts == texts_of(out) and reasons == ["stop"] * 4
 
 
@@ -225,6 +227,16 @@ def test_a_response_format_beside_tools_is_content(qwen):
                                                    "required": ["name", "arguments"]}))
     text = texts_of(out)[0]
     assert not out.choices[0].message.tool_calls and isinstance(json.loads(text), dict)
+
+
+@pytest.mark.xfail(reason="src/grammar: a lexeme that is an intersection (number and bounds, pattern and length) "
+                          "lets prefixes through that each part allows but no value completes", strict=False)
+def test_bounds_never_lead_into_a_dead_end(qwen):
+    # The model wants to write 3; the grammar must steer it to 10..20 from the first token.
+    schema = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 10, "maximum": 20}},
+              "required": ["n"], "additionalProperties": False}
+    messages = [{"role": "user", "content": "Reply with the number 3 as JSON."}]
+    validate(texts_of(chat(qwen, messages, response_format=json_schema_format(schema), max_tokens=32))[0], schema)
 
 
 # --- bad constraints: 400 naming the field ----------------------------------
@@ -347,9 +359,8 @@ def test_every_drafter_keeps_outputs_valid(qwen, speculating):
     assert texts_of(chat(speculating, response_format=fmt)) == plain
     assert streamed(speculating, response_format=fmt) == (plain, ["stop"])
     # Sampled, n = 4: every one validates.
-    for text in texts_of(chat(speculating, ORDER_MESSAGES, response_format=json_schema_format(ORDER), n=4,
-                              temperature=1.0, seed=9)):
-        validate(text, ORDER)
+    for text in texts_of(chat(speculating, response_format=fmt, n=4, temperature=1.0, seed=9)):
+        validate(text, PERSON)
     messages = [{"role": "user", "content": "Give me a US phone number."}]
     for text in texts_of(chat(speculating, messages, extra_body={"guided_regex": PHONE}, n=4, temperature=1.0,
                               seed=4, max_tokens=24)):
@@ -402,6 +413,25 @@ def test_32_mixed_requests_at_once(qwen):
         else:
             for text in value:
                 checks[kind](text)
+
+
+def test_preempted_sequences_keep_their_constraint():
+    # A KV pool of 336 tokens for 6 sequences of ~70: they are preempted, recomputed, and go on under
+    # the grammar state they had.
+    server = Server(need(QWEN), "-c", "256", "--served-model-name", "qwen", "--kv-mem", "4M")
+    try:
+        def job(i):
+            if i % 2:
+                return texts_of(chat(server, response_format=json_schema_format(PERSON), temperature=1.0, seed=i))
+            return streamed(server, response_format=json_schema_format(PERSON), temperature=1.0, seed=i)[0]
+
+        with ThreadPoolExecutor(6) as pool:
+            for texts in pool.map(job, range(6)):
+                for text in texts:
+                    validate(text, PERSON)
+        assert server.metrics()["vllm:num_preemptions_total"] > 0
+    finally:
+        assert server.stop() == 0, "".join(server.log)
 
 
 # --- Gemma 3 270M: another vocabulary (262,144 tokens); a base model, no chat template -

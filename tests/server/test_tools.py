@@ -60,13 +60,13 @@ def check_calls(message, tools, only=None):
     return [(c.function.name, json.loads(c.function.arguments)) for c in message.tool_calls]
 
 
-@pytest.mark.parametrize("messages,tools,choice", [
-    (FLY, [WEATHER, FLIGHT], named("book_flight")),
-    (SHOP, [SEARCH, WEATHER, FLIGHT], "required"),
-    (PARIS, [FLIGHT, SEARCH], named("search_products")),  # a tool that does not fit the prompt still validates
+@pytest.mark.parametrize("messages,tools,choice,n", [
+    (FLY, [WEATHER, FLIGHT], named("book_flight"), 4),
+    (SHOP, [SEARCH, WEATHER, FLIGHT], "required", 4),
+    (PARIS, [FLIGHT, SEARCH], named("search_products"), 2),  # a tool that does not fit the prompt still validates
 ], ids=["named-flight", "required-shop", "named-unfitting"])
-def test_required_and_named_calls_validate_sampled(qwen15, messages, tools, choice):
-    out = create(qwen15, messages, tools, tool_choice=choice, n=4, temperature=1.0, seed=17)
+def test_required_and_named_calls_validate_sampled(qwen15, messages, tools, choice, n):
+    out = create(qwen15, messages, tools, tool_choice=choice, n=n, temperature=1.0, seed=17)
     by_name = {t["function"]["name"]: t for t in tools}
     only = choice["function"]["name"] if isinstance(choice, dict) else None
     for c in out.choices:

@@ -363,8 +363,26 @@ std::optional<Symbol> SchemaCompiler::typed_value(const std::string& type, const
                                                   const std::string& path, int depth) {
   if (type == "null") return builder_.literal("null");
   if (type == "boolean") return builder_.rule_of("boolean", {{builder_.literal("true")}, {builder_.literal("false")}});
-  if (type == "string") return string_value(schema, path);
-  if (type == "number" || type == "integer") return number_value(schema, type == "integer", path);
+  if (type == "string") {
+    if (count_field(schema, "minLength", 0, path) > count_field(schema, "maxLength", UINT64_MAX, path))
+      return impossible(fmt::format("'minLength' above 'maxLength' at {}", path));
+    return string_value(schema, path);
+  }
+  if (type == "number" || type == "integer") {
+    // Bounds that leave no number (each bound alone is a language of its own).
+    double lo = -HUGE_VAL, hi = HUGE_VAL;
+    bool lo_open = false, hi_open = false;
+    for (const char* key : {"minimum", "exclusiveMinimum"})
+      if (has(schema, key) && schema[key].is_number() && schema[key].get<double>() >= lo)
+        lo_open = schema[key].get<double>() == lo ? lo_open || key[0] == 'e' : key[0] == 'e', lo = schema[key].get<double>();
+    for (const char* key : {"maximum", "exclusiveMaximum"})
+      if (has(schema, key) && schema[key].is_number() && schema[key].get<double>() <= hi)
+        hi_open = schema[key].get<double>() == hi ? hi_open || key[0] == 'e' : key[0] == 'e', hi = schema[key].get<double>();
+    if (lo > hi || (lo == hi && (lo_open || hi_open)) ||
+        (type == "integer" && std::ceil(lo) > std::floor(hi)))
+      return impossible(fmt::format("the bounds at {} leave no {}", path, type));
+    return number_value(schema, type == "integer", path);
+  }
   if (type == "object") return object_value(schema, path, depth);
   return array_value(schema, path, depth);
 }

@@ -292,3 +292,18 @@ TEST(JsonSchema, AnyJsonObject) {
 
 }  // namespace
 }  // namespace skiff::grammar
+
+namespace skiff::grammar {
+namespace {
+
+TEST(JsonSchema, BoundsThatLeaveNothingAreRefused) {
+  for (const char* s : {R"({"type": "string", "minLength": 5, "maxLength": 2})",
+                        R"({"type": "integer", "minimum": 5, "maximum": 2})",
+                        R"({"type": "number", "exclusiveMinimum": 3, "maximum": 3})",
+                        R"({"type": "integer", "minimum": 2.5, "maximum": 2.9})"})
+    EXPECT_THROW(compile_json_schema(nlohmann::ordered_json::parse(s)), Error) << s;
+  EXPECT_TRUE(accepts_text(compile_json_schema(nlohmann::ordered_json::parse(R"({"type": "integer", "minimum": 3, "maximum": 3})")), "3"));
+}
+
+}  // namespace
+}  // namespace skiff::grammar

@@ -48,16 +48,18 @@ std::shared_ptr<const Grammar> compile(uint8_t pick, std::string_view text) {
 }
 
 // A few steps of generation: every mask checked (against accept_token at the
-// first steps and the last: that costs a token's walk per token), then one
-// allowed token taken.
+// first steps and the last, in grammars of up to 1,024 symbols: that costs a
+// token's walk per token, and a parser row of a large grammar ~0.1 ms, 5 ms
+// under ASan), then one allowed token taken.
 void walk(const std::shared_ptr<const Grammar>& grammar, uint64_t seed, bool must_stay_alive) {
   Matcher m(grammar, fuzz::small_vocab());
   constexpr int kSteps = 8;
+  const bool small = grammar->symbols().size() <= 1024;
   for (int step = 0; step < kSteps; ++step) {
     const std::string forced = m.forced_bytes(64);
     std::vector<uint32_t> bits = fuzz::mask_of(m);
     fuzz::check_mask_shape(m, bits, forced);
-    if (step < 3 || step == kSteps - 1) fuzz::check_mask_against(bits, m);
+    if (small && (step < 3 || step == kSteps - 1)) fuzz::check_mask_against(bits, m);
     std::vector<int32_t> allowed;
     for (int32_t t = 0; t < fuzz::n_vocab(); ++t)
       if (fuzz::has_bit(bits, t)) allowed.push_back(t);

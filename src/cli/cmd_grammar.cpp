@@ -6,6 +6,9 @@
 // each input line is a case of its own ({"json_schema" | "regex" | "choice" |
 // "gbnf": ..., "texts": [...]}): one output line per case, its error or its
 // texts' results, so a test suite of many schemas loads the vocabulary once.
+// --times adds each case's compile_us and, per text, each token's mask_us and
+// byte length (token_bytes) and how many of its tokens jump-forward would
+// have appended (tokens_forced), for finding the slow masks (tools/bench_grammar.py).
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -41,6 +44,7 @@ struct GrammarOptions {
   std::vector<std::string> choice_list;
   std::string input = "-";
   std::string cases;
+  bool times = false;
 };
 
 std::string read_file(const std::string& path) {
@@ -103,21 +107,28 @@ struct RunStats {
 
 // Feeds one text token by token, checking each token against the mask before it.
 nlohmann::json check_text(const std::shared_ptr<const grammar::CompiledGrammar>& compiled, const Tokenizer& tokenizer,
-                          const std::string& text, RunStats& stats) {
+                          const std::string& text, RunStats& stats, bool times = false) {
   std::vector<int32_t> ids = tokenizer.encode(text, /*add_special=*/false, /*parse_special=*/false);
   const grammar::TokenTrie& vocab = *compiled->vocab();
   grammar::Matcher matcher(compiled);
   std::vector<uint32_t> bits((vocab.n_vocab() + 31) / 32);
   nlohmann::json result = {{"accepted", true}, {"tokens", ids.size()}, {"rejected_at", nullptr}};
+  std::vector<double> token_us;
+  std::vector<size_t> token_bytes;
+  size_t forced_here = 0;
   for (size_t i = 0; i < ids.size(); ++i) {
     Timer t;
     matcher.fill_mask(bits);
     stats.mask_us.push_back(t.seconds() * 1e6);
+    if (times) {
+      token_us.push_back(stats.mask_us.back());
+      token_bytes.push_back(vocab.bytes_of(ids[i]).size());
+    }
     bool allowed = bits[ids[i] >> 5] >> (ids[i] & 31) & 1;
     std::string forced = matcher.forced_bytes();
     const std::string& piece = vocab.bytes_of(ids[i]);
     if (!piece.empty() && forced.size() >= piece.size() && forced.compare(0, piece.size(), piece) == 0)
-      ++stats.tokens_forced;
+      ++stats.tokens_forced, ++forced_here;
     ++stats.tokens;
     bool taken = allowed && matcher.accept_token(ids[i]);
     if (allowed != taken) fail("the mask allowed token {} that the matcher then refused", ids[i]);
@@ -130,6 +141,11 @@ nlohmann::json check_text(const std::shared_ptr<const grammar::CompiledGrammar>&
   bool complete = result["accepted"].get<bool>() && matcher.is_complete();
   result["complete"] = complete;
   result["accepted"] = complete;
+  if (times) {
+    result["mask_us"] = token_us;
+    result["token_bytes"] = token_bytes;
+    result["tokens_forced"] = forced_here;
+  }
   return result;
 }
 
@@ -142,8 +158,8 @@ std::shared_ptr<const grammar::CompiledGrammar> compile_timed(const GrammarOptio
   return std::make_shared<grammar::CompiledGrammar>(g, vocab);
 }
 
-int run_cases(const Tokenizer& tokenizer,
-              const std::shared_ptr<const grammar::TokenTrie>& vocab, std::istream& in) {
+int run_cases(const Tokenizer& tokenizer, const std::shared_ptr<const grammar::TokenTrie>& vocab, std::istream& in,
+              bool times) {
   RunStats stats;
   std::string line;
   while (std::getline(in, line)) {
@@ -158,9 +174,10 @@ int run_cases(const Tokenizer& tokenizer,
       else if (c.contains("gbnf")) one.gbnf_text = c["gbnf"].get<std::string>();
       else fail("a case needs one of json_schema, regex, choice, gbnf");
       auto compiled = compile_timed(one, vocab, stats);
+      if (times) out["compile_us"] = stats.compile_us.back();
       out["results"] = nlohmann::json::array();
       for (const auto& text : c.value("texts", nlohmann::ordered_json::array()))
-        out["results"].push_back(check_text(compiled, tokenizer, text.get<std::string>(), stats));
+        out["results"].push_back(check_text(compiled, tokenizer, text.get<std::string>(), stats, times));
     } catch (const Error& e) {
       out = {{"error", e.what()}};
     }
@@ -180,7 +197,7 @@ int run_grammar(const GrammarOptions& o) {
     if (!file) fail("cannot read {}", path);
   }
   std::istream& in = path == "-" ? std::cin : file;
-  if (!o.cases.empty()) return run_cases(*tokenizer, vocab, in);
+  if (!o.cases.empty()) return run_cases(*tokenizer, vocab, in, o.times);
 
   RunStats stats;
   std::shared_ptr<const grammar::CompiledGrammar> compiled;
@@ -219,6 +236,8 @@ void add_grammar_command(CLI::App& app) {
   command->add_option("--cases", options->cases,
                       "file of cases, one JSON object a line: a constraint (json_schema, regex, choice or gbnf) and its texts")
       ->excludes(schema, regex, choice, gbnf);
+  command->add_flag("--times", options->times,
+                    "with --cases: each case's compile_us, and per text each token's mask_us and token_bytes");
   command->callback([options] {
     if (options->json_schema_file.empty() && options->regex.empty() && options->choices.empty() &&
         options->gbnf_file.empty() && options->cases.empty())

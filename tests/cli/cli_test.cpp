@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "cli/run_skiff.h"
 
@@ -110,6 +112,39 @@ TEST(CliRun, BadFlagIsAnError) {
   EXPECT_NE(r.exit_code, 0);
   const Result r2 = run_skiff("run -m " + kModels + "/derived/stories260K-f32.gguf --temp abc");
   EXPECT_NE(r2.exit_code, 0);
+}
+
+// --times (tools/bench_grammar.py reads it): each case's compile time, and
+// per text one mask time and one byte length per token.
+TEST(CliGrammar, TimesGiveEachTokensMaskTimeAndBytes) {
+  const std::string cases = testing::TempDir() + "/grammar_times_cases.jsonl";
+  const std::string text = "{\"name\": \"Ada Lovelace\", \"age\": 36}";
+  std::ofstream(cases) << R"({"json_schema": {"type": "object", "properties": {"name": {"type": "string"}, )"
+                       << R"("age": {"type": "integer"}}}, "texts": [)" << nlohmann::json(text).dump() << "]}\n"
+                       << R"({"json_schema": {"uniqueItems": true}, "texts": ["[]"]})" << "\n";
+  const std::string vocab = kModels + "/vocab/ggml-vocab-llama-bpe.gguf";
+  const Result r = run_skiff("grammar -m " + vocab + " --cases " + cases + " --times");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<nlohmann::json> lines;
+  std::istringstream out(r.out);
+  for (std::string line; std::getline(out, line);) lines.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(lines.size(), 3u) << r.out;
+  EXPECT_GT(lines[0]["compile_us"].get<double>(), 0);
+  const nlohmann::json& result = lines[0]["results"][0];
+  EXPECT_TRUE(result["accepted"].get<bool>()) << r.out;
+  const size_t tokens = result["tokens"].get<size_t>();
+  ASSERT_EQ(result["mask_us"].size(), tokens);
+  ASSERT_EQ(result["token_bytes"].size(), tokens);
+  size_t bytes = 0;
+  for (const auto& n : result["token_bytes"]) bytes += n.get<size_t>();
+  EXPECT_EQ(bytes, text.size());
+  EXPECT_LE(result["tokens_forced"].get<size_t>(), tokens);
+  EXPECT_NE(lines[1]["error"].get<std::string>().find("uniqueItems"), std::string::npos) << r.out;
+  EXPECT_TRUE(lines[2].contains("summary"));
+  // Without --times the lines stay as they were.
+  const Result plain = run_skiff("grammar -m " + vocab + " --cases " + cases);
+  EXPECT_EQ(plain.out.find("mask_us\":["), std::string::npos) << plain.out;
+  EXPECT_EQ(plain.out.find("compile_us\":"), plain.out.rfind("compile_us\":")) << plain.out;  // the summary's only
 }
 
 TEST(CliRun, CorruptModelIsAClearError) {

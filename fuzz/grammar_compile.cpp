@@ -49,12 +49,12 @@ std::shared_ptr<const Grammar> compile(uint8_t pick, std::string_view text) {
 
 // A few steps of generation: every mask checked (against accept_token at the
 // first steps and the last, in grammars of up to 1,024 symbols: that costs a
-// token's walk per token, and a parser row of a large grammar ~0.1 ms, 5 ms
-// under ASan), then one allowed token taken.
+// token's walk per token, and a parser row of a large grammar up to ~1 ms,
+// 50 ms under ASan), then one allowed token taken. Large grammars take two.
 void walk(const std::shared_ptr<const Grammar>& grammar, uint64_t seed, bool must_stay_alive) {
   Matcher m(grammar, fuzz::small_vocab());
-  constexpr int kSteps = 8;
   const bool small = grammar->symbols().size() <= 1024;
+  const int kSteps = small ? 8 : 2;
   for (int step = 0; step < kSteps; ++step) {
     const std::string forced = m.forced_bytes(64);
     std::vector<uint32_t> bits = fuzz::mask_of(m);

@@ -330,12 +330,16 @@ void Engine::trim_draft_to_grammar(Completion& c) {
   // output would change); the step's own token takes its place, and the jump follows.
   const bool jumps = jump_forward_ && !c.sampler.params().logprobs;
   size_t kept = 0;
-  while (kept < c.draft.tokens.size() && grammar->try_accept(c.draft.tokens[kept])) {
-    if (jumps && !grammar->forced_tokens().empty()) {
-      grammar->rollback(1);
-      break;
+  try {
+    while (kept < c.draft.tokens.size() && grammar->try_accept(c.draft.tokens[kept])) {
+      if (jumps && !grammar->forced_tokens().empty()) {
+        grammar->rollback(1);
+        break;
+      }
+      ++kept;
     }
-    ++kept;
+  } catch (const Error&) {
+    kept = 0;  // a grammar past its limits: no draft; the next mask fails this completion alone
   }
   grammar->rollback(static_cast<int>(kept));
   if (kept == c.draft.tokens.size()) return;
@@ -398,7 +402,13 @@ void Engine::apply(SampleJob& job, std::vector<RequestOutput>& finished) {
 bool Engine::jump_forward(Request& request, Completion& c, StreamDelta& delta, std::vector<RequestOutput>& finished) {
   GrammarProcessor* grammar = c.processors ? c.processors->grammar() : nullptr;
   if (!jump_forward_ || !grammar || request.params.logprobs) return true;
-  for (int32_t token : grammar->forced_tokens()) {
+  std::vector<int32_t> forced;
+  try {
+    forced = grammar->forced_tokens();
+  } catch (const Error&) {
+    return true;  // a grammar past its limits: the next mask fails this completion alone (sample())
+  }
+  for (int32_t token : forced) {
     ++metrics_.jump_forward_tokens;
     if (!output_token(request, c, token, nullptr, delta, finished)) return false;
   }

@@ -71,16 +71,12 @@ def refusal_reason(error):
 def situation(spans, offset):
     """The lexer situation a mask at byte `offset` of the text is computed in:
     inside a key or value (its label), or before the next one."""
-    starts = [s[0] for s in spans]
-    i = bisect.bisect_right(starts, offset) - 1
+    i = bisect.bisect_right([s[0] for s in spans], offset) - 1  # the last span starting at or before offset
     if i >= 0 and spans[i][0] < offset < spans[i][1]:
         return spans[i][2]
-    j = i + 1 if i < 0 or offset >= spans[i][1] or offset != spans[i][0] else i
-    if i >= 0 and offset == spans[i][0]:
-        j = i
-    if j < len(spans):
-        return "before " + spans[j][2]
-    return "end"
+    if i >= 0 and spans[i][0] == offset:
+        return "before " + spans[i][2]
+    return "before " + spans[i + 1][2] if i + 1 < len(spans) else "end"
 
 
 def run_vocab(args, name, vocab_path, corpus_rows):

@@ -37,8 +37,12 @@ import json
 import os
 import random
 import re
-import re._parser as sre_parse
-import re._constants as sre_c
+try:  # Python 3.11 on
+    import re._constants as sre_c
+    import re._parser as sre_parse
+except ImportError:
+    import sre_constants as sre_c
+    import sre_parse
 import subprocess
 import sys
 import zipfile

@@ -49,6 +49,7 @@ std::string any_of(const std::vector<std::string>& alternatives) {
 
 // Integers (canonical digits) greater / less than n.
 std::string whole_greater(const std::string& n) {
+  if (n == "0") return "[1-9][0-9]*";  // every positive integer, one digit long included
   std::vector<std::string> alts{"[1-9][0-9]{" + std::to_string(n.size()) + ",}"};
   for (size_t i = 0; i < n.size(); ++i)
     if (n[i] < '9' && !(n == "0"))

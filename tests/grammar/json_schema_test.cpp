@@ -307,3 +307,21 @@ TEST(JsonSchema, BoundsThatLeaveNothingAreRefused) {
 
 }  // namespace
 }  // namespace skiff::grammar
+
+namespace skiff::grammar {
+namespace {
+
+TEST(JsonSchema, ZeroAsALowerBoundAdmitsOneDigitNumbers) {
+  auto ge = compile_json_schema(nlohmann::ordered_json::parse(R"({"type": "number", "minimum": 0})"));
+  auto gt = compile_json_schema(nlohmann::ordered_json::parse(R"({"type": "number", "exclusiveMinimum": 0})"));
+  for (const char* ok : {"7", "2.5", "0.5", "13"}) {
+    EXPECT_TRUE(accepts_text(ge, ok)) << ok;
+    EXPECT_TRUE(accepts_text(gt, ok)) << ok;
+  }
+  EXPECT_TRUE(accepts_text(ge, "0"));
+  EXPECT_FALSE(accepts_text(gt, "0"));
+  EXPECT_FALSE(accepts_text(ge, "-1"));
+}
+
+}  // namespace
+}  // namespace skiff::grammar

@@ -7,8 +7,6 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -22,6 +20,7 @@
 #include "cli/engine_flags.h"
 #include "cli/workload_flags.h"
 #include "model/loader.h"
+#include "tokenizer/hf_files.h"
 #include "tokenizer/tokenizer.h"
 
 namespace skiff::cli {
@@ -111,12 +110,8 @@ bench::ProgressCallback progress_for(const char* mode) {
 // tokens per second compare like for like.
 void bench_structured(const ThroughputArgs& a, Model& model, const Tokenizer& tokenizer, EngineOptions options,
                       const bench::Workload& workload, bool json) {
-  std::ifstream in(a.json_schema, std::ios::binary);
-  if (!in) fail("cannot read {}", a.json_schema);
-  std::stringstream text;
-  text << in.rdbuf();
   StructuredOutputs constraint;
-  constraint.json = text.str();
+  constraint.json = hf::read_file(a.json_schema);
   constraint.field = "--json-schema";
   struct Run {
     const char* name;

@@ -14,7 +14,6 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -28,6 +27,7 @@
 #include "grammar/gbnf.h"
 #include "grammar/json_schema.h"
 #include "grammar/matcher.h"
+#include "tokenizer/hf_files.h"
 #include "tokenizer/tokenizer.h"
 
 namespace skiff::cli {
@@ -47,14 +47,6 @@ struct GrammarOptions {
   bool times = false;
 };
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("cannot read {}", path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 std::vector<std::string> split_choices(const std::string& list) {
   std::vector<std::string> out;
   size_t begin = 0;
@@ -69,11 +61,11 @@ std::vector<std::string> split_choices(const std::string& list) {
 std::shared_ptr<const grammar::Grammar> compile(const GrammarOptions& o) {
   if (!o.json_schema_file.empty() || !o.json_schema_text.empty())
     return grammar::compile_json_schema(
-        parse_ordered_json(o.json_schema_text.empty() ? read_file(o.json_schema_file) : o.json_schema_text));
+        parse_ordered_json(o.json_schema_text.empty() ? hf::read_file(o.json_schema_file) : o.json_schema_text));
   if (!o.regex.empty()) return grammar::compile_regex(o.regex);
   if (!o.choices.empty()) return grammar::compile_choice(split_choices(o.choices));
   if (!o.choice_list.empty()) return grammar::compile_choice(o.choice_list);
-  return grammar::compile_gbnf(o.gbnf_text.empty() ? read_file(o.gbnf_file) : o.gbnf_text);
+  return grammar::compile_gbnf(o.gbnf_text.empty() ? hf::read_file(o.gbnf_file) : o.gbnf_text);
 }
 
 double percentile(std::vector<double>& sorted, double q) {

@@ -3,12 +3,11 @@
 #pragma once
 #include <CLI/CLI.hpp>
 
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "base/error.h"
 #include "engine/sampling_params.h"
+#include "tokenizer/hf_files.h"
 
 namespace skiff::cli {
 
@@ -53,15 +52,8 @@ struct ConstraintFlags {
     grammar->excludes(regex_flag);
   }
   void apply(SamplingParams& p) const {
-    auto read = [](const std::string& path) {
-      std::ifstream in(path, std::ios::binary);
-      if (!in) fail("cannot read {}", path);
-      std::stringstream s;
-      s << in.rdbuf();
-      return s.str();
-    };
-    if (!json_schema_file.empty()) p.structured_outputs.json = read(json_schema_file), p.structured_outputs.field = "--json-schema";
-    if (!grammar_file.empty()) p.structured_outputs.grammar = read(grammar_file), p.structured_outputs.field = "--grammar-file";
+    if (!json_schema_file.empty()) p.structured_outputs.json = hf::read_file(json_schema_file), p.structured_outputs.field = "--json-schema";
+    if (!grammar_file.empty()) p.structured_outputs.grammar = hf::read_file(grammar_file), p.structured_outputs.field = "--grammar-file";
     if (!regex.empty()) p.structured_outputs.regex = regex, p.structured_outputs.field = "--regex";
   }
 };

@@ -54,15 +54,12 @@ ojson delta_json(const ReplyDelta& d) {
   return delta;
 }
 
-// The syntax the reply is parsed with: tool calls only while tools are on.
-const ChatSyntax* reply_syntax(const ChatRequest& r) { return r.syntax.get(); }
-
 void respond_whole(const ServedModel& served, const ChatRequest& r, Generation& gen, httplib::Response& res) {
   ojson body = response_head("chat.completion", "chatcmpl-", served.name);
   ojson choices = ojson::array();
   int64_t completion_tokens = 0;
   for (const CompletionOutput& c : gen.output(0).outputs) {
-    ChatReplyStream stream(reply_syntax(r), response_id("call_") + "_");
+    ChatReplyStream stream(r.syntax.get(), response_id("call_") + "_");
     stream.push(c.text);
     stream.finish();
     ojson choice;
@@ -88,7 +85,7 @@ void respond_streaming(const ServedModel& served, std::shared_ptr<ChatRequest> r
                       {"finish_reason", nullptr}});
   auto completion_tokens = std::make_shared<int64_t>(0);
   auto streams = std::make_shared<std::vector<ChatReplyStream>>();
-  for (int i = 0; i < r->params.n; ++i) streams->emplace_back(reply_syntax(*r), response_id("call_") + "_");
+  for (int i = 0; i < r->params.n; ++i) streams->emplace_back(r->syntax.get(), response_id("call_") + "_");
   const Tokenizer& tokenizer = served.tokenizer;
   auto on_event = [r, head, completion_tokens, streams, &tokenizer](const ResponseChannel::Event& e) -> std::string {
     const StreamDelta& d = e.delta;

@@ -1,6 +1,9 @@
 #include "grammar/compiled_grammar.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <unordered_set>
 
 namespace skiff::grammar {
 
@@ -22,23 +25,29 @@ const CompiledGrammar::LexemeTokens& CompiledGrammar::lexeme_tokens(int32_t stat
 
 size_t CompiledGrammar::text_reach(TextClass text_class, int32_t state) const {
   const Lexer& lexer = grammar_->lexer();
+  if (lexer.takes_any_text(state, text_class)) return TokenTrie::kAnyLength;
   // Level by level over (lexer state, UTF-8 phase): the first level where
   // some text dies bounds the reach; a level adding no new pair closes it.
-  constexpr size_t kMaxLengthChecked = 32, kMaxPairs = 64;
-  std::vector<std::pair<int32_t, int>> seen{{state, 0}}, level{{state, 0}}, next;
+  // A string with a length bound adds about one lexer state per level.
+  constexpr size_t kMaxLengthChecked = 32, kMaxPairs = 512;
+  std::unordered_set<int64_t> seen{int64_t{state} * kTextClassPhases};
+  std::vector<std::pair<int32_t, int>> level{{state, 0}}, next;
   for (size_t depth = 0; depth <= kMaxLengthChecked; ++depth) {
     next.clear();
     for (auto [s, phase] : level) {
+      const Lexer::Row row = lexer.row(s);
+      int64_t previous = -1;  // bytes in a run mostly move alike: one lookup for the run
       for (int b = 0; b < 256; ++b) {
         int next_phase = text_class_next_phase(text_class, phase, static_cast<uint8_t>(b));
         if (next_phase < 0) continue;
-        int32_t t = lexer.next(s, static_cast<uint8_t>(b));
+        int32_t t = lexer.next(row, s, static_cast<uint8_t>(b));
         if (t == Lexer::kDead) return depth;
-        std::pair<int32_t, int> pair{t, next_phase};
-        if (std::find(seen.begin(), seen.end(), pair) != seen.end()) continue;
-        if (seen.size() == kMaxPairs) return depth;
-        seen.push_back(pair);
-        next.push_back(pair);
+        const int64_t pair = int64_t{t} * kTextClassPhases + next_phase;
+        if (pair == previous) continue;
+        previous = pair;
+        if (!seen.insert(pair).second) continue;
+        if (seen.size() > kMaxPairs) return depth;
+        next.push_back({t, next_phase});
       }
     }
     if (next.empty()) return TokenTrie::kAnyLength;
@@ -62,6 +71,7 @@ std::unique_ptr<CompiledGrammar::LexemeTokens> CompiledGrammar::walk(int32_t sta
     trie = slice.others.get();
     break;
   }
+  if (getenv("DBGW")) fprintf(stderr,"walk state %d reach %zu/%zu nodes %d\n",state,reach[0],reach[1],trie->n_nodes());
   if (out->bits.empty()) out->bits.assign((n_vocab + 31) / 32, 0);
   out->exit_trie = trie;
   // The walk: per depth, the state reached and its row of transitions.

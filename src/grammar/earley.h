@@ -25,6 +25,12 @@ class EarleyParser {
 
   bool accepting() const { return row_info_.back().accepting; }  // the text so far is complete
   int32_t lexer_start() const { return row_info_.back().lexer_start; }  // kDead when nothing may follow
+  // Each row made gets a serial number of its own, so that a caller keeping
+  // a row count can tell whether those rows are still the ones it saw.
+  uint32_t serial() const { return row_info_.back().serial; }
+  bool has_rows(int32_t n_rows, uint32_t serial) const {
+    return n_rows <= this->n_rows() && row_info_[n_rows - 1].serial == serial;
+  }
   const Grammar& grammar() const { return *grammar_; }
 
  private:
@@ -35,7 +41,9 @@ class EarleyParser {
   struct RowInfo {
     int32_t lexer_start;
     bool accepting;
+    uint32_t serial;
   };
+  uint32_t rows_made_ = 0;
   // Completions one row may make (items advanced over a rule that ends
   // there, duplicates included). Real grammars make at most about a hundred
   // (111 for the largest schemas of tools/collect_schemas.py's corpus, under
@@ -57,10 +65,27 @@ class EarleyParser {
   std::vector<Item> items_;
   std::vector<int32_t> row_begin_;  // row r is items_[row_begin_[r], row_begin_[r + 1])
   std::vector<RowInfo> row_info_;
-  // Duplicate check for the row being built: an open-addressing set of items.
+  // Duplicate check for the row being built: an open-addressing set of
+  // items; a slot is in use when its stamp is the row's, so clearing the set
+  // for the next row is one increment, however large the set grew.
   std::vector<uint64_t> seen_;
+  std::vector<uint32_t> seen_stamp_;
+  uint32_t stamp_ = 1;
   size_t n_seen_ = 0;
+  void clear_seen();
   std::vector<uint64_t> expected_;  // scratch: lexeme bitset
+  // A large row's items by the symbol after their dot, built the first time
+  // a completion looks into it: a rule completed over a row of hundreds of
+  // items (an object's optional members, right recursion) would scan them
+  // all, at every lexeme end of every mask. Kept until the row is truncated.
+  static constexpr int32_t kIndexedRowSize = 32;
+  struct RowIndex {
+    bool valid = false;
+    std::vector<std::pair<Symbol, int32_t>> items;  // (symbol after the dot, item), sorted
+  };
+  std::vector<RowIndex> row_index_;
+  size_t indexed_end_ = 0;  // rows past it have no valid index
+  const RowIndex& index_of(int32_t row);
 };
 
 }  // namespace skiff::grammar

@@ -134,8 +134,25 @@ std::optional<Symbol> SchemaCompiler::compile_value(const ojson& schema, const s
     return finish(schema, rule, std::move(alternatives));
   }
   if (has(schema, "const") || has(schema, "enum")) {
-    for (const ojson& v : enum_values(schema, path))
-      if (type_allows(schema, v)) alternatives.push_back({literal_value(v, 0)});
+    // The string values are one lexeme: as many alternatives would put as
+    // many items in the parser's row, which each lexeme end of a mask pays.
+    const std::vector<ojson> values = enum_values(schema, path);
+    std::vector<const ojson*> strings;
+    for (const ojson& v : values) {
+      if (!type_allows(schema, v)) continue;
+      if (v.is_string()) strings.push_back(&v);
+      else alternatives.push_back({literal_value(v, 0)});
+    }
+    if (strings.size() == 1) alternatives.push_back({literal_value(*strings[0], 0)});
+    if (strings.size() > 1) {
+      std::vector<RegexNode> texts;
+      std::string key = "enum";
+      for (const ojson* v : strings) {
+        texts.push_back(RegexNode::literal(v->dump()));
+        key += '\x01' + v->dump();
+      }
+      alternatives.push_back({builder_.regex(RegexNode::alt(std::move(texts)), TextEncoding::Utf8, key)});
+    }
     if (alternatives.empty())
       impossible(fmt::format("'{}' at {} leaves no value", has(schema, "enum") ? "enum" : "const", path));
     return finish(schema, rule, std::move(alternatives));

@@ -74,7 +74,24 @@ Lexer::Lexer(const Nfa& nfa, std::vector<Lexeme> lexemes) : lexemes_(std::move(l
     for (uint32_t i = into_begin[s]; i < into_begin[s + 1]; ++i)
       if (!can_accept_[into[i]]) can_accept_[into[i]] = 1, stack.push_back(into[i]);
   }
+  // The states from which texts may go on without end: peel off, from the
+  // back, those whose every move leads to a state already peeled.
+  std::vector<uint32_t> moves_out(n, 0);
+  for (size_t s = 0; s < n; ++s) {
+    for (uint32_t i = epsilon_begin_[s]; i < epsilon_begin_[s + 1]; ++i) moves_out[s] += can_accept_[epsilon_[i]];
+    for (uint32_t i = edge_begin_[s]; i < edge_begin_[s + 1]; ++i) moves_out[s] += can_accept_[edges_[i].target];
+    if (can_accept_[s] && moves_out[s] == 0) stack.push_back(int32_t(s));
+  }
+  while (!stack.empty()) {
+    int32_t s = stack.back();
+    stack.pop_back();
+    for (uint32_t i = into_begin[s]; i < into_begin[s + 1]; ++i)
+      if (--moves_out[into[i]] == 0 && can_accept_[into[i]]) stack.push_back(into[i]);
+  }
   seen_.assign(std::max(n, lexemes_.size()), 0);
+  goes_on_.assign(n, 0);
+  for (size_t s = 0; s < n; ++s) goes_on_[s] = can_accept_[s] && moves_out[s] > 0;
+  for (auto& memo : follows_any_) memo.assign(n, -1);
 }
 
 bool Lexer::may_match(int32_t id) const {
@@ -84,10 +101,16 @@ bool Lexer::may_match(int32_t id) const {
 }
 
 int32_t Lexer::start_state(std::span<const uint64_t> allowed) const {
-  std::string key(reinterpret_cast<const char*>(allowed.data()), allowed.size_bytes());
+  // Trailing zero words do not change the set: leave them out of hash and key.
+  size_t n_words = allowed.size();
+  while (n_words > 0 && allowed[n_words - 1] == 0) --n_words;
+  allowed = allowed.first(n_words);
+  uint64_t hash = n_words;
+  for (uint64_t w : allowed) hash = (hash ^ w) * 0x9E3779B97F4A7C15ull;
   std::lock_guard lock(mutex_);
-  auto it = start_of_allowed_.find(key);
-  if (it != start_of_allowed_.end()) return it->second;
+  for (auto [it, end] = start_of_allowed_.equal_range(hash); it != end; ++it)
+    if (std::equal(allowed.begin(), allowed.end(), it->second.allowed.begin(), it->second.allowed.end()))
+      return it->second.state;
   std::vector<int32_t> seeds;
   for (size_t id = 0; id < lexemes_.size(); ++id) {
     if (id / 64 < allowed.size() && (allowed[id / 64] >> (id % 64) & 1)) {
@@ -96,7 +119,7 @@ int32_t Lexer::start_state(std::span<const uint64_t> allowed) const {
     }
   }
   int32_t state = intern(seeds);
-  start_of_allowed_.emplace(std::move(key), state);
+  start_of_allowed_.emplace(hash, StartState{{allowed.begin(), allowed.end()}, state});
   return state;
 }
 
@@ -186,6 +209,91 @@ int32_t Lexer::build_transitions(int32_t state, uint8_t byte) const {
     for (int b = cuts[k]; b < cuts[k + 1]; ++b) row[b].store(target, std::memory_order_release);
   }
   return row[byte].load(std::memory_order_relaxed);
+}
+
+bool Lexer::takes_any_text(int32_t state, TextClass text_class) const {
+  const std::vector<int32_t>& set = chunks_[state >> kChunkBits]->nfa_states[state & kChunkMask];
+  // Per lexeme, the required parts with a state that follows any text.
+  std::unordered_map<int32_t, uint32_t> parts;
+  for (int32_t s : set) {
+    if (part_of_[s] < 0 || !follows_any_text(s, text_class)) continue;
+    uint32_t& mask = parts[owner_[s]];
+    mask |= 1u << part_of_[s];
+    if (mask == all_required_[owner_[s]]) return true;
+  }
+  return false;
+}
+
+// A greatest fixed point over (NFA state, UTF-8 phase) pairs: a pair stays
+// while, for every byte the class allows in its phase, a move of its closure
+// reaches a pair that stays. Threads are followed one at a time, which is
+// what lets the answer be kept per NFA state.
+bool Lexer::follows_any_text(int32_t nfa_state, TextClass text_class) const {
+  std::lock_guard lock(follows_mutex_);
+  std::vector<int8_t>& memo = follows_any_[static_cast<int>(text_class)];
+  if (memo[nfa_state] >= 0) return memo[nfa_state];
+  if (!goes_on_[nfa_state]) return false;
+  constexpr size_t kMaxPairs = 256;  // beyond it, no: a loop is small
+  std::vector<std::pair<int32_t, int>> pairs{{nfa_state, 0}};
+  std::unordered_map<int64_t, int32_t> index{{int64_t{nfa_state} * kTextClassPhases, 0}};
+  struct Move {
+    uint8_t byte;
+    int32_t to;  // a pair
+  };
+  std::vector<std::vector<Move>> moves;
+  std::vector<int32_t> closure, stack;
+  for (size_t p = 0; p < pairs.size(); ++p) {
+    auto [from, phase] = pairs[p];
+    closure.clear();
+    stack.assign(1, from);
+    while (!stack.empty()) {
+      int32_t s = stack.back();
+      stack.pop_back();
+      if (!can_accept_[s] || std::find(closure.begin(), closure.end(), s) != closure.end()) continue;
+      closure.push_back(s);
+      for (uint32_t i = epsilon_begin_[s]; i < epsilon_begin_[s + 1]; ++i) stack.push_back(epsilon_[i]);
+    }
+    std::vector<Move> out;
+    for (int32_t s : closure) {
+      for (uint32_t i = edge_begin_[s]; i < edge_begin_[s + 1]; ++i) {
+        const ByteEdge& e = edges_[i];
+        if (!goes_on_[e.target]) continue;  // no text goes on without end from there
+        for (int b = e.lo; b <= e.hi; ++b) {
+          int next_phase = text_class_next_phase(text_class, phase, static_cast<uint8_t>(b));
+          if (next_phase < 0) continue;
+          auto [it, inserted] = index.emplace(int64_t{e.target} * kTextClassPhases + next_phase,
+                                              static_cast<int32_t>(pairs.size()));
+          if (inserted) {
+            if (pairs.size() == kMaxPairs) return (memo[nfa_state] = 0);
+            pairs.push_back({e.target, next_phase});
+          }
+          out.push_back({static_cast<uint8_t>(b), it->second});
+        }
+      }
+    }
+    std::sort(out.begin(), out.end(), [](const Move& a, const Move& b) { return a.byte < b.byte; });
+    moves.push_back(std::move(out));
+  }
+  std::vector<uint8_t> stays(pairs.size(), 1);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t p = 0; p < pairs.size(); ++p) {
+      if (!stays[p]) continue;
+      const std::vector<Move>& out = moves[p];
+      size_t k = 0;
+      for (int b = 0; b < 256 && stays[p]; ++b) {
+        if (text_class_next_phase(text_class, pairs[p].second, static_cast<uint8_t>(b)) < 0) continue;
+        while (k < out.size() && out[k].byte < b) ++k;
+        bool followed = false;
+        for (size_t j = k; j < out.size() && out[j].byte == b && !followed; ++j) followed = stays[out[j].to];
+        if (!followed) stays[p] = 0, changed = true;
+      }
+    }
+  }
+  // The pairs explored are closed under moves, so every answer found is exact.
+  for (size_t p = 0; p < pairs.size(); ++p)
+    if (pairs[p].second == 0) memo[pairs[p].first] = static_cast<int8_t>(stays[p]);
+  return memo[nfa_state];
 }
 
 }  // namespace skiff::grammar

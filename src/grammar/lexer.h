@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "grammar/nfa.h"
+#include "grammar/text_class.h"
 
 namespace skiff::grammar {
 
@@ -65,6 +66,11 @@ class Lexer {
   // (True says only that each part alone matches some text.)
   bool may_match(int32_t id) const;
   size_t n_states() const { return n_states_.load(std::memory_order_acquire); }
+  // True when every text of the class, however long, keeps `state` alive:
+  // some lexeme of it has, in each of its required parts, one NFA state whose
+  // own moves follow any such text (a JSON string's loop, an open object's
+  // key beside the listed names, `[a-z0-9]*`). False says nothing.
+  bool takes_any_text(int32_t state, TextClass text_class) const;
 
  private:
   static constexpr int32_t kUnknown = -2;
@@ -83,6 +89,8 @@ class Lexer {
   // longer match (a required part died, or only exclusions are left), and
   // returns the state for that set (kDead if empty).
   int32_t intern(std::vector<int32_t>& seeds) const;
+  // Whether the NFA state alone follows any text of the class; memoised.
+  bool follows_any_text(int32_t nfa_state, TextClass text_class) const;
 
   // The NFA, flattened.
   std::vector<uint32_t> epsilon_begin_, edge_begin_;
@@ -94,6 +102,7 @@ class Lexer {
   // Whether its part's accept state can be reached from it: the lexer keeps
   // no other, so a live DFA state always has a way to finish each part.
   std::vector<uint8_t> can_accept_;
+  std::vector<uint8_t> goes_on_;  // some text from it may go on without end (it reaches a loop)
   std::vector<uint32_t> all_required_;  // per lexeme: the mask of its required parts
   std::vector<Lexeme> lexemes_;
 
@@ -101,9 +110,17 @@ class Lexer {
   mutable std::array<std::unique_ptr<Chunk>, kMaxChunks> chunks_;
   mutable std::atomic<size_t> n_states_{0};
   mutable std::unordered_map<std::string, int32_t> state_of_set_;
-  mutable std::unordered_map<std::string, int32_t> start_of_allowed_;
+  // Start states by the hash of their set of lexemes: every parser row asks,
+  // and a row's lookup should not allocate.
+  struct StartState {
+    std::vector<uint64_t> allowed;
+    int32_t state;
+  };
+  mutable std::unordered_multimap<uint64_t, StartState> start_of_allowed_;
   mutable std::vector<uint32_t> seen_;  // scratch, stamped with seen_stamp_
   mutable uint32_t seen_stamp_ = 0;
+  mutable std::mutex follows_mutex_;
+  mutable std::vector<int8_t> follows_any_[kTextClasses];  // per NFA state: -1 unknown, 0 no, 1 yes
 };
 
 }  // namespace skiff::grammar

@@ -14,6 +14,7 @@ Matcher::Matcher(std::shared_ptr<const CompiledGrammar> compiled)
       lexer_(grammar_->lexer()), parser_(grammar_) {
   positions_.push_back({parser_.lexer_start(), parser_.n_rows(), false});
   frames_.resize(vocab_->max_depth() + 1);
+  ends_.resize(vocab_->max_depth() + 1);
 }
 
 // Greedy lexing: a byte the current lexeme can take extends it; otherwise the
@@ -131,18 +132,49 @@ void Matcher::fill_mask(std::span<uint32_t> bits) {
 void Matcher::walk_subtree(const TokenTrie& trie, int32_t node, const Position& from, std::span<uint32_t> bits) {
   int32_t base = trie.depth(node) - 1;
   frames_[base] = from;
+  ends_[base] = {};
   int32_t end = trie.subtree_end(node);
   for (int32_t i = node; i < end;) {
-    int32_t d = trie.depth(i);
-    const Position& parent = frames_[d - 1];
-    if (parser_.n_rows() != parent.rows) parser_.truncate(parent.rows);
-    if (!step(parent, trie.byte(i), frames_[d])) {
+    if (!step_in_walk(trie.depth(i), trie.byte(i))) {
       i = trie.subtree_end(i);
       continue;
     }
     for (int32_t token : trie.tokens_at(i)) bits[token >> 5] |= 1u << (token & 31);
     ++i;
   }
+}
+
+// The parser keeps every row at or below the frame's; rows above it may be
+// another path's, which the serial number tells.
+bool Matcher::step_in_walk(int32_t depth, uint8_t byte) {
+  const Position& parent = frames_[depth - 1];
+  if (parent.state != Lexer::kDead) {
+    int32_t t = lexer_.next(parent.state, byte);
+    if (t != Lexer::kDead) {
+      frames_[depth] = {t, parent.rows, true};
+      ends_[depth] = {};
+      return true;
+    }
+  }
+  if (!parent.in_lexeme) return false;
+  LexemeEnd& ended = ends_[depth - 1];
+  if (ended.rows == LexemeEnd::kUnknown || (ended.rows >= 0 && !parser_.has_rows(ended.rows, ended.serial))) {
+    parser_.truncate(parent.rows);
+    std::span<const int32_t> lexemes = lexer_.accepts(parent.state);
+    if (!lexemes.empty() && parser_.scan(lexemes) && parser_.lexer_start() != Lexer::kDead) {
+      ended = {parser_.n_rows(), parser_.serial(), parser_.lexer_start()};
+    } else {
+      ended.rows = LexemeEnd::kCannot;
+      parser_.truncate(parent.rows);
+    }
+  }
+  if (ended.rows == LexemeEnd::kCannot) return false;
+  int32_t t = lexer_.next(ended.start, byte);
+  if (t == Lexer::kDead) return false;
+  parser_.truncate(ended.rows);
+  frames_[depth] = {t, ended.rows, true};
+  ends_[depth] = {};
+  return true;
 }
 
 // The one byte that may come after `at`, or -1 when none or several may.

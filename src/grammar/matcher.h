@@ -54,6 +54,10 @@ class Matcher {
   // Marks the tokens of the trie subtree at `node` allowed from `from` (the
   // position before the node's byte), with the parser.
   void walk_subtree(const TokenTrie& trie, int32_t node, const Position& from, std::span<uint32_t> bits);
+  // step() for the walk's node at `depth` from the frame above it. Where the
+  // frame's lexeme ends, the parser's row for that end is made once and kept
+  // for its other children (hundreds of tokens begin with ",").
+  bool step_in_walk(int32_t depth, uint8_t byte);
 
   std::shared_ptr<const CompiledGrammar> compiled_;
   std::shared_ptr<const Grammar> grammar_;
@@ -64,6 +68,13 @@ class Matcher {
   std::vector<int32_t> token_marks_;  // positions_ size before each token
   bool terminated_ = false;
   std::vector<Position> frames_;  // the trie walk's stack
+  struct LexemeEnd {
+    static constexpr int32_t kUnknown = -1, kCannot = -2;
+    int32_t rows = kUnknown;  // the parser's rows after it, or kUnknown / kCannot
+    uint32_t serial = 0;      // of the last of those rows
+    int32_t start = 0;        // the lexer state the next lexeme begins in
+  };
+  std::vector<LexemeEnd> ends_;  // per frame: where its lexeme would end
 };
 
 }  // namespace skiff::grammar

@@ -7,31 +7,6 @@
 
 namespace skiff::grammar {
 
-int text_class_next_phase(TextClass text_class, int phase, uint8_t b) {
-  if (text_class == TextClass::Alphanumeric)
-    return (b >= '0' && b <= '9') || (b >= 'A' && b <= 'Z') || (b >= 'a' && b <= 'z') ? 0 : -1;
-  switch (phase) {
-    case 0:
-      if (b < 0x80) return b < 0x20 || b == '"' || b == '\\' ? -1 : 0;
-      if (b >= 0xC2 && b <= 0xDF) return 1;
-      if (b == 0xE0) return 2;
-      if (b == 0xED) return 4;
-      if (b >= 0xE1 && b <= 0xEF) return 3;
-      if (b == 0xF0) return 5;
-      if (b >= 0xF1 && b <= 0xF3) return 6;
-      if (b == 0xF4) return 7;
-      return -1;
-    case 1: return b >= 0x80 && b <= 0xBF ? 0 : -1;
-    case 2: return b >= 0xA0 && b <= 0xBF ? 1 : -1;
-    case 3: return b >= 0x80 && b <= 0xBF ? 1 : -1;
-    case 4: return b >= 0x80 && b <= 0x9F ? 1 : -1;
-    case 5: return b >= 0x90 && b <= 0xBF ? 3 : -1;
-    case 6: return b >= 0x80 && b <= 0xBF ? 3 : -1;
-    case 7: return b >= 0x80 && b <= 0x8F ? 3 : -1;
-    default: return -1;
-  }
-}
-
 TokenTrie::TokenTrie(const std::vector<std::string>& token_bytes, std::vector<int32_t> end_tokens)
     : TokenTrie(token_bytes, end_tokens, NoSlices{}) {
   auto is_text = [&](TextClass text_class, const std::string& text) {

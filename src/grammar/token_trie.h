@@ -9,17 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "grammar/text_class.h"
+
 namespace skiff::grammar {
-
-// Kinds of text whole runs of tokens are often all allowed in: JSON string
-// text (any character a JSON string holds unescaped: not '"', '\\' or a
-// control character) and ASCII letters and digits (words, names, emails).
-enum class TextClass { JsonString, Alphanumeric };
-
-// The class's text as a byte automaton over well-formed UTF-8 (Unicode's
-// table 3-7): the phase after `byte` from `phase` (0: between characters), or
-// -1 when the byte cannot come there.
-int text_class_next_phase(TextClass text_class, int phase, uint8_t byte);
 
 class TokenTrie {
  public:

@@ -25,12 +25,6 @@ std::shared_ptr<const Grammar> exact_gbnf(std::string_view text) {
   return compile_gbnf(text, {}, GbnfOptions{.collapse_regular = false});
 }
 
-std::string escaped(const std::string& s) {
-  std::string out;
-  for (unsigned char c : s)
-    out += c >= 0x20 && c < 0x7F && c != '\\' ? std::string(1, char(c)) : fmt::format("\\x{:02x}", c);
-  return out;
-}
 
 // The bytes a matcher allows next (by toy_vocab's byte tokens) and, last, whether it may end.
 std::vector<bool> allowed(Matcher& m) {
@@ -80,54 +74,6 @@ void expect_same_language(const std::string& gbnf, uint64_t seed, int walks = 25
       ASSERT_TRUE(a.accept_token(byte_token(c)));
       ASSERT_TRUE(b.accept_token(byte_token(c)));
       text += c;
-    }
-  }
-}
-
-// A vocabulary of every byte, the texts' pieces of 2 to 10 bytes (partial
-// UTF-8 among them), every pair of a few structural characters and some
-// longer pieces; token 0 ends the text.
-std::shared_ptr<const TokenTrie> pieces_vocab(const std::vector<std::string>& texts) {
-  std::set<std::string> pieces;
-  for (const std::string& t : texts)
-    for (size_t i = 0; i < t.size(); ++i)
-      for (size_t n = 2; n <= 10 && i + n <= t.size(); ++n) pieces.insert(t.substr(i, n));
-  const std::string structural = "{}[](),:;=\"\\ \n\t-+*/.0123456789aeitx";
-  for (char a : structural)
-    for (char b : structural) pieces.insert(std::string{a, b});
-  for (const char* p : {"\n  ", "\": \"", "true", "false", "null", ", \"", "}}", "]]", "1.5e", "\\u00", "int ",
-                        "return "})
-    pieces.insert(p);
-  std::vector<std::string> tokens{""};
-  for (int b = 0; b < 256; ++b) tokens.push_back(std::string(1, char(b)));
-  tokens.insert(tokens.end(), pieces.begin(), pieces.end());
-  tokens.push_back("");  // a control token: never allowed
-  return std::make_shared<TokenTrie>(tokens, std::vector<int32_t>{0});
-}
-
-// fill_mask against accept_token on a fresh copy of the matcher, token by token.
-void expect_mask_is_brute_force(const Matcher& m, const TokenTrie& vocab, const std::string& where) {
-  Matcher probe = m;
-  std::vector<uint32_t> bits((vocab.n_vocab() + 31) / 32);
-  probe.fill_mask(bits);
-  for (int32_t t = 0; t < vocab.n_vocab(); ++t) {
-    Matcher copy = m;
-    ASSERT_EQ(mask_has(bits, t), copy.accept_token(t))
-        << "token " << t << " \"" << escaped(vocab.bytes_of(t)) << "\" after \"" << where << "\"";
-  }
-}
-
-// Along each text, at every byte: the mask against accept_token, the
-// matchers sharing one CompiledGrammar as the engine's do.
-void expect_masks_along(const std::shared_ptr<const Grammar>& g, const std::vector<std::string>& texts,
-                        const std::shared_ptr<const TokenTrie>& vocab) {
-  auto compiled = std::make_shared<const CompiledGrammar>(g, vocab);
-  for (const std::string& text : texts) {
-    Matcher m(compiled);
-    for (size_t i = 0; i <= text.size(); ++i) {
-      ASSERT_NO_FATAL_FAILURE(expect_mask_is_brute_force(m, *vocab, escaped(text.substr(0, i))));
-      if (i == text.size()) break;
-      ASSERT_TRUE(m.accept_token(byte_token(text[i]))) << escaped(text.substr(0, i + 1));
     }
   }
 }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "base/error.h"
+#include "grammar/earley.h"
 #include "grammar/json_schema.h"
 #include "grammar_test_support.h"
 
@@ -321,6 +322,71 @@ TEST(JsonSchema, ZeroAsALowerBoundAdmitsOneDigitNumbers) {
   EXPECT_TRUE(accepts_text(ge, "0"));
   EXPECT_FALSE(accepts_text(gt, "0"));
   EXPECT_FALSE(accepts_text(ge, "-1"));
+}
+
+// The mask takes whole slices of the vocabulary where a lexer state takes any
+// text of their class (JSON string text, letters and digits), and reuses a
+// lexeme's end for every token that shares it: each checked against trying
+// every token, along texts that pass through those states.
+TEST(JsonSchema, MasksEqualTryingEveryToken) {
+  struct Case {
+    const char* schema;
+    std::vector<std::string> texts;
+  };
+  const std::vector<Case> cases = {
+      // A length bound counts characters: near its end fewer tokens fit.
+      {R"({"type": "string", "maxLength": 40})",
+       {R"("Hello world, the length of this is 40..")", "\"\u00e9t\u00e9 \\n \u00e9\u00e9 bounded\""}},
+      // Keys of an open object: a listed name, or any other string (after them).
+      {R"({"type": "object", "properties": {"name": {"type": "string"}, "id": {"type": "integer"}}})",
+       {R"({"name":"a b","id":2,"other key with spaces and more":1})", "{\n  \"name\": \"y\",\n  \"nam\": \"x\"\n}"}},
+      // Strings of an enum are one lexeme.
+      {R"({"type": "array", "items": {"enum": ["MIT", "Apache-2.0", "MIT-0", "BSD-3-Clause", 7, null]}})",
+       {R"(["MIT-0","MIT",7,null,"BSD-3-Clause"])", "[\n  \"Apache-2.0\",\n  7\n]"}},
+      // Many optional properties: after each value any later one may come.
+      {R"({"type": "object", "additionalProperties": false, "properties": {
+           "a": {"type": "boolean"}, "b": {"type": "boolean"}, "c": {"type": "integer"}, "d": {"type": "boolean"},
+           "e": {"type": "string"}, "f": {"type": "boolean"}, "g": {"type": "boolean"}, "h": {"type": "boolean"}}})",
+       {R"({"a":true,"c":3,"f":false,"h":true})", "{\n  \"b\": false,\n  \"e\": \"x\",\n  \"g\": true\n}"}},
+      {R"({"type": "string", "pattern": "^[a-z0-9-]+$"})", {R"("arn-aws-kms-key-0123456789abcdef-long-name")"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.schema);
+    ASSERT_NO_FATAL_FAILURE(expect_masks_along(schema(c.schema), c.texts, pieces_vocab(c.texts, true)));
+  }
+}
+
+TEST(JsonSchema, LexerStatesThatTakeAnyTextOfAClass) {
+  auto lexer_state_after = [](const std::shared_ptr<const Grammar>& g, const std::string& text) {
+    // Greedy lexing, as the matcher does: where a lexeme cannot go on, it ends.
+    const Lexer& lexer = g->lexer();
+    EarleyParser parser(g);
+    int32_t state = parser.lexer_start();
+    for (char c : text) {
+      int32_t next = lexer.next(state, static_cast<uint8_t>(c));
+      if (next == Lexer::kDead) {
+        EXPECT_TRUE(parser.scan(lexer.accepts(state))) << text;
+        next = lexer.next(parser.lexer_start(), static_cast<uint8_t>(c));
+      }
+      EXPECT_NE(next, Lexer::kDead) << text;
+      if (next == Lexer::kDead) return parser.lexer_start();
+      state = next;
+    }
+    return state;
+  };
+  auto plain = schema(R"({"type": "string"})");
+  EXPECT_TRUE(plain->lexer().takes_any_text(lexer_state_after(plain, "\"ab"), TextClass::JsonString));
+  auto bounded = schema(R"({"type": "string", "maxLength": 100})");
+  EXPECT_FALSE(bounded->lexer().takes_any_text(lexer_state_after(bounded, "\"ab"), TextClass::JsonString));
+  auto open = schema(R"({"type": "object", "properties": {"name": {"type": "integer"}}})");
+  EXPECT_TRUE(open->lexer().takes_any_text(lexer_state_after(open, "{\"na"), TextClass::JsonString));
+  auto closed = schema(R"({"type": "object", "properties": {"name": {"type": "integer"}}, "additionalProperties": false})");
+  EXPECT_FALSE(closed->lexer().takes_any_text(lexer_state_after(closed, "{\"na"), TextClass::JsonString));
+  auto word = schema(R"({"type": "string", "pattern": "^[a-zA-Z0-9._-]+$"})");
+  EXPECT_TRUE(word->lexer().takes_any_text(lexer_state_after(word, "\"a"), TextClass::Alphanumeric));
+  EXPECT_FALSE(word->lexer().takes_any_text(lexer_state_after(word, "\"a"), TextClass::JsonString));
+  auto lower = schema(R"({"type": "string", "pattern": "^[a-z0-9]+$"})");  // no capitals
+  EXPECT_FALSE(lower->lexer().takes_any_text(lexer_state_after(lower, "\"a"), TextClass::Alphanumeric));
 }
 
 }  // namespace

@@ -1,8 +1,6 @@
 #include "grammar/compiled_grammar.h"
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <unordered_set>
 
 namespace skiff::grammar {
@@ -71,7 +69,6 @@ std::unique_ptr<CompiledGrammar::LexemeTokens> CompiledGrammar::walk(int32_t sta
     trie = slice.others.get();
     break;
   }
-  if (getenv("DBGW")) fprintf(stderr,"walk state %d reach %zu/%zu nodes %d\n",state,reach[0],reach[1],trie->n_nodes());
   if (out->bits.empty()) out->bits.assign((n_vocab + 31) / 32, 0);
   out->exit_trie = trie;
   // The walk: per depth, the state reached and its row of transitions.

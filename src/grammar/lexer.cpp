@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <unordered_set>
 
 #include "base/error.h"
 
@@ -35,10 +36,12 @@ Lexer::Lexer(const Nfa& nfa, std::vector<Lexeme> lexemes) : lexemes_(std::move(l
       if (owner_[s] != -1) fail("grammar: lexemes share automaton states (internal error)");
       owner_[s] = lexeme;
       part_of_[s] = part;
+      ++n_states_of_[lexeme];
       for (uint32_t i = epsilon_begin_[s]; i < epsilon_begin_[s + 1]; ++i) stack.push_back(epsilon_[i]);
       for (uint32_t i = edge_begin_[s]; i < edge_begin_[s + 1]; ++i) stack.push_back(edges_[i].target);
     }
   };
+  n_states_of_.assign(lexemes_.size(), 0);
   for (size_t id = 0; id < lexemes_.size(); ++id) {
     const Lexeme& l = lexemes_[id];
     if (l.required.empty() || l.required.size() > Lexeme::kMaxParts || l.excluded.size() > Lexeme::kMaxParts)
@@ -138,7 +141,8 @@ int32_t Lexer::intern(std::vector<int32_t>& seeds) const {
     set.push_back(s);
     for (uint32_t i = epsilon_begin_[s]; i < epsilon_begin_[s + 1]; ++i) seeds.push_back(epsilon_[i]);
   }
-  // A lexeme lives while every one of its required parts has a live state.
+  // A lexeme lives while every one of its required parts has a live state
+  // and some text finishes them all at once.
   std::sort(set.begin(), set.end(), [&](int32_t a, int32_t b) { return owner_[a] < owner_[b]; });
   size_t kept = 0;
   for (size_t i = 0; i < set.size();) {
@@ -146,7 +150,10 @@ int32_t Lexer::intern(std::vector<int32_t>& seeds) const {
     uint32_t parts = 0;
     for (; j < set.size() && owner_[set[j]] == owner_[set[i]]; ++j)
       if (part_of_[set[j]] >= 0) parts |= 1u << part_of_[set[j]];
-    if (owner_[set[i]] >= 0 && parts == all_required_[owner_[set[i]]])
+    const int32_t lexeme = owner_[set[i]];
+    if (lexeme >= 0 && parts == all_required_[lexeme] &&
+        (lexemes_[lexeme].required.size() == 1 || n_states_of_[lexeme] > kMaxStatesMet ||
+         parts_can_meet(lexeme, {set.data() + i, j - i})))
       for (size_t k = i; k < j; ++k) set[kept++] = set[k];
     i = j;
   }
@@ -294,6 +301,89 @@ bool Lexer::follows_any_text(int32_t nfa_state, TextClass text_class) const {
   for (size_t p = 0; p < pairs.size(); ++p)
     if (pairs[p].second == 0) memo[pairs[p].first] = static_cast<int8_t>(stays[p]);
   return memo[nfa_state];
+}
+
+// Breadth first over tuples of per-part state sets (the product of the parts'
+// automata, built as far as needed): the shortest text that finishes every
+// part is found within a few levels where there is one.
+bool Lexer::parts_can_meet(int32_t lexeme, std::span<const int32_t> states) const {
+  std::string memo_key(reinterpret_cast<const char*>(&lexeme), sizeof lexeme);
+  {
+    std::vector<int32_t> sorted(states.begin(), states.end());
+    std::sort(sorted.begin(), sorted.end());
+    memo_key.append(reinterpret_cast<const char*>(sorted.data()), sorted.size() * sizeof(int32_t));
+  }
+  if (auto it = parts_meet_.find(memo_key); it != parts_meet_.end()) return it->second;
+  const Lexeme& l = lexemes_[lexeme];
+  using Node = std::vector<std::vector<int32_t>>;  // per required part, its sorted states
+  auto close = [&](std::vector<int32_t>& seeds) {
+    if (++seen_stamp_ == 0) {
+      std::fill(seen_.begin(), seen_.end(), 0);
+      seen_stamp_ = 1;
+    }
+    std::vector<int32_t> out;
+    while (!seeds.empty()) {
+      int32_t s = seeds.back();
+      seeds.pop_back();
+      if (seen_[s] == seen_stamp_ || !can_accept_[s]) continue;
+      seen_[s] = seen_stamp_;
+      out.push_back(s);
+      for (uint32_t i = epsilon_begin_[s]; i < epsilon_begin_[s + 1]; ++i) seeds.push_back(epsilon_[i]);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  auto key_of = [](const Node& node) {
+    std::string key;
+    for (const std::vector<int32_t>& part : node) {
+      uint32_t n = static_cast<uint32_t>(part.size());
+      key.append(reinterpret_cast<const char*>(&n), sizeof n);
+      key.append(reinterpret_cast<const char*>(part.data()), part.size() * sizeof(int32_t));
+    }
+    return key;
+  };
+  Node start(l.required.size());
+  for (int32_t s : states)
+    if (part_of_[s] >= 0) start[part_of_[s]].push_back(s);
+  for (std::vector<int32_t>& part : start) std::sort(part.begin(), part.end());
+  constexpr size_t kMaxNodes = 512;  // beyond it, assume they can
+  std::vector<Node> queue{start};
+  std::unordered_set<std::string> visited{key_of(start)};
+  bool meet = false;
+  for (size_t q = 0; q < queue.size() && !meet; ++q) {
+    const Node node = queue[q];
+    bool finished = true;
+    for (size_t p = 0; p < node.size() && finished; ++p)
+      finished = std::binary_search(node[p].begin(), node[p].end(), l.required[p].accept);
+    if (finished || queue.size() >= kMaxNodes) {
+      meet = true;
+      break;
+    }
+    // The bytes split into intervals that move every part alike.
+    std::vector<uint16_t> cuts{0, 256};
+    for (const std::vector<int32_t>& part : node)
+      for (int32_t s : part)
+        for (uint32_t i = edge_begin_[s]; i < edge_begin_[s + 1]; ++i)
+          cuts.insert(cuts.end(), {edges_[i].lo, uint16_t(edges_[i].hi + 1)});
+    std::sort(cuts.begin(), cuts.end());
+    cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+    for (size_t k = 0; k + 1 < cuts.size(); ++k) {
+      const uint16_t b = cuts[k];
+      Node next(node.size());
+      bool alive = true;
+      for (size_t p = 0; p < node.size() && alive; ++p) {
+        std::vector<int32_t> seeds;
+        for (int32_t s : node[p])
+          for (uint32_t i = edge_begin_[s]; i < edge_begin_[s + 1]; ++i)
+            if (edges_[i].lo <= b && b <= edges_[i].hi) seeds.push_back(edges_[i].target);
+        next[p] = close(seeds);
+        alive = !next[p].empty();
+      }
+      if (alive && visited.insert(key_of(next)).second) queue.push_back(std::move(next));
+    }
+  }
+  parts_meet_.emplace(std::move(memo_key), meet);
+  return meet;
 }
 
 }  // namespace skiff::grammar

@@ -89,6 +89,14 @@ class Lexer {
   // longer match (a required part died, or only exclusions are left), and
   // returns the state for that set (kDead if empty).
   int32_t intern(std::vector<int32_t>& seeds) const;
+  // Whether some text finishes every required part of the lexeme from its
+  // states in the set at once (not only each part alone); memoised. Asked
+  // only of lexemes of up to kMaxStatesMet NFA states: tight bounds (a
+  // number range, a short length) make small automata and are where texts
+  // run into dead ends; a loose bound (maxLength 2048) is large, costly to
+  // search and reached by almost no text.
+  static constexpr uint32_t kMaxStatesMet = 256;
+  bool parts_can_meet(int32_t lexeme, std::span<const int32_t> states) const;
   // Whether the NFA state alone follows any text of the class; memoised.
   bool follows_any_text(int32_t nfa_state, TextClass text_class) const;
 
@@ -104,6 +112,7 @@ class Lexer {
   std::vector<uint8_t> can_accept_;
   std::vector<uint8_t> goes_on_;  // some text from it may go on without end (it reaches a loop)
   std::vector<uint32_t> all_required_;  // per lexeme: the mask of its required parts
+  std::vector<uint32_t> n_states_of_;   // per lexeme: its NFA states, all parts
   std::vector<Lexeme> lexemes_;
 
   mutable std::mutex mutex_;
@@ -119,6 +128,7 @@ class Lexer {
   mutable std::unordered_multimap<uint64_t, StartState> start_of_allowed_;
   mutable std::vector<uint32_t> seen_;  // scratch, stamped with seen_stamp_
   mutable uint32_t seen_stamp_ = 0;
+  mutable std::unordered_map<std::string, bool> parts_meet_;
   mutable std::mutex follows_mutex_;
   mutable std::vector<int8_t> follows_any_[kTextClasses];  // per NFA state: -1 unknown, 0 no, 1 yes
 };

@@ -58,6 +58,32 @@ TEST(BadInput, ANumberAtAnExclusiveBoundHasNoDeadEnd) {
   EXPECT_TRUE(m.is_complete());
 }
 
+// Intersections (a number and its bounds, a pattern and a length): every
+// part alone would take a prefix that no text finishes for all of them.
+TEST(BadInput, PartsOfALexemeThatCannotFinishTogetherAreNotEntered) {
+  auto bounded = compile_json_schema(ojson::parse(R"({"type": "integer", "minimum": 10, "maximum": 20})"));
+  Matcher n(bounded, toy_vocab());
+  std::vector<uint32_t> bits((n.vocab()->n_vocab() + 31) / 32);
+  n.fill_mask(bits);
+  EXPECT_TRUE(mask_has(bits, byte_token('1')));
+  EXPECT_TRUE(mask_has(bits, byte_token('2')));
+  for (char c : std::string("03456789-"))
+    EXPECT_FALSE(mask_has(bits, byte_token(c))) << c;
+  ASSERT_TRUE(n.accept_bytes("2"));
+  n.fill_mask(bits);
+  EXPECT_TRUE(mask_has(bits, byte_token('0')));
+  EXPECT_FALSE(mask_has(bits, byte_token('1')));
+  EXPECT_FALSE(mask_has(bits, 0));  // 2 alone is under the minimum
+
+  auto pattern = compile_json_schema(ojson::parse(R"({"type": "string", "pattern": "^(ab)+$", "maxLength": 3})"));
+  Matcher s(pattern, toy_vocab());
+  ASSERT_TRUE(s.accept_bytes("\"ab"));
+  s.fill_mask(bits);
+  EXPECT_TRUE(mask_has(bits, byte_token('"')));
+  EXPECT_FALSE(mask_has(bits, byte_token('a')));  // "aba" needs a fourth character
+  EXPECT_FALSE(s.accept_bytes("a"));
+}
+
 // allOf over a DAG of references: merging follows every path (2^24 here),
 // so its work is bounded apart from the schema's size.
 TEST(BadInput, MergingSchemasThatShareSubschemasAlongManyPathsIsRefused) {

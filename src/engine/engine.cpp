@@ -329,19 +329,17 @@ void Engine::trim_draft_to_grammar(Completion& c) {
   // so the rows after it would verify the draft in a context plain decoding never has (greedy
   // output would change); the step's own token takes its place, and the jump follows.
   const bool jumps = jump_forward_ && !c.sampler.params().logprobs;
-  size_t kept = 0;
+  size_t kept = 0, accepted = 0;
   try {
     while (kept < c.draft.tokens.size() && grammar->try_accept(c.draft.tokens[kept])) {
-      if (jumps && !grammar->forced_tokens().empty()) {
-        grammar->rollback(1);
-        break;
-      }
+      ++accepted;
+      if (jumps && !grammar->forced_tokens().empty()) break;
       ++kept;
     }
   } catch (const Error&) {
     kept = 0;  // a grammar past its limits: no draft; the next mask fails this completion alone
   }
-  grammar->rollback(static_cast<int>(kept));
+  grammar->rollback(static_cast<int>(accepted));
   if (kept == c.draft.tokens.size()) return;
   c.draft.tokens.resize(kept);
   if (!c.draft.probs.empty()) c.draft.probs.resize(kept * static_cast<size_t>(model_.config().vocab_size));

@@ -131,7 +131,14 @@ bool GrammarProcessor::try_accept(int32_t token) {
     const std::vector<int32_t>& ends = matcher_.vocab()->end_tokens();
     if (std::find(ends.begin(), ends.end(), token) == ends.end()) {
       text_ += matcher_.vocab()->bytes_of(token);
-      if (!advance_phase()) {
+      bool advanced = false;
+      try {
+        advanced = advance_phase();
+      } catch (...) {  // a grammar past its limits: as before the token, then the error
+        rollback_to(mark);
+        throw;
+      }
+      if (!advanced) {
         rollback_to(mark);
         return false;
       }

@@ -46,7 +46,8 @@ std::shared_ptr<const grammar::Grammar> compile(const StructuredOutputs& so) {
 
 }  // namespace
 
-GrammarCache::GrammarCache(const Tokenizer& tokenizer, size_t capacity) : tokenizer_(tokenizer), capacity_(capacity) {}
+GrammarCache::GrammarCache(const Tokenizer& tokenizer, size_t capacity, size_t max_bytes)
+    : tokenizer_(tokenizer), capacity_(capacity), max_bytes_(max_bytes) {}
 
 const std::shared_ptr<const grammar::TokenTrie>& GrammarCache::vocab() {
   if (!vocab_) vocab_ = grammar_vocab(tokenizer_);
@@ -61,7 +62,8 @@ std::shared_ptr<const grammar::CompiledGrammar> GrammarCache::get(const Structur
     std::lock_guard lock(mutex_);
     if (auto it = by_key_.find(key); it != by_key_.end()) {
       lru_.splice(lru_.begin(), lru_, it->second);
-      return it->second->second;
+      evict();
+      return lru_.front().second;
     }
     trie = vocab();
   }
@@ -77,11 +79,18 @@ std::shared_ptr<const grammar::CompiledGrammar> GrammarCache::get(const Structur
   if (by_key_.count(key)) return by_key_[key]->second;
   lru_.emplace_front(key, compiled);
   by_key_[key] = lru_.begin();
-  if (lru_.size() > capacity_) {
+  evict();
+  return compiled;
+}
+
+void GrammarCache::evict() {
+  size_t bytes = 0;
+  for (const auto& [key, compiled] : lru_) bytes += compiled->memory_bytes();
+  while (lru_.size() > 1 && (lru_.size() > capacity_ || bytes > max_bytes_)) {
+    bytes -= std::min(bytes, lru_.back().second->memory_bytes());
     by_key_.erase(lru_.back().first);
     lru_.pop_back();
   }
-  return compiled;
 }
 
 }  // namespace skiff

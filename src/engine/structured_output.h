@@ -17,7 +17,9 @@ namespace skiff {
 
 class GrammarCache {
  public:
-  explicit GrammarCache(const Tokenizer& tokenizer, size_t capacity = 64);
+  // At most `capacity` grammars, and past `max_bytes` (their lexers and
+  // token sets grow with use) the least recently used go first.
+  explicit GrammarCache(const Tokenizer& tokenizer, size_t capacity = 64, size_t max_bytes = size_t{512} << 20);
 
   // The compiled constraint, or null when none is set. Throws Error naming
   // what cannot be compiled. Safe to call from any thread; compiling does not
@@ -26,9 +28,10 @@ class GrammarCache {
 
  private:
   const std::shared_ptr<const grammar::TokenTrie>& vocab();
+  void evict();  // under mutex_: down to capacity_ and max_bytes_, keeping the newest
 
   const Tokenizer& tokenizer_;
-  size_t capacity_;
+  size_t capacity_, max_bytes_;
   std::mutex mutex_;
   std::shared_ptr<const grammar::TokenTrie> vocab_;  // built at the first constrained request
   std::list<std::pair<std::string, std::shared_ptr<const grammar::CompiledGrammar>>> lru_;

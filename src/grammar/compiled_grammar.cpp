@@ -18,7 +18,18 @@ const CompiledGrammar::LexemeTokens& CompiledGrammar::lexeme_tokens(int32_t stat
   std::unique_ptr<LexemeTokens> tokens = walk(state, in_lexeme);
   std::lock_guard lock(mutex_);
   auto [it, inserted] = by_state_.emplace(key, std::move(tokens));
+  if (inserted) {
+    const LexemeTokens& t = *it->second;
+    tokens_bytes_ += sizeof t + t.bits.size() * sizeof(uint32_t) + t.ids.size() * sizeof(int32_t) +
+                     t.exits.size() * sizeof(t.exits[0]);
+  }
   return *it->second;
+}
+
+size_t CompiledGrammar::memory_bytes() const {
+  constexpr size_t kPerLexerState = 256 * sizeof(int32_t) + 64;  // a row of transitions and its set
+  std::lock_guard lock(mutex_);
+  return tokens_bytes_ + grammar_->lexer().n_states() * kPerLexerState;
 }
 
 size_t CompiledGrammar::text_reach(TextClass text_class, int32_t state) const {

@@ -39,6 +39,9 @@ class CompiledGrammar {
   const LexemeTokens& lexeme_tokens(int32_t state, bool in_lexeme) const;
 
   const std::shared_ptr<const Grammar>& grammar() const { return grammar_; }
+  // What the lexer's states and the cached token sets take, about: they grow
+  // as texts visit new states, so a cache of grammars must watch it.
+  size_t memory_bytes() const;
   const std::shared_ptr<const TokenTrie>& vocab() const { return vocab_; }
 
  private:
@@ -52,6 +55,7 @@ class CompiledGrammar {
   std::shared_ptr<const TokenTrie> vocab_;
   mutable std::mutex mutex_;
   mutable std::unordered_map<int64_t, std::unique_ptr<LexemeTokens>> by_state_;
+  mutable size_t tokens_bytes_ = 0;  // of by_state_, under mutex_
 };
 
 }  // namespace skiff::grammar

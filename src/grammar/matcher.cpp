@@ -54,14 +54,22 @@ bool Matcher::is_complete() const { return !terminated_ && complete_at(positions
 bool Matcher::accept_bytes(std::string_view bytes) {
   if (terminated_) return false;
   size_t mark = positions_.size();
-  for (char c : bytes) {
-    Position next;
-    if (!step(positions_.back(), static_cast<uint8_t>(c), next)) {
-      positions_.resize(mark);
-      parser_.truncate(positions_.back().rows);
-      return false;
+  auto restore = [&] {
+    positions_.resize(mark);
+    parser_.truncate(positions_.back().rows);
+  };
+  try {  // a grammar past its limits throws: the matcher stays as it was
+    for (char c : bytes) {
+      Position next;
+      if (!step(positions_.back(), static_cast<uint8_t>(c), next)) {
+        restore();
+        return false;
+      }
+      positions_.push_back(next);
     }
-    positions_.push_back(next);
+  } catch (...) {
+    restore();
+    throw;
   }
   return true;
 }
@@ -102,6 +110,15 @@ void Matcher::rollback(int n_tokens) {
 }
 
 void Matcher::fill_mask(std::span<uint32_t> bits) {
+  try {
+    fill_mask_walk(bits);
+  } catch (...) {  // a grammar past its limits: leave the parser as the text has it
+    parser_.truncate(positions_.back().rows);
+    throw;
+  }
+}
+
+void Matcher::fill_mask_walk(std::span<uint32_t> bits) {
   std::fill(bits.begin(), bits.end(), 0);
   if (terminated_) return;
   const Position root = positions_.back();
@@ -205,15 +222,23 @@ std::string Matcher::forced_bytes(size_t max_bytes) {
   std::string forced;
   if (terminated_) return forced;
   size_t mark = positions_.size();
-  while (forced.size() < max_bytes && !complete_at(positions_.back())) {
-    const int only = only_next_byte(positions_.back());
-    Position next;
-    if (only < 0 || !step(positions_.back(), static_cast<uint8_t>(only), next)) break;
-    positions_.push_back(next);
-    forced += static_cast<char>(only);
+  auto restore = [&] {
+    positions_.resize(mark);
+    parser_.truncate(positions_.back().rows);
+  };
+  try {
+    while (forced.size() < max_bytes && !complete_at(positions_.back())) {
+      const int only = only_next_byte(positions_.back());
+      Position next;
+      if (only < 0 || !step(positions_.back(), static_cast<uint8_t>(only), next)) break;
+      positions_.push_back(next);
+      forced += static_cast<char>(only);
+    }
+  } catch (...) {
+    restore();
+    throw;
   }
-  positions_.resize(mark);
-  parser_.truncate(positions_.back().rows);
+  restore();
   return forced;
 }
 

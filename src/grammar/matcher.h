@@ -35,7 +35,9 @@ class Matcher {
   bool is_complete() const;      // the text so far is a whole sentence of the grammar
   bool is_terminated() const { return terminated_; }  // an end token was accepted
   // bits[id / 32] >> (id % 32) & 1 for every token allowed next; bits has
-  // (n_vocab + 31) / 32 words.
+  // (n_vocab + 31) / 32 words. A grammar past its limits (lexer states,
+  // parser completions) throws Error from here, accept_* and forced_bytes,
+  // leaving the matcher as it was.
   void fill_mask(std::span<uint32_t> bits);
   // The bytes the grammar allows as the only continuation from here (up to
   // max_bytes), stopping where it could also end: what jump-forward appends
@@ -49,6 +51,7 @@ class Matcher {
     bool in_lexeme;     // some bytes of the current lexeme were read
   };
   bool step(const Position& from, uint8_t byte, Position& to);
+  void fill_mask_walk(std::span<uint32_t> bits);
   bool complete_at(const Position& at) const;
   int only_next_byte(const Position& at);
   // Marks the tokens of the trie subtree at `node` allowed from `from` (the

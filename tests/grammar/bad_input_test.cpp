@@ -158,6 +158,31 @@ TEST(BadInput, AnAmbiguousGrammarIsRefusedBeforeItGetsSlow) {
   EXPECT_TRUE(m.is_complete());
 }
 
+// A limit reached inside a token of several bytes, or inside a mask: the
+// matcher stays as it was before that token or mask.
+TEST(BadInput, AMatcherPastItsLimitsStaysAsItWas) {
+  auto vocab = toy_vocab({"aa"});
+  const int32_t aa = vocab->n_vocab() - 1;
+  Matcher m(compile_gbnf("root ::= root root | \"a\"\n"), vocab);
+  int taken = 0;
+  std::vector<uint32_t> bits((vocab->n_vocab() + 31) / 32);
+  EXPECT_THROW(
+      while (taken < 2000) {
+        ASSERT_TRUE(m.accept_token(aa));
+        ++taken;
+      },
+      Error);
+  EXPECT_EQ(m.n_tokens(), taken);
+  EXPECT_THROW(m.fill_mask(bits), Error);
+  EXPECT_EQ(m.n_tokens(), taken);
+  m.rollback(taken - 5);
+  EXPECT_TRUE(m.accept_token(aa));
+  EXPECT_TRUE(m.accept_token(byte_token('a')));
+  EXPECT_TRUE(m.is_complete());
+  m.fill_mask(bits);
+  EXPECT_TRUE(mask_has(bits, aa));
+}
+
 // Stacked repetitions of *, + and ? are one repetition: nested stars would
 // make each row ambiguous in as many ways as they are deep.
 TEST(BadInput, StackedRepetitionsAreOneRepetition) {

@@ -14,6 +14,7 @@
 #include "engine/engine.h"
 #include "engine/speculative.h"
 #include "engine/structured_output.h"
+#include "grammar/matcher.h"
 #include "model/loader.h"
 #include "stories_model.h"
 
@@ -281,6 +282,31 @@ TEST(StructuredOutput, BadConstraintsAreRefusedAtAdmission) {
   p.logit_bias = {{1 << 20, 1.0f}};
   EXPECT_THROW(engine.add_request(prompt("Hi"), p), Error);
   EXPECT_FALSE(engine.has_unfinished());
+}
+
+// Grammars grow with use (lexer states, token sets): the cache keeps them
+// under a memory budget as well as a count, the newest always kept.
+TEST(GrammarCache, EvictsByMemoryAndByCount) {
+  const Tokenizer& tok = stories_tokenizer();
+  StructuredOutputs a, b, c;
+  a.regex = "[a-z]+";
+  b.regex = "[0-9]+";
+  c.regex = "x|y";
+  GrammarCache by_count(tok, 2);
+  auto first = by_count.get(a);
+  by_count.get(b);
+  EXPECT_EQ(by_count.get(a), first);  // a is now the newest
+  by_count.get(c);                    // b goes
+  EXPECT_EQ(by_count.get(a), first);
+  GrammarCache by_memory(tok, 64, 1);  // a grammar that has made a mask is over one byte
+  first = by_memory.get(a);
+  grammar::Matcher matcher(first);
+  std::vector<uint32_t> bits((tok.n_vocab() + 31) / 32);
+  matcher.fill_mask(bits);
+  EXPECT_GT(first->memory_bytes(), 0u);
+  EXPECT_EQ(by_memory.get(a), first);  // the newest stays, whatever it takes
+  by_memory.get(b);
+  EXPECT_NE(by_memory.get(a), first);  // evicted, compiled again
 }
 
 }  // namespace

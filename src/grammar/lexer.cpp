@@ -126,8 +126,7 @@ int32_t Lexer::start_state(std::span<const uint64_t> allowed) const {
   return state;
 }
 
-int32_t Lexer::intern(std::vector<int32_t>& seeds) const {
-  // Epsilon closure.
+std::vector<int32_t> Lexer::epsilon_closure(std::vector<int32_t>& seeds) const {
   if (++seen_stamp_ == 0) {
     std::fill(seen_.begin(), seen_.end(), 0);
     seen_stamp_ = 1;
@@ -141,6 +140,11 @@ int32_t Lexer::intern(std::vector<int32_t>& seeds) const {
     set.push_back(s);
     for (uint32_t i = epsilon_begin_[s]; i < epsilon_begin_[s + 1]; ++i) seeds.push_back(epsilon_[i]);
   }
+  return set;
+}
+
+int32_t Lexer::intern(std::vector<int32_t>& seeds) const {
+  std::vector<int32_t> set = epsilon_closure(seeds);
   // A lexeme lives while every one of its required parts has a live state
   // and some text finishes them all at once.
   std::sort(set.begin(), set.end(), [&](int32_t a, int32_t b) { return owner_[a] < owner_[b]; });
@@ -316,23 +320,6 @@ bool Lexer::parts_can_meet(int32_t lexeme, std::span<const int32_t> states) cons
   if (auto it = parts_meet_.find(memo_key); it != parts_meet_.end()) return it->second;
   const Lexeme& l = lexemes_[lexeme];
   using Node = std::vector<std::vector<int32_t>>;  // per required part, its sorted states
-  auto close = [&](std::vector<int32_t>& seeds) {
-    if (++seen_stamp_ == 0) {
-      std::fill(seen_.begin(), seen_.end(), 0);
-      seen_stamp_ = 1;
-    }
-    std::vector<int32_t> out;
-    while (!seeds.empty()) {
-      int32_t s = seeds.back();
-      seeds.pop_back();
-      if (seen_[s] == seen_stamp_ || !can_accept_[s]) continue;
-      seen_[s] = seen_stamp_;
-      out.push_back(s);
-      for (uint32_t i = epsilon_begin_[s]; i < epsilon_begin_[s + 1]; ++i) seeds.push_back(epsilon_[i]);
-    }
-    std::sort(out.begin(), out.end());
-    return out;
-  };
   auto key_of = [](const Node& node) {
     std::string key;
     for (const std::vector<int32_t>& part : node) {
@@ -376,7 +363,8 @@ bool Lexer::parts_can_meet(int32_t lexeme, std::span<const int32_t> states) cons
         for (int32_t s : node[p])
           for (uint32_t i = edge_begin_[s]; i < edge_begin_[s + 1]; ++i)
             if (edges_[i].lo <= b && b <= edges_[i].hi) seeds.push_back(edges_[i].target);
-        next[p] = close(seeds);
+        next[p] = epsilon_closure(seeds);
+        std::sort(next[p].begin(), next[p].end());
         alive = !next[p].empty();
       }
       if (alive && visited.insert(key_of(next)).second) queue.push_back(std::move(next));

@@ -89,6 +89,8 @@ class Lexer {
   // longer match (a required part died, or only exclusions are left), and
   // returns the state for that set (kDead if empty).
   int32_t intern(std::vector<int32_t>& seeds) const;
+  // The states `seeds` reach by epsilon moves that can still accept (under mutex_).
+  std::vector<int32_t> epsilon_closure(std::vector<int32_t>& seeds) const;
   // Whether some text finishes every required part of the lexeme from its
   // states in the set at once (not only each part alone); memoised. Asked
   // only of lexemes of up to kMaxStatesMet NFA states: tight bounds (a

@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -36,6 +37,11 @@ class ResponseChannel {
   bool wait(std::vector<Event>& events, std::chrono::milliseconds timeout);
   // The finished output of one prompt (valid once wait() returned true).
   const RequestOutput& output(int prompt) const { return *outputs_[prompt]; }
+  // fn is called (on the engine thread, under the channel's lock: it must
+  // only hand the news on, e.g. post to an event loop) after each push; an
+  // HTTP connection waits on its I/O thread this way instead of blocking a
+  // thread in wait(). Empty: none.
+  void set_listener(std::function<void()> fn);
 
   // Called on the engine thread.
   void push_delta(int prompt, const StreamDelta& delta);
@@ -47,6 +53,7 @@ class ResponseChannel {
   std::deque<Event> events_;
   std::vector<std::optional<RequestOutput>> outputs_;
   int n_finished_ = 0;
+  std::function<void()> listener_;
 };
 
 // Queued requests beyond the server's bound (HTTP 503).

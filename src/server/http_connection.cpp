@@ -222,13 +222,14 @@ awaitable<void> HttpConnection::run() {
       Request request;
       if (co_await read_request(request) == Read::kClose) break;
       HttpResponse res;
-      co_await run_on_worker([&] {
+      const std::function<void()> handle = [&] {
         try {
           shared_.handler(request.http, res);
         } catch (const std::exception& e) {
           error_response(res, 500, e.what());
         }
-      });
+      };
+      co_await run_on_worker(handle);
       bool keep_alive = request.keep_alive && !stopping_;
       const bool ok = co_await respond(request, res, keep_alive);
       if (shared_.limits.log)
@@ -259,19 +260,27 @@ awaitable<HttpConnection::Read> HttpConnection::read_request(Request& request) {
   bool header_done = false;
   bool until_close = false;  // a POST with no length: its body runs to the end of input
   auto deadline = after(limits.header_timeout_s);
+  // The answer when the request is refused. (Set, then sent after the loop:
+  // GCC 12 freed twice a temporary string inside a co_await expression.)
+  int refusal = 0;
+  std::string refusal_message;
   for (;;) {
     boost::beast::error_code ec = http::error::need_more;
     if (in_.size() > 0) consume(parser.put(in_.data(), ec));
     if (ec && ec != http::error::need_more) {
       // Any framing error closes the connection: what follows the error
       // cannot be told from a smuggled request.
-      if (ec == http::error::header_limit)
-        co_await refuse(431, fmt::format("the request line and headers are over {} bytes", limits.max_header_bytes));
-      else if (ec == http::error::body_limit)
-        co_await refuse(413, too_large);
-      else
-        co_await refuse(400, fmt::format("malformed HTTP request: {}", ec.message()));
-      co_return Read::kClose;
+      if (ec == http::error::header_limit) {
+        refusal = 431;
+        refusal_message = fmt::format("the request line and headers are over {} bytes", limits.max_header_bytes);
+      } else if (ec == http::error::body_limit) {
+        refusal = 413;
+        refusal_message = too_large;
+      } else {
+        refusal = 400;
+        refusal_message = fmt::format("malformed HTTP request: {}", ec.message());
+      }
+      break;
     }
     if (!header_done && parser.is_header_done()) {
       header_done = true;
@@ -279,22 +288,23 @@ awaitable<HttpConnection::Read> HttpConnection::read_request(Request& request) {
       // Compressed bodies are refused, not inflated: a small body could
       // otherwise inflate past any limit, and before the API key is read.
       if (const std::string coding = str(h[http::field::content_encoding]); !coding.empty() && !is_word(coding, "identity")) {
-        co_await refuse(415, fmt::format("compressed request bodies are not accepted (Content-Encoding: {}); "
-                                         "send the body uncompressed",
-                                         coding));
-        co_return Read::kClose;
+        refusal = 415;
+        refusal_message = fmt::format("compressed request bodies are not accepted (Content-Encoding: {}); "
+                                      "send the body uncompressed",
+                                      coding);
+        break;
       }
       if (h.count(http::field::transfer_encoding) && !parser.chunked()) {
-        co_await refuse(400, fmt::format("Transfer-Encoding '{}' is not supported: send a Content-Length or chunked body",
-                                         str(h[http::field::transfer_encoding])));
-        co_return Read::kClose;
+        refusal = 400;
+        refusal_message = fmt::format("Transfer-Encoding '{}' is not supported: send a Content-Length or chunked body",
+                                      str(h[http::field::transfer_encoding]));
+        break;
       }
       until_close = !parser.content_length() && !parser.chunked() &&
                     (h.method() == http::verb::post || h.method() == http::verb::put || h.method() == http::verb::patch);
       deadline = after(limits.body_timeout_s);
       parser.eager(true);
-      if (is_word(str(h[http::field::expect]), "100-continue") && !parser.is_done() &&
-          h.version() >= 11) {
+      if (is_word(str(h[http::field::expect]), "100-continue") && !parser.is_done() && h.version() >= 11) {
         pending_ += "HTTP/1.1 100 Continue\r\n\r\n";
         if (!co_await flush()) co_return Read::kClose;
       }
@@ -303,39 +313,46 @@ awaitable<HttpConnection::Read> HttpConnection::read_request(Request& request) {
     if (!ec) continue;  // an element parsed; the rest of the buffer next
     if (read_failed_ || stopping_) co_return Read::kClose;
     if (eof_) {
-      co_await refuse(400, "the request ended before it was whole");
-      co_return Read::kClose;
+      refusal = 400;
+      refusal_message = "the request ended before it was whole";
+      break;
     }
     if (Clock::now() >= deadline) {
-      co_await refuse(408, header_done ? fmt::format("the request body did not arrive within {} s", limits.body_timeout_s)
-                                       : fmt::format("the request headers did not arrive within {} s",
-                                                     limits.header_timeout_s));
-      co_return Read::kClose;
+      refusal = 408;
+      refusal_message = header_done
+                            ? fmt::format("the request body did not arrive within {} s", limits.body_timeout_s)
+                            : fmt::format("the request headers did not arrive within {} s", limits.header_timeout_s);
+      break;
     }
     co_await wait(deadline);
   }
-  auto message = parser.release();
-  std::string body = std::move(message.body());
-  if (until_close) {
-    // As HTTP/1.0 and the server before this one read such a body: to the
-    // end of input, under the body's size and deadline. The connection ends.
-    for (;;) {
-      const auto data = in_.data();
-      body.append(static_cast<const char*>(data.data()), data.size());
-      consume(data.size());
-      if (body.size() > limits.max_body_bytes) {
-        co_await refuse(413, too_large);
-        co_return Read::kClose;
-      }
-      if (eof_) break;
-      if (read_failed_ || stopping_) co_return Read::kClose;
-      if (Clock::now() >= deadline) {
-        co_await refuse(408, fmt::format("the request body did not arrive within {} s", limits.body_timeout_s));
-        co_return Read::kClose;
-      }
+  std::string body;
+  if (!refusal) body = std::move(parser.get().body());
+  // As HTTP/1.0 and the server before this one read such a body: to the end
+  // of input, under the body's size and deadline. The connection ends.
+  while (!refusal && until_close) {
+    const auto data = in_.data();
+    body.append(static_cast<const char*>(data.data()), data.size());
+    consume(data.size());
+    if (body.size() > limits.max_body_bytes) {
+      refusal = 413;
+      refusal_message = too_large;
+    } else if (eof_) {
+      break;
+    } else if (read_failed_ || stopping_) {
+      co_return Read::kClose;
+    } else if (Clock::now() >= deadline) {
+      refusal = 408;
+      refusal_message = fmt::format("the request body did not arrive within {} s", limits.body_timeout_s);
+    } else {
       co_await wait(deadline);
     }
   }
+  if (refusal) {
+    co_await refuse(refusal, refusal_message);
+    co_return Read::kClose;
+  }
+  auto message = parser.release();
   HttpRequest& r = request.http;
   r.method = str(message.method_string());
   const std::string target = str(message.target());
@@ -404,8 +421,8 @@ awaitable<bool> HttpConnection::drive_deferred(Request& request, HttpResponse& r
       std::string out;
       done = body.poll(out);
       body_bytes += out.size();
-      if (streamed && body_bytes > limits.max_response_bytes && !done) {
-        out += body.cut(400, too_large);
+      if (streamed && body_bytes > limits.max_response_bytes) {  // what came is dropped: an error instead
+        out = body.cut(400, too_large);
         done = true;
       }
       if (!out.empty()) pending_ += chunk(out);
@@ -453,7 +470,8 @@ awaitable<bool> HttpConnection::drive_deferred(Request& request, HttpResponse& r
     co_await wait(deadline);
   }
   if (streamed) co_return true;
-  co_await run_on_worker([&] { body.finish(res); });
+  const std::function<void()> finish = [&] { body.finish(res); };
+  co_await run_on_worker(finish);
   res.deferred.reset();
   if (res.body.size() > limits.max_response_bytes) error_response(res, 400, too_large);
   pending_ += whole_response(res, keep_alive);
@@ -537,11 +555,20 @@ awaitable<void> HttpConnection::close_gracefully() {
   resume_.cancel();
 }
 
-awaitable<void> HttpConnection::run_on_worker(std::function<void()> fn) {
-  co_await asio::co_spawn(
-      shared_.workers, [fn = std::move(fn)]() -> awaitable<void> {
-        fn();
-        co_return;
+// Runs job on a worker thread and resumes this coroutine on its strand. Not
+// a coroutine spawned on the pool: GCC 12 destroyed a by-value capture of
+// such a lambda twice.
+awaitable<void> HttpConnection::run_on_worker(const std::function<void()>& job) {
+  co_await asio::async_initiate<decltype(use_awaitable), void()>(
+      [this, &job](auto handler) {
+        asio::post(shared_.workers, [&job, handler = std::move(handler)]() mutable {
+          try {
+            job();
+          } catch (...) {  // the callers catch what they expect; nothing may unwind a worker
+          }
+          const auto ex = asio::get_associated_executor(handler);
+          asio::dispatch(ex, std::move(handler));
+        });
       },
       use_awaitable);
 }

@@ -74,7 +74,7 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   // Answers with an error and "Connection: close"; the caller then closes.
   boost::asio::awaitable<void> refuse(int status, const std::string& message);
   boost::asio::awaitable<void> close_gracefully();
-  boost::asio::awaitable<void> run_on_worker(std::function<void()> fn);
+  boost::asio::awaitable<void> run_on_worker(const std::function<void()>& job);
   // Waits until something calls wake() or the deadline passes.
   boost::asio::awaitable<void> wait(Clock::time_point deadline);
 

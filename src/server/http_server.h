@@ -28,7 +28,7 @@ struct HttpLimits {
   int max_connections_per_client = 1024;       // from one address, likewise
   // A stream whose client reads slower than it is made: the bytes it may
   // fall behind (beyond the kernel's send buffer) before it is dropped.
-  size_t max_stream_buffer = size_t{1} << 20;
+  size_t max_stream_buffer = size_t{16} << 20;
   size_t max_response_bytes = size_t{64} << 20;  // a whole response's body, or a stream's bytes in all
   double sse_keepalive_s = 15;  // a comment line on a stream idle this long, for proxies' idle timeouts
   bool log = true;              // a line on stderr per request and per limit that closes a connection

@@ -1,3 +1,8 @@
+// GCC 12 warns that Asio's coroutine frames are freed by a mismatched
+// operator delete: a false positive (the frames are allocated and freed by
+// Asio's own operator new/delete pair, through its recycling allocator).
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+
 #include "server/http_connection.h"
 
 #include <fmt/core.h>
@@ -229,7 +234,10 @@ awaitable<void> HttpConnection::run() {
           error_response(res, 500, e.what());
         }
       };
-      co_await run_on_worker(handle);
+      // GET routes (/health, /metrics, /v1/models) are cheap: answered here,
+      // so that a health check never waits behind large bodies being parsed.
+      if (request.http.method == "GET") handle();
+      else co_await run_on_worker(handle);
       bool keep_alive = request.keep_alive && !stopping_;
       const bool ok = co_await respond(request, res, keep_alive);
       if (shared_.limits.log)

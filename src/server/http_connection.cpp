@@ -392,7 +392,9 @@ awaitable<bool> HttpConnection::respond(Request& request, HttpResponse& res, boo
 //    timeout, it is dropped and the request cancelled.
 awaitable<bool> HttpConnection::drive_deferred(Request& request, HttpResponse& res, bool& keep_alive) {
   const HttpLimits& limits = shared_.limits;
-  DeferredBody& body = *res.deferred;
+  // Held here: finish() may replace res, and with it res.deferred, while it runs.
+  const std::shared_ptr<DeferredBody> body_owner = res.deferred;
+  DeferredBody& body = *body_owner;
   const bool streamed = res.streamed;
   const bool chunked = request.version >= 11;
   std::weak_ptr<HttpConnection> weak = weak_from_this();

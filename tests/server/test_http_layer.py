@@ -328,3 +328,20 @@ def test_sse_comments_keep_an_idle_stream_open():
         assert lines[-1] == "data: [DONE]" and len([x for x in lines if x.startswith("data: {")]) == 4
     finally:
         assert s.stop() == 0, "".join(s.log[-20:])
+
+
+def test_chunked_bodies_are_decoded_and_counted():
+    s = Server(STORIES, "--max-body", "4096")
+    try:
+        body = json.dumps({"prompt": "Once", "max_tokens": 2}).encode()
+        r = httpx.post(s.url + "/v1/completions", content=iter([body[:5], body[5:]]))  # chunked
+        assert r.status_code == 200, r.text
+        padded = json.dumps({"prompt": "Once", "max_tokens": 2, "x": " " * 5000}).encode()
+        r = httpx.post(s.url + "/v1/completions", content=iter([padded[i:i + 1000] for i in range(0, len(padded), 1000)]))
+        assert r.status_code == 413 and "over 4096 bytes" in r.json()["error"]["message"]
+        with connect(s.port) as c:  # HTTP/1.0: answered, then closed
+            c.sendall(b"GET /health HTTP/1.0\r\n\r\n")
+            [(status, head, body)] = responses(read_until_closed(c))
+            assert status == 200 and body == b"{}"
+    finally:
+        assert s.stop() == 0, "".join(s.log[-20:])

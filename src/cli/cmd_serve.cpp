@@ -143,6 +143,9 @@ void add_connection_flags(CLI::App* cmd, ServerOptions& server) {
   cmd->add_option("--max-body", limits.max_body_bytes,
                   "request bodies larger than this many bytes (after chunked decoding) get 413")
       ->capture_default_str();
+  cmd->add_option("--max-body-memory", limits.max_body_memory,
+                  "bytes of request bodies held at once over all connections; past it a request gets 503")
+      ->capture_default_str()->check(CLI::Range(size_t{65536}, size_t{1} << 40));
   cmd->add_option("--max-stream-buffer", limits.max_stream_buffer,
                   "bytes a stream may fall behind its client (past the kernel's buffer); past it the connection "
                   "closes and the request is cancelled")

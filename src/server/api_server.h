@@ -18,7 +18,7 @@ struct ServerOptions {
   std::string api_key;  // empty: none asked
   HttpLimits limits;    // connections, timeouts, sizes
   int io_threads = 2;       // run every connection's I/O
-  int handler_threads = 2;  // run the handlers (parse, tokenize, render)
+  int handler_threads = 4;  // run the handlers (parse, tokenize, render): as many bodies parsed at once
   bool log_requests = true;  // one line per request on stderr
 };
 

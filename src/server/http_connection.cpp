@@ -117,12 +117,42 @@ void HttpShared::release(const std::string& addr) {
   if (auto it = per_client.find(addr); it != per_client.end() && --it->second <= 0) per_client.erase(it);
 }
 
+bool HttpShared::reserve_body(size_t n) {
+  size_t held = body_bytes.load();
+  do {
+    if (held + n > limits.max_body_memory) return false;
+  } while (!body_bytes.compare_exchange_weak(held, held + n));
+  return true;
+}
+
 int HttpShared::open_connections() {
   std::lock_guard lock(mutex);
   return open;
 }
 
 struct HttpConnection::Request {
+  explicit Request(HttpShared& s) : shared(s) {}
+  ~Request() { release_body(); }
+  Request(const Request&) = delete;
+  Request& operator=(const Request&) = delete;
+
+  // Makes the body budget hold at least n bytes for this request.
+  bool hold_body(size_t n) {
+    if (n <= held) return true;
+    const size_t more = std::max(n - held, kBodyStep);
+    if (!shared.reserve_body(more)) return false;
+    held += more;
+    return true;
+  }
+  void release_body() {
+    shared.release_body(held);
+    held = 0;
+  }
+
+  // Chunked bodies (and POSTs without a length) take the budget this much at a time.
+  static constexpr size_t kBodyStep = 64 << 10;
+  HttpShared& shared;
+  size_t held = 0;
   HttpRequest http;
   unsigned version = 11;
   bool keep_alive = true;
@@ -224,7 +254,7 @@ awaitable<void> HttpConnection::run() {
       while (in_.size() == 0 && !eof_ && !read_failed_ && !stopping_ && Clock::now() < idle_deadline)
         co_await wait(idle_deadline);
       if (in_.size() == 0 || stopping_) break;
-      Request request;
+      Request request(shared_);
       if (co_await read_request(request) == Read::kClose) break;
       HttpResponse res;
       const std::function<void()> handle = [&] {
@@ -238,6 +268,8 @@ awaitable<void> HttpConnection::run() {
       // so that a health check never waits behind large bodies being parsed.
       if (request.http.method == "GET") handle();
       else co_await run_on_worker(handle);
+      std::string().swap(request.http.body);  // parsed: its memory goes back to the budget
+      request.release_body();
       bool keep_alive = request.keep_alive && !stopping_;
       const bool ok = co_await respond(request, res, keep_alive);
       if (shared_.limits.log)
@@ -262,6 +294,9 @@ awaitable<void> HttpConnection::run() {
 awaitable<HttpConnection::Read> HttpConnection::read_request(Request& request) {
   const HttpLimits& limits = shared_.limits;
   const std::string too_large = fmt::format("the request body is too large (over {} bytes)", limits.max_body_bytes);
+  const std::string body_budget_full = fmt::format(
+      "the server holds {} bytes of request bodies, its limit (--max-body-memory); retry later",
+      limits.max_body_memory);
   http::request_parser<http::string_body> parser;
   parser.header_limit(static_cast<std::uint32_t>(std::min<size_t>(limits.max_header_bytes, UINT32_MAX)));
   parser.body_limit(limits.max_body_bytes);
@@ -308,6 +343,11 @@ awaitable<HttpConnection::Read> HttpConnection::read_request(Request& request) {
                                       str(h[http::field::transfer_encoding]));
         break;
       }
+      if (const auto length = parser.content_length(); length && !request.hold_body(*length)) {
+        refusal = 503;
+        refusal_message = body_budget_full;
+        break;
+      }
       until_close = !parser.content_length() && !parser.chunked() &&
                     (h.method() == http::verb::post || h.method() == http::verb::put || h.method() == http::verb::patch);
       deadline = after(limits.body_timeout_s);
@@ -316,6 +356,11 @@ awaitable<HttpConnection::Read> HttpConnection::read_request(Request& request) {
         pending_ += "HTTP/1.1 100 Continue\r\n\r\n";
         if (!co_await flush()) co_return Read::kClose;
       }
+    }
+    if (header_done && !request.hold_body(parser.get().body().size())) {  // a chunked body as it grows
+      refusal = 503;
+      refusal_message = body_budget_full;
+      break;
     }
     if (parser.is_done()) break;
     if (!ec) continue;  // an element parsed; the rest of the buffer next
@@ -345,6 +390,9 @@ awaitable<HttpConnection::Read> HttpConnection::read_request(Request& request) {
     if (body.size() > limits.max_body_bytes) {
       refusal = 413;
       refusal_message = too_large;
+    } else if (!request.hold_body(body.size())) {
+      refusal = 503;
+      refusal_message = body_budget_full;
     } else if (eof_) {
       break;
     } else if (read_failed_ || stopping_) {
@@ -546,6 +594,7 @@ awaitable<void> HttpConnection::refuse(int status, const std::string& message) {
   log_limit(status, message);
   HttpResponse res;
   error_response(res, status, message);
+  if (status == 503) res.set_header("Retry-After", "1");
   pending_ += whole_response(res, /*keep_alive=*/false);
   co_await flush();
 }

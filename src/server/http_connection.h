@@ -35,6 +35,10 @@ struct HttpShared {
 
   // Counts a new connection from addr; the refusal's message when a limit is full.
   std::string admit(const std::string& addr);
+  // Takes n bytes of the body budget (max_body_memory); false when it has not them.
+  bool reserve_body(size_t n);
+  void release_body(size_t n) { body_bytes -= n; }
+  std::atomic<size_t> body_bytes = 0;
   void release(const std::string& addr);
   int open_connections();
 

@@ -78,7 +78,7 @@ awaitable<void> refuse_connection(tcp::socket socket, std::string message, HttpS
   const std::string body = dump_json(error_body(503, message));
   const std::string response = fmt::format(
       "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: {}\r\n"
-      "Connection: close\r\n\r\n{}",
+      "Retry-After: 1\r\nConnection: close\r\n\r\n{}",
       body.size(), body);
   boost::system::error_code ec;
   co_await asio::async_write(*s, asio::buffer(response), asio::redirect_error(use_awaitable, ec));

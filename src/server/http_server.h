@@ -24,6 +24,10 @@ struct HttpLimits {
   double write_timeout_s = 10;   // a response's bytes not moving this long: dropped, its request cancelled
   size_t max_header_bytes = size_t{64} << 10;  // request line and headers (431)
   size_t max_body_bytes = size_t{16} << 20;    // the body as decoded of chunked framing (413)
+  // Request bodies being read or waiting for their handler, over all
+  // connections: past it a request gets 503 (retry later) rather than one
+  // more body in memory. Parsing is bounded apart: --handler-threads at once.
+  size_t max_body_memory = size_t{256} << 20;
   int max_connections = 4096;                  // open at once; past it a new one gets 503 and is closed
   int max_connections_per_client = 1024;       // from one address, likewise
   // A stream whose client reads slower than it is made: the bytes it may

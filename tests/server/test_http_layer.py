@@ -345,3 +345,21 @@ def test_chunked_bodies_are_decoded_and_counted():
             assert status == 200 and body == b"{}"
     finally:
         assert s.stop() == 0, "".join(s.log[-20:])
+
+
+def test_bodies_held_at_once_are_bounded():
+    s = Server(STORIES, "--max-body-memory", "1000000", "--max-body", "900000")
+    try:
+        with connect(s.port) as slow:  # declares 800 KB and sends a little
+            slow.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 800000\r\n\r\n{")
+            time.sleep(0.1)
+            r = httpx.post(s.url + "/v1/completions", content=b" " * 300000)
+            assert r.status_code == 503 and "--max-body-memory" in r.json()["error"]["message"]
+            assert r.headers["retry-after"] == "1"
+            ok = httpx.post(s.url + "/v1/completions", json={"prompt": "Once", "max_tokens": 2})
+            assert ok.status_code == 200, ok.text  # small bodies still fit
+        time.sleep(0.1)  # the slow one gone, its share is back
+        r = httpx.post(s.url + "/v1/completions", content=json.dumps({"prompt": "Once" + " " * 300000}).encode())
+        assert r.status_code == 400, r.text  # read and parsed: too long for the context
+    finally:
+        assert s.stop() == 0, "".join(s.log[-20:])

@@ -10,6 +10,7 @@
 #include <boost/asio.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -114,5 +115,37 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   Clock::time_point write_progress_;
   Clock::time_point last_write_;
 };
+
+// A request being read and answered, and its share of the body budget.
+struct HttpConnection::Request {
+  explicit Request(HttpShared& s) : shared(s) {}
+  ~Request() { release_body(); }
+  Request(const Request&) = delete;
+  Request& operator=(const Request&) = delete;
+
+  // Makes the body budget hold at least n bytes for this request.
+  bool hold_body(size_t n) {
+    if (n <= held) return true;
+    const size_t more = std::max(n - held, kBodyStep);
+    if (!shared.reserve_body(more)) return false;
+    held += more;
+    return true;
+  }
+  void release_body() {
+    shared.release_body(held);
+    held = 0;
+  }
+
+  // Chunked bodies (and POSTs without a length) take the budget this much at a time.
+  static constexpr size_t kBodyStep = 64 << 10;
+  HttpShared& shared;
+  size_t held = 0;
+  HttpRequest http;
+  unsigned version = 11;
+  bool keep_alive = true;
+};
+
+// Writes an OpenAI-shaped error as the whole response (replacing res).
+void error_response(HttpResponse& res, int status, const std::string& message);
 
 }  // namespace skiff

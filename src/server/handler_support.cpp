@@ -14,6 +14,7 @@ void send_error(HttpResponse& res, int status, const std::string& message, const
   res.deferred.reset();
   res.streamed = false;
   res.set_content(dump_json(error_body(status, message, param)), "application/json");
+  if (status == 503) res.set_header("Retry-After", "1");  // loading, a full queue: temporary
 }
 
 namespace {

@@ -216,8 +216,8 @@ def test_connections_past_the_per_client_limit_get_503_and_others_are_served():
         time.sleep(0.1)
         with connect(s.port, "127.0.0.2") as extra:
             extra.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
-            [(status, _, body)] = responses(read_until_closed(extra))
-            assert status == 503 and b"--max-connections-per-client" in body
+            [(status, head, body)] = responses(read_until_closed(extra))
+            assert status == 503 and b"--max-connections-per-client" in body and b"Retry-After: 1" in head
         assert httpx.get(s.url + "/health", timeout=3).status_code == 200  # another address
         for c in held:
             c.close()

@@ -246,10 +246,10 @@ def test_a_half_closed_client_gets_its_full_answers(server):
 
 def test_a_client_that_closes_while_waiting_is_cancelled(server):
     cancelled = server.metrics()["skiff:requests_cancelled_total"]
-    body = json.dumps({"prompt": "Once", "max_tokens": 480, "ignore_eos": True, "n": 8}).encode()
+    body = json.dumps({"prompt": "Once", "max_tokens": 480, "ignore_eos": True, "n": 16}).encode()
     with connect(server.port) as s:
         s.sendall(raw_request("POST", "/v1/completions", body))
-        time.sleep(0.05)
+        time.sleep(0.02)
     deadline = time.time() + 5
     while server.metrics()["skiff:requests_cancelled_total"] <= cancelled and time.time() < deadline:
         time.sleep(0.05)
@@ -312,18 +312,23 @@ def test_a_stream_that_falls_behind_is_dropped():
 
 
 def test_sse_comments_keep_an_idle_stream_open():
-    # One sequence at a time: the stream waits behind another request (~0.1 s
-    # of tokens), its connection idle, and comment lines keep it moving.
+    # One sequence at a time: the stream waits behind three long requests
+    # (~0.1 s of tokens each), its connection idle, and comment lines keep it moving.
     s = Server(STORIES, "--sse-keepalive", "0.01", "--max-seqs", "1")
     try:
-        blocker = threading.Thread(target=lambda: httpx.post(
-            s.url + "/v1/completions", json={"prompt": "Once", "max_tokens": 480, "ignore_eos": True}, timeout=30))
-        blocker.start()
-        time.sleep(0.01)
+        long_request = {"prompt": "Once", "max_tokens": 480, "ignore_eos": True}
+        blockers = [threading.Thread(target=lambda: httpx.post(s.url + "/v1/completions", json=long_request,
+                                                               timeout=30)) for _ in range(3)]
+        for t in blockers:
+            t.start()
+        deadline = time.time() + 5
+        while s.metrics()["vllm:num_requests_waiting"] < 2 and time.time() < deadline:
+            time.sleep(0.005)
         body = {"prompt": "Once", "max_tokens": 4, "ignore_eos": True, "stream": True}
         with httpx.stream("POST", s.url + "/v1/completions", json=body, timeout=30) as r:
             lines = [line for line in r.iter_lines() if line]
-        blocker.join()
+        for t in blockers:
+            t.join()
         assert ": keep-alive" in lines, lines
         assert lines[-1] == "data: [DONE]" and len([x for x in lines if x.startswith("data: {")]) == 4
     finally:

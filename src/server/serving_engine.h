@@ -1,8 +1,10 @@
 // The engine behind the server: one thread steps the continuous-batching
-// Engine while HTTP handler threads submit requests and wait on their own
-// ResponseChannel. A handler that asks for several prompts (a list of them in
-// /v1/completions) submits each as an engine request into one channel, tagged
-// by the prompt's position, so that it waits on one thing.
+// Engine while HTTP handlers submit requests, each with its own
+// ResponseChannel, which tells the request's connection when there is news
+// (its listener) or can be waited on (as the tests do). A
+// handler that asks for several prompts (a list of them in /v1/completions)
+// submits each as an engine request into one channel, tagged by the prompt's
+// position, so that it waits on one thing.
 #pragma once
 #include <atomic>
 #include <chrono>

@@ -312,24 +312,25 @@ def test_a_stream_that_falls_behind_is_dropped():
 
 
 def test_sse_comments_keep_an_idle_stream_open():
-    # One sequence at a time: the stream waits behind three long requests
-    # (~0.1 s of tokens each), its connection idle, and comment lines keep it moving.
+    # One sequence at a time: the stream waits behind long requests (~0.1 s of
+    # tokens each), its connection idle, and comment lines keep it moving.
     s = Server(STORIES, "--sse-keepalive", "0.01", "--max-seqs", "1")
     try:
-        long_request = {"prompt": "Once", "max_tokens": 480, "ignore_eos": True}
-        blockers = [threading.Thread(target=lambda: httpx.post(s.url + "/v1/completions", json=long_request,
-                                                               timeout=30)) for _ in range(3)]
-        for t in blockers:
-            t.start()
+        long_request = json.dumps({"prompt": "Once", "max_tokens": 480, "ignore_eos": True}).encode()
+        blockers = [connect(s.port, timeout=30) for _ in range(3)]
+        for b in blockers:  # sent together, so that they queue behind each other
+            b.sendall(raw_request("POST", "/v1/completions", long_request))
         deadline = time.time() + 5
-        while s.metrics()["vllm:num_requests_waiting"] < 2 and time.time() < deadline:
-            time.sleep(0.005)
-        body = {"prompt": "Once", "max_tokens": 4, "ignore_eos": True, "stream": True}
-        with httpx.stream("POST", s.url + "/v1/completions", json=body, timeout=30) as r:
-            lines = [line for line in r.iter_lines() if line]
-        for t in blockers:
-            t.join()
-        assert ": keep-alive" in lines, lines
+        while s.metrics()["vllm:num_requests_waiting"] < 1 and time.time() < deadline:
+            time.sleep(0.002)
+        stream = json.dumps({"prompt": "Once", "max_tokens": 4, "ignore_eos": True, "stream": True}).encode()
+        with connect(s.port, timeout=30) as c:
+            c.sendall(raw_request("POST", "/v1/completions", stream).replace(b"Host: x", b"Host: x\r\nConnection: close"))
+            [(status, _, body)] = responses(read_until_closed(c))
+        for b in blockers:
+            b.close()
+        lines = [line for line in body.decode().split("\n") if line]
+        assert status == 200 and ": keep-alive" in lines, lines
         assert lines[-1] == "data: [DONE]" and len([x for x in lines if x.startswith("data: {")]) == 4
     finally:
         assert s.stop() == 0, "".join(s.log[-20:])
@@ -363,8 +364,10 @@ def test_bodies_held_at_once_are_bounded():
             assert r.headers["retry-after"] == "1"
             ok = httpx.post(s.url + "/v1/completions", json={"prompt": "Once", "max_tokens": 2})
             assert ok.status_code == 200, ok.text  # small bodies still fit
-        time.sleep(0.1)  # the slow one gone, its share is back
-        r = httpx.post(s.url + "/v1/completions", content=json.dumps({"prompt": "Once" + " " * 300000}).encode())
+        big = json.dumps({"prompt": "Once" + " " * 300000}).encode()
+        deadline = time.time() + 5  # the slow one gone, its share comes back
+        while (r := httpx.post(s.url + "/v1/completions", content=big)).status_code == 503 and time.time() < deadline:
+            time.sleep(0.05)
         assert r.status_code == 400, r.text  # read and parsed: too long for the context
     finally:
         assert s.stop() == 0, "".join(s.log[-20:])

@@ -83,7 +83,7 @@ void ApiServer::route(const HttpRequest& req, HttpResponse& res) const {
     if (path == "/v1/chat/completions") return post(handle_chat_completions, req, res);
     if (path == "/tokenize") return post(handle_tokenize, req, res);
     if (path == "/detokenize") return post(handle_detokenize, req, res);
-  } else if (req.method == "GET") {
+  } else if (req.method == "GET" || req.method == "HEAD") {  // HEAD: the transport drops the body
     if (path == "/health") {
       if (ready(res)) res.set_content("{}", "application/json");
       return;

@@ -210,7 +210,7 @@ awaitable<void> HttpConnection::run() {
       };
       // GET routes (/health, /metrics, /v1/models) are cheap: answered here,
       // so that a health check never waits behind large bodies being parsed.
-      if (request.http.method == "GET") handle();
+      if (request.http.method == "GET" || request.http.method == "HEAD") handle();
       else co_await run_on_worker(handle);
       std::string().swap(request.http.body);  // parsed: its memory goes back to the budget
       request.release_body();

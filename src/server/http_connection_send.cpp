@@ -61,7 +61,10 @@ std::string whole_response(const HttpResponse& res, bool keep_alive) {
 
 awaitable<bool> HttpConnection::respond(Request& request, HttpResponse& res, bool& keep_alive) {
   if (res.deferred) co_return co_await drive_deferred(request, res, keep_alive);
-  pending_ += whole_response(res, keep_alive);
+  if (request.http.method == "HEAD")  // the head a GET would have, without its body
+    pending_ += response_head(res, keep_alive, Framing::kLength, res.body.size());
+  else
+    pending_ += whole_response(res, keep_alive);
   co_return co_await flush();
 }
 

@@ -345,6 +345,13 @@ def test_chunked_bodies_are_decoded_and_counted():
         padded = json.dumps({"prompt": "Once", "max_tokens": 2, "x": " " * 5000}).encode()
         r = httpx.post(s.url + "/v1/completions", content=iter([padded[i:i + 1000] for i in range(0, len(padded), 1000)]))
         assert r.status_code == 413 and "over 4096 bytes" in r.json()["error"]["message"]
+        with connect(s.port) as c:  # HEAD: a GET's head, no body, and the connection goes on
+            c.sendall(b"HEAD /health HTTP/1.1\r\nHost: x\r\n\r\nGET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+            data = b""
+            while data.count(b"{}") < 1:
+                data += c.recv(4096)
+            assert data.startswith(b"HTTP/1.1 200") and data.count(b"HTTP/1.1 200") == 2
+            assert data.count(b"Content-Length: 2") == 2 and data.endswith(b"\r\n\r\n{}")
         with connect(s.port) as c:  # HTTP/1.0: answered, then closed
             c.sendall(b"GET /health HTTP/1.0\r\n\r\n")
             [(status, head, body)] = responses(read_until_closed(c))

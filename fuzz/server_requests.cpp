@@ -29,8 +29,8 @@ struct Server {
 void handle(const ServedModel& served, uint8_t endpoint, std::string_view text) {
   const ojson body = parse_request_body(text);
   check_model_name(served, body);
-  httplib::Request req;
-  httplib::Response res;
+  HttpRequest req;
+  HttpResponse res;
   switch (endpoint % 4) {
     case 0: parse_completion_request(served, body); break;
     case 1: parse_chat_request(served, body); break;

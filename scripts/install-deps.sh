@@ -4,7 +4,9 @@
 set -euo pipefail
 PACKAGES=(build-essential cmake ninja-build pkg-config libgtest-dev libgmock-dev
           libbenchmark-dev nlohmann-json3-dev libcli11-dev libfmt-dev
-          libutf8proc-dev libomp-dev libhwy-dev libcpp-httplib-dev
+          libutf8proc-dev libomp-dev libhwy-dev
+          # the server's HTTP layer (Beast, Asio; header-only) and bench-serve's HTTP client
+          libboost1.81-dev libcpp-httplib-dev
           # the sanitizer builds and fuzz harnesses (scripts/sanitize.sh, fuzz.sh):
           # clang, its sanitizer and libFuzzer runtimes, and libomp's TSan tool (Archer)
           clang-14 libclang-rt-14-dev libomp-14-dev

@@ -38,7 +38,7 @@ case "$MODE" in
   thread)
     BUILD_DIR=build-tsan
     TARGETS=(test_engine test_server)
-    SELECT=(-R '^(EngineTest|EngineMemory|Llm|ServingEngineTest|ClientSocket)\.' -E "$SLOW")
+    SELECT=(-R '^(EngineTest|EngineMemory|Llm|ServingEngineTest)\.' -E "$SLOW")
     export OMP_TOOL_LIBRARIES=/usr/lib/llvm-14/lib/libarcher.so
     export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ignore_noninstrumented_modules=1 suppressions=$PWD/tests/tsan.supp"
     ;;

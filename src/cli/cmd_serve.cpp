@@ -118,12 +118,15 @@ void serve(ServeArgs& a) {
 }
 
 // What one client may hold and send: connections, time per phase of a
-// request, sizes (ConnectionStream).
+// request, sizes (server/http_server.h).
 void add_connection_flags(CLI::App* cmd, ServerOptions& server) {
-  ConnectionLimits& limits = server.limits;
-  cmd->add_option("--max-connections,--http-threads", server.max_connections,
-                  "connections open at once (a thread each); past it a new one gets 503")
-      ->capture_default_str()->check(CLI::Range(1, 1 << 16));
+  HttpLimits& limits = server.limits;
+  cmd->add_option("--max-connections,--http-threads", limits.max_connections,
+                  "connections open at once; past it a new one gets 503 and is closed")
+      ->capture_default_str()->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--max-connections-per-client", limits.max_connections_per_client,
+                  "connections open at once from one address; past it a new one gets 503 and is closed")
+      ->capture_default_str()->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--idle-timeout", limits.idle_timeout_s, "seconds a connection may wait idle for its next request")
       ->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--header-timeout", limits.header_timeout_s,
@@ -137,8 +140,27 @@ void add_connection_flags(CLI::App* cmd, ServerOptions& server) {
       ->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--max-header-bytes", limits.max_header_bytes, "request line and headers larger than this get 431")
       ->capture_default_str()->check(CLI::Range(size_t{1024}, size_t{1} << 30));
-  cmd->add_option("--max-body", limits.max_body_bytes, "request bodies larger than this many bytes get 413")
+  cmd->add_option("--max-body", limits.max_body_bytes,
+                  "request bodies larger than this many bytes (after chunked decoding) get 413")
       ->capture_default_str();
+  cmd->add_option("--max-body-memory", limits.max_body_memory,
+                  "bytes of request bodies held at once over all connections; past it a request gets 503")
+      ->capture_default_str()->check(CLI::Range(size_t{65536}, size_t{1} << 40));
+  cmd->add_option("--max-stream-buffer", limits.max_stream_buffer,
+                  "bytes a stream may fall behind its client (past the kernel's buffer); past it the connection "
+                  "closes and the request is cancelled")
+      ->capture_default_str()->check(CLI::Range(size_t{4096}, size_t{1} << 34));
+  cmd->add_option("--max-response-bytes", limits.max_response_bytes,
+                  "a response's body at most; a larger one is cut (400, or an error event in a stream)")
+      ->capture_default_str()->check(CLI::Range(size_t{4096}, size_t{1} << 40));
+  cmd->add_option("--sse-keepalive", limits.sse_keepalive_s,
+                  "seconds a stream may send nothing before a comment line keeps proxies from closing it")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--io-threads", server.io_threads, "threads that run every connection's I/O")
+      ->capture_default_str()->check(CLI::Range(1, 64));
+  cmd->add_option("--handler-threads", server.handler_threads,
+                  "threads that parse requests and render responses")
+      ->capture_default_str()->check(CLI::Range(1, 64));
 }
 
 }  // namespace

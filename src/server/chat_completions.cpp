@@ -54,7 +54,7 @@ ojson delta_json(const ReplyDelta& d) {
   return delta;
 }
 
-void respond_whole(const ServedModel& served, const ChatRequest& r, Generation& gen, httplib::Response& res) {
+void respond_whole(const ServedModel& served, const ChatRequest& r, Generation& gen, HttpResponse& res) {
   ojson body = response_head("chat.completion", "chatcmpl-", served.name);
   ojson choices = ojson::array();
   int64_t completion_tokens = 0;
@@ -77,7 +77,7 @@ void respond_whole(const ServedModel& served, const ChatRequest& r, Generation& 
 }
 
 void respond_streaming(const ServedModel& served, std::shared_ptr<ChatRequest> r, std::shared_ptr<Generation> gen,
-                       const httplib::Request& req, httplib::Response& res) {
+                       HttpResponse& res) {
   const ojson head = response_head("chat.completion.chunk", "chatcmpl-", served.name);
   std::string opening;  // the role first, for every choice, as OpenAI sends it
   for (int i = 0; i < r->params.n; ++i)
@@ -110,19 +110,17 @@ void respond_streaming(const ServedModel& served, std::shared_ptr<ChatRequest> r
     if (!r->stream.include_usage) return {};
     return sse_usage(head, static_cast<int64_t>(r->prompt.size()), *completion_tokens);
   };
-  stream_events(res, std::move(gen), client_socket(req), std::move(opening), std::move(on_event), std::move(on_end));
+  stream_events(res, std::move(gen), std::move(opening), std::move(on_event), std::move(on_end));
 }
 
 }  // namespace
 
-void handle_chat_completions(const ServedModel& served, const ojson& body, const httplib::Request& req,
-                             httplib::Response& res) {
+void handle_chat_completions(const ServedModel& served, const ojson& body, const HttpRequest&,
+                             HttpResponse& res) {
   auto r = std::make_shared<ChatRequest>(parse_chat_request(served, body));
   auto gen = std::make_shared<Generation>(served.engine, std::vector<std::vector<int32_t>>{r->prompt}, r->params);
-  if (r->stream.stream) return respond_streaming(served, r, std::move(gen), req, res);
-  if (!gen->wait_all(client_socket(req))) return;
-  if (std::optional<RequestError> failed = gen->failure()) throw *failed;
-  respond_whole(served, *r, *gen, res);
+  if (r->stream.stream) return respond_streaming(served, r, std::move(gen), res);
+  respond_when_done(res, gen, [&served, r, gen](HttpResponse& res) { respond_whole(served, *r, *gen, res); });
 }
 
 }  // namespace skiff

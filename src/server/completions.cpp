@@ -21,7 +21,7 @@ ojson choice_json(const Tokenizer& tokenizer, const CompletionRequest& r, int in
   return choice;
 }
 
-void respond_whole(const ServedModel& served, const CompletionRequest& r, Generation& gen, httplib::Response& res) {
+void respond_whole(const ServedModel& served, const CompletionRequest& r, Generation& gen, HttpResponse& res) {
   ojson body = response_head("text_completion", "cmpl-", served.name);
   ojson choices = ojson::array();
   int64_t prompt_tokens = 0, completion_tokens = 0;
@@ -45,7 +45,7 @@ struct StreamState {
 };
 
 void respond_streaming(const ServedModel& served, std::shared_ptr<CompletionRequest> r,
-                       std::shared_ptr<Generation> gen, const httplib::Request& req, httplib::Response& res) {
+                       std::shared_ptr<Generation> gen, HttpResponse& res) {
   const ojson head = response_head("text_completion", "cmpl-", served.name);
   const int n = r->params.n;
   auto state = std::make_shared<StreamState>();
@@ -75,19 +75,17 @@ void respond_streaming(const ServedModel& served, std::shared_ptr<CompletionRequ
     for (const auto& p : r->prompts) prompt_tokens += static_cast<int64_t>(p.size());
     return sse_usage(head, prompt_tokens, state->completion_tokens);
   };
-  stream_events(res, std::move(gen), client_socket(req), std::move(opening), std::move(on_event), std::move(on_end));
+  stream_events(res, std::move(gen), std::move(opening), std::move(on_event), std::move(on_end));
 }
 
 }  // namespace
 
-void handle_completions(const ServedModel& served, const ojson& body, const httplib::Request& req,
-                        httplib::Response& res) {
+void handle_completions(const ServedModel& served, const ojson& body, const HttpRequest&,
+                        HttpResponse& res) {
   auto r = std::make_shared<CompletionRequest>(parse_completion_request(served, body));
   auto gen = std::make_shared<Generation>(served.engine, r->prompts, r->params);
-  if (r->stream.stream) return respond_streaming(served, r, std::move(gen), req, res);
-  if (!gen->wait_all(client_socket(req))) return;  // the client left: nobody to answer
-  if (std::optional<RequestError> failed = gen->failure()) throw *failed;
-  respond_whole(served, *r, *gen, res);
+  if (r->stream.stream) return respond_streaming(served, r, std::move(gen), res);
+  respond_when_done(res, gen, [&served, r, gen](HttpResponse& res) { respond_whole(served, *r, *gen, res); });
 }
 
 }  // namespace skiff

@@ -5,8 +5,7 @@
 namespace skiff {
 namespace {
 
-// How often a waiting handler looks at its client: a cancelled request's KV
-// blocks are free within about one engine step of the client leaving.
+// How long poll() waits for news.
 constexpr std::chrono::milliseconds kPollInterval{10};
 
 }  // namespace
@@ -35,6 +34,9 @@ Generation::Generation(ServingEngine& engine, const std::vector<std::vector<int3
 }
 
 Generation::~Generation() {
+  // The channel may outlive this (the engine holds it until the cancel is
+  // taken in): its listener must not reach a response that is gone.
+  channel_->set_listener(nullptr);
   if (!finished_) cancel();
 }
 
@@ -43,16 +45,9 @@ bool Generation::poll(std::vector<ResponseChannel::Event>& events) {
   return finished_;
 }
 
-bool Generation::wait_all(const ClientSocket& client) {
-  std::vector<ResponseChannel::Event> ignored;
-  while (!poll(ignored)) {
-    ignored.clear();
-    if (client.disconnected()) {
-      cancel();
-      return false;
-    }
-  }
-  return true;
+bool Generation::take(std::vector<ResponseChannel::Event>& events) {
+  finished_ = channel_->wait(events, std::chrono::milliseconds(0));
+  return finished_;
 }
 
 std::optional<RequestError> Generation::failure() const {

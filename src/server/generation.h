@@ -1,6 +1,7 @@
 // One HTTP request's generation on the ServingEngine: its prompts submitted
 // together, waited for (or streamed) while the client stays, cancelled when
-// it leaves or the handler gives up.
+// it leaves or the response is dropped. The HTTP layer never blocks on it:
+// it is told when there is news (on_ready) and takes what is there (take).
 #pragma once
 #include <chrono>
 #include <cstdint>
@@ -10,7 +11,7 @@
 #include <vector>
 
 #include "api/request_fields.h"
-#include "server/client_socket.h"
+#include <functional>
 #include "server/serving_engine.h"
 
 namespace skiff {
@@ -29,9 +30,11 @@ class Generation {
   // Moves new deltas into events, waiting at most one poll interval; true
   // once every prompt has finished.
   bool poll(std::vector<ResponseChannel::Event>& events);
-  // Waits until every prompt has finished; cancels and returns false if the
-  // client disconnects first.
-  bool wait_all(const ClientSocket& client);
+  // As poll, without waiting.
+  bool take(std::vector<ResponseChannel::Event>& events);
+  // fn is called on the engine thread after each new delta or output (see
+  // ResponseChannel::set_listener); cleared when the generation ends.
+  void on_ready(std::function<void()> fn) { channel_->set_listener(std::move(fn)); }
   void cancel();
 
   int n_prompts() const { return static_cast<int>(ids_.size()); }

@@ -1,44 +1,133 @@
-// What every handler shares: its client's socket, streaming a generation as
-// server-sent events.
-#include "server/handlers.h"
+// What every handler shares: a generation's answer as a DeferredBody the HTTP
+// layer drives, streamed as server-sent events or made whole at the end.
+#include <fmt/core.h>
 
 #include "api/request_fields.h"
+#include "base/json.h"
+#include "server/handlers.h"
 #include "server/openai_shapes.h"
 
 namespace skiff {
 
-ClientSocket client_socket(const httplib::Request& req) {
-  return ClientSocket(req.remote_addr, req.remote_port, req.local_addr, req.local_port);
+void send_error(HttpResponse& res, int status, const std::string& message, const std::string& param) {
+  res.status = status;
+  res.deferred.reset();
+  res.streamed = false;
+  res.set_content(dump_json(error_body(status, message, param)), "application/json");
+  if (status == 503) res.set_header("Retry-After", "1");  // loading, a full queue: temporary
 }
 
-void stream_events(httplib::Response& res, std::shared_ptr<Generation> generation, ClientSocket client,
-                   std::string opening, EventRenderer on_event, std::function<std::string()> on_end) {
+namespace {
+
+// Roughly the bytes a delta adds to a whole JSON response: its text, and per
+// token an id and, with logprobs, an entry per alternative.
+size_t response_bytes(const StreamDelta& d) {
+  size_t bytes = d.text.size() + 8 * d.token_ids.size();
+  for (const TokenLogprob& t : d.logprobs) bytes += 48 * (1 + t.top.size());
+  return bytes;
+}
+
+class EventStream final : public DeferredBody {
+ public:
+  EventStream(std::shared_ptr<Generation> generation, std::string opening, EventRenderer on_event,
+              std::function<std::string()> on_end)
+      : generation_(std::move(generation)), opening_(std::move(opening)), on_event_(std::move(on_event)),
+        on_end_(std::move(on_end)) {}
+
+  void on_ready(std::function<void()> fn) override { generation_->on_ready(std::move(fn)); }
+
+  bool poll(std::string& out) override {
+    if (ended_) return true;
+    out += std::exchange(opening_, {});
+    events_.clear();
+    const bool done = generation_->take(events_);
+    for (const ResponseChannel::Event& e : events_) out += on_event_(e);
+    if (!done) return false;
+    // A failed completion: its error as an event of its own, as vLLM streams one.
+    if (std::optional<RequestError> failed = generation_->failure())
+      out += sse_event(error_body(failed->status(), failed->what(), failed->param()));
+    out += on_end_() + kSseDone;
+    ended_ = true;
+    return true;
+  }
+
+  void cancel() override { generation_->cancel(); }
+
+  std::string cut(int status, const std::string& message) override {
+    cancel();
+    ended_ = true;
+    return sse_event(error_body(status, message)) + kSseDone;
+  }
+
+ private:
+  std::shared_ptr<Generation> generation_;
+  std::string opening_;
+  EventRenderer on_event_;
+  std::function<std::string()> on_end_;
+  std::vector<ResponseChannel::Event> events_;
+  bool ended_ = false;
+};
+
+class WholeResponse final : public DeferredBody {
+ public:
+  WholeResponse(std::shared_ptr<Generation> generation, std::function<void(HttpResponse&)> respond)
+      : generation_(std::move(generation)), respond_(std::move(respond)) {}
+
+  void on_ready(std::function<void()> fn) override { generation_->on_ready(std::move(fn)); }
+
+  bool poll(std::string&) override {
+    events_.clear();
+    const bool done = generation_->take(events_);  // the outputs hold it all: the deltas only count
+    for (const ResponseChannel::Event& e : events_) size_ += response_bytes(e.delta);
+    return done;
+  }
+
+  size_t size_so_far() const override { return size_; }
+
+  void finish(HttpResponse& res) override {
+    if (cut_status_) return send_error(res, cut_status_, cut_message_);
+    try {
+      if (std::optional<RequestError> failed = generation_->failure()) throw *failed;
+      respond_(res);
+    } catch (const RequestError& e) {
+      send_error(res, e.status(), e.what(), e.param());
+    } catch (const Error& e) {
+      send_error(res, 400, e.what());
+    } catch (const std::bad_alloc&) {
+      send_error(res, 503, "out of memory");
+    }
+  }
+
+  void cancel() override { generation_->cancel(); }
+
+  std::string cut(int status, const std::string& message) override {
+    cancel();
+    cut_status_ = status;
+    cut_message_ = message;
+    return {};
+  }
+
+ private:
+  std::shared_ptr<Generation> generation_;
+  std::function<void(HttpResponse&)> respond_;
+  int cut_status_ = 0;  // cut: finish() answers this error
+  std::string cut_message_;
+  std::vector<ResponseChannel::Event> events_;
+  size_t size_ = 0;
+};
+
+}  // namespace
+
+void stream_events(HttpResponse& res, std::shared_ptr<Generation> generation, std::string opening,
+                   EventRenderer on_event, std::function<std::string()> on_end) {
   res.set_header("Cache-Control", "no-cache");
-  res.set_chunked_content_provider(
-      "text/event-stream",
-      [generation, client, opening = std::move(opening), on_event = std::move(on_event),
-       on_end = std::move(on_end)](size_t, httplib::DataSink& sink) {
-        const auto send = [&](const std::string& s) { return s.empty() || sink.write(s.data(), s.size()); };
-        if (!send(opening)) return false;  // the releaser cancels
-        std::vector<ResponseChannel::Event> events;
-        for (bool done = false; !done;) {
-          events.clear();
-          done = generation->poll(events);
-          std::string out;
-          for (const ResponseChannel::Event& e : events) out += on_event(e);
-          // A write to a closed socket succeeds once: ask the socket too.
-          if (!send(out) || client.disconnected()) return false;
-        }
-        // A failed completion: its error as an event of its own, as vLLM streams one.
-        if (std::optional<RequestError> failed = generation->failure())
-          if (!send(sse_event(error_body(failed->status(), failed->what(), failed->param())))) return false;
-        if (!send(on_end() + kSseDone)) return false;
-        sink.done();
-        return true;
-      },
-      [generation](bool success) {
-        if (!success) generation->cancel();
-      });
+  res.stream("text/event-stream", std::make_shared<EventStream>(std::move(generation), std::move(opening),
+                                                                std::move(on_event), std::move(on_end)));
+}
+
+void respond_when_done(HttpResponse& res, std::shared_ptr<Generation> generation,
+                       std::function<void(HttpResponse&)> respond) {
+  res.defer(std::make_shared<WholeResponse>(std::move(generation), std::move(respond)));
 }
 
 }  // namespace skiff

@@ -2,8 +2,6 @@
 // OpenAI (or vLLM) request, running it, and writing the response. Handlers
 // throw RequestError for what the client must fix; the router answers it.
 #pragma once
-#include <httplib.h>
-
 #include <functional>
 #include <memory>
 #include <optional>
@@ -15,6 +13,7 @@
 #include "api/chat_request.h"
 #include "api/completion_request.h"
 #include "server/generation.h"
+#include "server/http_message.h"
 #include "server/openai_shapes.h"
 #include "server/serving_engine.h"
 #include "tokenizer/tokenizer.h"
@@ -28,29 +27,32 @@ struct ServedModel : ApiModel {
 };
 
 using Handler = std::function<void(const ServedModel&, const nlohmann::ordered_json& body,
-                                   const httplib::Request&, httplib::Response&)>;
+                                   const HttpRequest&, HttpResponse&)>;
 
-void handle_completions(const ServedModel&, const nlohmann::ordered_json& body, const httplib::Request&,
-                        httplib::Response&);
-void handle_chat_completions(const ServedModel&, const nlohmann::ordered_json& body, const httplib::Request&,
-                             httplib::Response&);
-void handle_tokenize(const ServedModel&, const nlohmann::ordered_json& body, const httplib::Request&,
-                     httplib::Response&);
-void handle_detokenize(const ServedModel&, const nlohmann::ordered_json& body, const httplib::Request&,
-                       httplib::Response&);
+void handle_completions(const ServedModel&, const nlohmann::ordered_json& body, const HttpRequest&,
+                        HttpResponse&);
+void handle_chat_completions(const ServedModel&, const nlohmann::ordered_json& body, const HttpRequest&,
+                             HttpResponse&);
+void handle_tokenize(const ServedModel&, const nlohmann::ordered_json& body, const HttpRequest&, HttpResponse&);
+void handle_detokenize(const ServedModel&, const nlohmann::ordered_json& body, const HttpRequest&, HttpResponse&);
 
 // Prometheus text exposition of the engine's metrics, with vLLM's names.
 std::string prometheus_metrics(const EngineMetrics& m, const std::string& model_name, int64_t rejected);
 
-// The client's connection, for noticing that it went away.
-ClientSocket client_socket(const httplib::Request& req);
-
 // Streams a generation as server-sent events: `opening` first, each event as
 // on_event renders it, then its failure if a completion failed ({"error": ...}),
-// on_end's text and "data: [DONE]". The client
-// leaving, or a failed write, cancels the generation.
+// on_end's text and "data: [DONE]". The client leaving, or a failed write,
+// cancels the generation (the HTTP layer drops the response).
 using EventRenderer = std::function<std::string(const ResponseChannel::Event&)>;
-void stream_events(httplib::Response& res, std::shared_ptr<Generation> generation, ClientSocket client,
-                   std::string opening, EventRenderer on_event, std::function<std::string()> on_end);
+void stream_events(HttpResponse& res, std::shared_ptr<Generation> generation, std::string opening,
+                   EventRenderer on_event, std::function<std::string()> on_end);
+
+// Answers once the generation has finished: its failure as an error, else
+// what respond writes (which may throw RequestError, answered as an error).
+void respond_when_done(HttpResponse& res, std::shared_ptr<Generation> generation,
+                       std::function<void(HttpResponse&)> respond);
+
+// Writes an OpenAI-shaped error as the response.
+void send_error(HttpResponse& res, int status, const std::string& message, const std::string& param = {});
 
 }  // namespace skiff

@@ -15,10 +15,16 @@ bool ResponseChannel::wait(std::vector<Event>& events, std::chrono::milliseconds
   return done();
 }
 
+void ResponseChannel::set_listener(std::function<void()> fn) {
+  std::lock_guard lock(mutex_);
+  listener_ = std::move(fn);
+}
+
 void ResponseChannel::push_delta(int prompt, const StreamDelta& delta) {
   {
     std::lock_guard lock(mutex_);
     events_.push_back(Event{prompt, delta});
+    if (listener_) listener_();
   }
   ready_.notify_all();
 }
@@ -28,6 +34,7 @@ void ResponseChannel::push_output(int prompt, RequestOutput output) {
     std::lock_guard lock(mutex_);
     if (!outputs_[prompt]) ++n_finished_;
     outputs_[prompt] = std::move(output);
+    if (listener_) listener_();
   }
   ready_.notify_all();
 }

@@ -1,14 +1,17 @@
 // The engine behind the server: one thread steps the continuous-batching
-// Engine while HTTP handler threads submit requests and wait on their own
-// ResponseChannel. A handler that asks for several prompts (a list of them in
-// /v1/completions) submits each as an engine request into one channel, tagged
-// by the prompt's position, so that it waits on one thing.
+// Engine while HTTP handlers submit requests, each with its own
+// ResponseChannel, which tells the request's connection when there is news
+// (its listener) or can be waited on (as the tests do). A
+// handler that asks for several prompts (a list of them in /v1/completions)
+// submits each as an engine request into one channel, tagged by the prompt's
+// position, so that it waits on one thing.
 #pragma once
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -36,6 +39,11 @@ class ResponseChannel {
   bool wait(std::vector<Event>& events, std::chrono::milliseconds timeout);
   // The finished output of one prompt (valid once wait() returned true).
   const RequestOutput& output(int prompt) const { return *outputs_[prompt]; }
+  // fn is called (on the engine thread, under the channel's lock: it must
+  // only hand the news on, e.g. post to an event loop) after each push; an
+  // HTTP connection waits on its I/O thread this way instead of blocking a
+  // thread in wait(). Empty: none.
+  void set_listener(std::function<void()> fn);
 
   // Called on the engine thread.
   void push_delta(int prompt, const StreamDelta& delta);
@@ -47,6 +55,7 @@ class ResponseChannel {
   std::deque<Event> events_;
   std::vector<std::optional<RequestOutput>> outputs_;
   int n_finished_ = 0;
+  std::function<void()> listener_;
 };
 
 // Queued requests beyond the server's bound (HTTP 503).

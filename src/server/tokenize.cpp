@@ -7,8 +7,8 @@ namespace skiff {
 
 using nlohmann::json;
 
-void handle_tokenize(const ServedModel& served, const ojson& body, const httplib::Request&,
-                     httplib::Response& res) {
+void handle_tokenize(const ServedModel& served, const ojson& body, const HttpRequest&,
+                     HttpResponse& res) {
   // A prompt, or a conversation rendered by the chat template (whose text
   // carries its special tokens: none are added by default).
   const bool chat = body.contains("messages");
@@ -32,8 +32,8 @@ void handle_tokenize(const ServedModel& served, const ojson& body, const httplib
   res.set_content(dump_json(out), "application/json");
 }
 
-void handle_detokenize(const ServedModel& served, const ojson& body, const httplib::Request&,
-                       httplib::Response& res) {
+void handle_detokenize(const ServedModel& served, const ojson& body, const HttpRequest&,
+                       HttpResponse& res) {
   const auto tokens = body.find("tokens");
   if (tokens == body.end() || !tokens->is_array()) bad_field("tokens", "tokens must be a list of token ids");
   std::vector<int32_t> ids;

@@ -1,18 +1,15 @@
 // The server's engine thread on stories260K: requests from other threads
 // come back whole and as deltas, a full queue refuses at once, cancel and
-// stop free everything; and the socket check notices a peer that left.
+// stop free everything; and the HTTP layer's non-blocking take and listener.
 #include "server/serving_engine.h"
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <thread>
 
 #include "api/request_fields.h"
-#include "server/client_socket.h"
 #include "server/generation.h"
 #include "stories_model.h"
 
@@ -121,32 +118,22 @@ TEST_F(ServingEngineTest, CancelAndStopFreeTheBlocks) {
   EXPECT_THROW(Generation(serving, {prompt()}, greedy(5)), RequestError);
 }
 
-TEST(ClientSocket, NoticesThePeerClosing) {
-  const int listener = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  ASSERT_EQ(listen(listener, 1), 0);
-  socklen_t len = sizeof addr;
-  getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
-  const int client = socket(AF_INET, SOCK_STREAM, 0);
-  ASSERT_EQ(connect(client, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  const int served = accept(listener, nullptr, nullptr);
-  sockaddr_in peer{};
-  len = sizeof peer;
-  getsockname(client, reinterpret_cast<sockaddr*>(&peer), &len);
-
-  const ClientSocket socket("127.0.0.1", ntohs(peer.sin_port), "127.0.0.1", ntohs(addr.sin_port));
-  EXPECT_FALSE(socket.disconnected());
-  ASSERT_EQ(write(client, "x", 1), 1);  // data waiting is not a hang-up
-  EXPECT_FALSE(socket.disconnected());
-  close(client);
-  EXPECT_TRUE(socket.disconnected());
-  const ClientSocket unknown("127.0.0.1", 1, "127.0.0.1", 2);
-  EXPECT_FALSE(unknown.disconnected());
-  close(served);
-  close(listener);
+// What the HTTP layer waits by: take() never blocks, and the listener hears
+// every push (it posts to the connection's strand instead of a thread waiting).
+TEST_F(ServingEngineTest, TakeNeverWaitsAndTheListenerHearsEachPush) {
+  Engine engine(model_, tokenizer_);
+  RunningEngine running(engine, 0);
+  Generation gen(running.serving, {prompt()}, greedy(10));
+  std::atomic<int> told = 0;
+  gen.on_ready([&] { ++told; });
+  std::vector<ResponseChannel::Event> events;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!gen.take(events) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::string text;
+  for (const auto& e : events) text += e.delta.text;
+  EXPECT_EQ(text, gen.output(0).outputs[0].text);
+  EXPECT_GT(told.load(), 0);
 }
 
 TEST(RequestFields, NameTheFieldAndKeepDefaultsForNull) {

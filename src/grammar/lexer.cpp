@@ -98,9 +98,15 @@ Lexer::Lexer(const Nfa& nfa, std::vector<Lexeme> lexemes) : lexemes_(std::move(l
 }
 
 bool Lexer::may_match(int32_t id) const {
-  for (const Lexeme::Part& p : lexemes_[id].required)
+  const Lexeme& l = lexemes_[id];
+  for (const Lexeme::Part& p : l.required)
     if (!can_accept_[p.start]) return false;
-  return true;
+  if (l.required.size() == 1 || n_states_of_[id] > kMaxStatesMet) return true;
+  std::lock_guard lock(mutex_);
+  std::vector<int32_t> seeds;
+  for (const Lexeme::Part& p : l.required) seeds.push_back(p.start);
+  std::vector<int32_t> starts = epsilon_closure(seeds);
+  return parts_can_meet(id, starts);
 }
 
 int32_t Lexer::start_state(std::span<const uint64_t> allowed) const {

@@ -62,8 +62,8 @@ class Lexer {
   }
   size_t n_lexemes() const { return lexemes_.size(); }
   const Lexeme& lexeme(int32_t id) const { return lexemes_[id]; }
-  // False when no text can be the lexeme: a required part matches nothing.
-  // (True says only that each part alone matches some text.)
+  // False when no text can be the lexeme: a required part matches nothing,
+  // or (for lexemes of up to kMaxStatesMet states) no text matches all parts.
   bool may_match(int32_t id) const;
   size_t n_states() const { return n_states_.load(std::memory_order_acquire); }
   // True when every text of the class, however long, keeps `state` alive:

@@ -82,6 +82,8 @@ TEST(BadInput, PartsOfALexemeThatCannotFinishTogetherAreNotEntered) {
   EXPECT_TRUE(mask_has(bits, byte_token('"')));
   EXPECT_FALSE(mask_has(bits, byte_token('a')));  // "aba" needs a fourth character
   EXPECT_FALSE(s.accept_bytes("a"));
+  // Parts that no text satisfies together: refused when compiled.
+  EXPECT_THROW(compile_json_schema(ojson::parse(R"({"type": "string", "pattern": "^a$", "minLength": 2})")), Error);
 }
 
 // allOf over a DAG of references: merging follows every path (2^24 here),

@@ -186,7 +186,6 @@ void Engine::take_pending(std::vector<RequestOutput>& finished) {
     cancels.swap(pending_cancels_);
   }
   for (auto& request : requests) {
-    metrics_.prompt_tokens += request->completions[0]->n_prompt;
     scheduler_.add(request->completions[0].get());
     const RequestId id = request->id;
     requests_.emplace(id, std::move(request));
@@ -295,7 +294,13 @@ std::vector<Engine::SampleJob> Engine::plan_sampling(const ScheduledStep& step) 
     const float* logits = logits_.data() + row * vocab;
     row += 1 + chunk.n_drafted;
     jobs.push_back({&c, logits, chunk.n_drafted ? &c.draft : nullptr, {}, {}, 0, {}});
-    if (c.index == 0) fork_siblings(c, logits, jobs);
+    if (c.index != 0) continue;
+    fork_siblings(c, logits, jobs);
+    // The prompt counts once it has been computed (vLLM counts it at its
+    // first token), never for a request cancelled before, nor again after a
+    // preemption.
+    if (!c.request->prompt_counted) metrics_.prompt_tokens += c.n_prompt;
+    c.request->prompt_counted = true;
   }
   return jobs;
 }

@@ -121,6 +121,7 @@ class Engine {
     std::vector<std::unique_ptr<Completion>> completions;
     double arrival_time = 0;
     bool produced_token = false;
+    bool prompt_counted = false;  // in metrics_.prompt_tokens
     int n_unfinished = 0;
   };
   // One sequence sampling from its rows of the step's logits: one row, or

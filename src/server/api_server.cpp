@@ -23,6 +23,9 @@ using nlohmann::json;
 
 void send_error(httplib::Response& res, int status, const std::string& message, const std::string& param) {
   res.status = status;
+  // Every 503 here passes (a full queue drains, the model loads): a client
+  // told when to come back does not retry in a tight loop.
+  if (status == 503) res.set_header("Retry-After", "1");
   res.set_content(dump_json(error_body(status, message, param)), "application/json");
 }
 

@@ -85,6 +85,7 @@ class ServingEngine {
   EngineMetrics metrics() const;
   int max_model_len() const { return engine_.max_model_len(); }
   int waiting() const { return n_waiting_.load(); }
+  int max_waiting() const { return max_waiting_; }  // 0: unbounded
   int64_t rejected() const { return n_rejected_.load(); }  // QueueFull so far
 
  private:

@@ -347,6 +347,21 @@ TEST_F(EngineTest, MetricsCountTokensRequestsAndLatencies) {
   EXPECT_GT(m.kv_blocks_total, 0);
 }
 
+// Prompt tokens count once computed: not for a request cancelled before its
+// first step, once for n completions.
+TEST_F(EngineTest, PromptTokensCountWhatWasComputed) {
+  Engine engine = make_engine();
+  const RequestId cancelled = engine.add_request(encode("The cat"), greedy(5));
+  SamplingParams two = greedy(5);
+  two.n = 2;
+  engine.add_request(encode("The cat sat"), two);
+  engine.cancel(cancelled);
+  engine.run_to_completion();
+  const EngineMetrics m = engine.metrics();
+  EXPECT_EQ(m.prompt_tokens, static_cast<int64_t>(encode("The cat sat").size()));
+  EXPECT_EQ(m.requests_cancelled, 1);
+}
+
 // A model whose logits are all NaN (NaN weights in a downloaded file) ends each
 // request with FinishReason::kError and a message; the engine stays usable.
 TEST_F(EngineTest, NanLogitsEndTheRequestWithAnErrorNotTheEngine) {

@@ -81,6 +81,22 @@ TEST_F(ServingEngineTest, AFullQueueRefusesAtOnceAndCountsIt) {
   EXPECT_EQ(serving.rejected(), 1);
 }
 
+// More prompts than the queue ever holds can never be admitted: 400, not
+// 503's "retry later"; none of them is queued.
+TEST_F(ServingEngineTest, MorePromptsThanTheQueueHoldsAreA400) {
+  Engine engine(model_, tokenizer_);
+  RunningEngine loop(engine, 2);
+  try {
+    Generation g(loop.serving, {prompt(), prompt(), prompt()}, greedy(5));
+    FAIL();
+  } catch (const RequestError& e) {
+    EXPECT_EQ(e.status(), 400);
+    EXPECT_EQ(e.param(), "prompt");
+  }
+  EXPECT_EQ(loop.serving.waiting(), 0);
+  EXPECT_EQ(loop.serving.rejected(), 0);
+}
+
 TEST_F(ServingEngineTest, InvalidRequestsAreA400AndQueueNothing) {
   Engine engine(model_, tokenizer_);
   RunningEngine loop(engine, 0);

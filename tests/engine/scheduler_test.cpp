@@ -115,6 +115,26 @@ TEST_F(SchedulerTest, DecodesComeBeforePromptChunksWithinTheBudget) {
   EXPECT_EQ(chunk_of(step, c), 14);
 }
 
+// With a step target, a long prompt's chunks are what the measured step
+// times say fits beside the decodes, not the whole token budget.
+TEST_F(SchedulerTest, AStepTargetSizesPromptChunksByMeasuredTime) {
+  PagedKvCache kv = small_pool(256);
+  Scheduler scheduler({.max_batch_tokens = 512, .max_seqs = 4, .step_target_seconds = 0.1}, kv);
+  Sequence* a = start(scheduler, kv, 3);
+  scheduler.observe(run_step(scheduler, kv), 0.01);  // a decode alone: 10 ms
+  Sequence* b = make_sequence(600);
+  scheduler.add(b);
+  ScheduledStep step = run_step(scheduler, kv);
+  EXPECT_EQ(step.chunks[0].seq, a);
+  EXPECT_EQ(step.n_decodes, 1);
+  EXPECT_EQ(chunk_of(step, b), StepBudget::kMinPrefillTokens);  // nothing measured of prompts yet
+  scheduler.observe(step, 0.01 + 0.5e-3 * StepBudget::kMinPrefillTokens);  // 0.5 ms a prompt token
+  step = run_step(scheduler, kv);
+  EXPECT_EQ(chunk_of(step, a), 1);
+  EXPECT_EQ(chunk_of(step, b), 180);  // (100 - 10 ms) / 0.5 ms
+  EXPECT_EQ(step.n_tokens, 181);
+}
+
 TEST_F(SchedulerTest, CapsRunningSequences) {
   PagedKvCache kv = small_pool(64);
   Scheduler scheduler({.max_batch_tokens = 64, .max_seqs = 2}, kv);

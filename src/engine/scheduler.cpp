@@ -24,9 +24,8 @@ ScheduledStep Scheduler::schedule() {
   ScheduledStep step;
   int budget = options_.max_batch_tokens;
   schedule_running(step, /*decodes=*/true, budget);
-  const int n_decodes = static_cast<int>(step.chunks.size());
   // Prompt chunks get what the token budget leaves, within the step's time.
-  const int prefill = step_budget_.prefill_tokens(n_decodes, budget);
+  const int prefill = step_budget_.prefill_tokens(budget);
   const int held_back = budget - prefill;
   budget = prefill;
   schedule_running(step, /*decodes=*/false, budget);
@@ -39,7 +38,7 @@ ScheduledStep Scheduler::schedule() {
 }
 
 void Scheduler::observe(const ScheduledStep& step, double seconds) {
-  step_budget_.observe(step.n_decodes, step.n_tokens - step.n_decodes, seconds);
+  step_budget_.observe(step.n_tokens - step.n_decodes, seconds);
 }
 
 void Scheduler::schedule_running(ScheduledStep& step, bool decodes, int& budget) {

@@ -121,18 +121,19 @@ TEST_F(SchedulerTest, AStepTargetSizesPromptChunksByMeasuredTime) {
   PagedKvCache kv = small_pool(256);
   Scheduler scheduler({.max_batch_tokens = 512, .max_seqs = 4, .step_target_seconds = 0.1}, kv);
   Sequence* a = start(scheduler, kv, 3);
-  scheduler.observe(run_step(scheduler, kv), 0.01);  // a decode alone: 10 ms
-  Sequence* b = make_sequence(600);
+  Sequence* b = make_sequence(900);
   scheduler.add(b);
   ScheduledStep step = run_step(scheduler, kv);
   EXPECT_EQ(step.chunks[0].seq, a);
   EXPECT_EQ(step.n_decodes, 1);
-  EXPECT_EQ(chunk_of(step, b), StepBudget::kMinPrefillTokens);  // nothing measured of prompts yet
-  scheduler.observe(step, 0.01 + 0.5e-3 * StepBudget::kMinPrefillTokens);  // 0.5 ms a prompt token
+  EXPECT_EQ(chunk_of(step, b), StepBudget::kMinPrefillTokens);  // nothing measured yet
+  scheduler.observe(step, 0.04);  // under the target: twice as many next
   step = run_step(scheduler, kv);
   EXPECT_EQ(chunk_of(step, a), 1);
-  EXPECT_EQ(chunk_of(step, b), 180);  // (100 - 10 ms) / 0.5 ms
-  EXPECT_EQ(step.n_tokens, 181);
+  EXPECT_EQ(chunk_of(step, b), 2 * StepBudget::kMinPrefillTokens);
+  EXPECT_EQ(step.n_tokens, 1 + 2 * StepBudget::kMinPrefillTokens);
+  scheduler.observe(step, 0.16);  // over: what would have fit
+  EXPECT_EQ(chunk_of(run_step(scheduler, kv), b), 40);  // 64 x 100 / 160 ms
 }
 
 TEST_F(SchedulerTest, CapsRunningSequences) {

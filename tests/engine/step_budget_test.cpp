@@ -1,5 +1,6 @@
 // StepBudget: a step's prompt tokens sized from measured step times, so that
-// a step lasts about its target whatever the model or the prompt's depth.
+// a step lasts about its target whatever the model, the prompt's depth or the
+// decodes beside it.
 #include "engine/step_budget.h"
 
 #include <gtest/gtest.h>
@@ -9,41 +10,55 @@ namespace {
 
 TEST(StepBudget, UnlimitedWithoutATarget) {
   StepBudget budget(0);
-  budget.observe(1, 2048, 20.0);
-  EXPECT_EQ(budget.prefill_tokens(4, 2044), 2044);
+  budget.observe(2048, 20.0);
+  EXPECT_EQ(budget.prefill_tokens(2044), 2044);
 }
 
-TEST(StepBudget, StartsSmallThenSizesStepsToTheTarget) {
+// A step of d seconds of decodes plus p seconds per prompt token: the budget
+// settles where the step lasts the target, growing at most 2x a step.
+TEST(StepBudget, SettlesWhereAStepLastsTheTarget) {
   StepBudget budget(0.15);
-  EXPECT_EQ(budget.prefill_tokens(4, 2044), StepBudget::kMinPrefillTokens);  // nothing measured yet
-  EXPECT_EQ(budget.prefill_tokens(0, 10), 10);                              // never more than the tokens' budget
-  budget.observe(4, 0, 0.04);  // 10 ms a decoding sequence
-  budget.observe(4, 32, 0.04 + 0.032);  // 1 ms a prompt token
-  EXPECT_NEAR(budget.seconds_per_prefill_token(), 0.001, 1e-9);
-  EXPECT_EQ(budget.prefill_tokens(4, 2044), 110);  // (150 - 4 x 10 ms) / 1 ms
-  EXPECT_EQ(budget.prefill_tokens(0, 2044), 150);
-  EXPECT_EQ(budget.prefill_tokens(0, 100), 100);
-  // Decodes that fill the target leave prompts the least, never nothing.
-  EXPECT_EQ(budget.prefill_tokens(64, 2044), StepBudget::kMinPrefillTokens);
+  EXPECT_EQ(budget.prefill_tokens(2044), StepBudget::kMinPrefillTokens);  // nothing measured yet
+  const double d = 0.03, p = 0.001;
+  int n = 0;
+  for (int step = 0; step < 12; ++step) {
+    const int offered = budget.prefill_tokens(2044);
+    if (step > 0) EXPECT_LE(offered, 2 * n);
+    n = offered;
+    budget.observe(n, d + p * n);
+  }
+  EXPECT_NEAR(n, 120, 2);  // (150 - 30 ms) / 1 ms
+  EXPECT_EQ(budget.prefill_tokens(100), 100);  // never more than the token budget
 }
 
 TEST(StepBudget, FollowsAPromptGettingDeeper) {
-  StepBudget budget(1.0);
-  budget.observe(0, 1000, 1.0);  // 1 ms a token
-  int last = budget.prefill_tokens(0, 4096);
-  EXPECT_EQ(last, 1000);
-  for (double per_token = 0.002; per_token <= 0.008; per_token *= 2) {  // attention grows with depth
-    for (int i = 0; i < 4; ++i) budget.observe(0, last, last * per_token);
-    last = budget.prefill_tokens(0, 4096);
-    EXPECT_NEAR(last, 1.0 / per_token, 1.0 / per_token * 0.1) << per_token;
+  StepBudget budget(0.1);
+  int n = budget.prefill_tokens(4096);
+  for (double p = 0.0005; p <= 0.002; p *= 2) {  // attention grows with depth
+    for (int step = 0; step < 10; ++step) {
+      budget.observe(n, p * n);
+      n = budget.prefill_tokens(4096);
+    }
+    EXPECT_NEAR(n, 0.1 / p, 2) << p;
   }
 }
 
-TEST(StepBudget, AFewPromptTokensBarelyMoveTheEstimate) {
+TEST(StepBudget, OneSlowStepHalvesItAtMostAndNeverBelowTheLeast) {
   StepBudget budget(0.1);
-  budget.observe(0, 100, 0.1);
-  budget.observe(0, 2, 0.02);  // a step's fixed cost over a two-token prompt: 10 ms a token
-  EXPECT_LT(budget.seconds_per_prefill_token(), 0.0015);
+  for (int step = 0; step < 10; ++step) budget.observe(budget.prefill_tokens(4096), 0.05);
+  const int settled = budget.prefill_tokens(4096);
+  budget.observe(settled, 5.0);  // a noisy neighbour
+  EXPECT_EQ(budget.prefill_tokens(4096), settled / 2);
+  for (int step = 0; step < 20; ++step) budget.observe(budget.prefill_tokens(4096), 5.0);
+  EXPECT_EQ(budget.prefill_tokens(4096), StepBudget::kMinPrefillTokens);
+}
+
+TEST(StepBudget, ShortPromptsUnderTheTargetSayNothing) {
+  StepBudget budget(0.1);
+  for (int step = 0; step < 10; ++step) budget.observe(budget.prefill_tokens(4096), 0.05);
+  const int settled = budget.prefill_tokens(4096);
+  budget.observe(5, 0.02);  // a five-token prompt: fast, but not because the budget is right
+  EXPECT_EQ(budget.prefill_tokens(4096), settled);
 }
 
 }  // namespace

@@ -6,11 +6,12 @@
 // varies too much with the model, the prompt's depth and the machine's load
 // for one token count to suit, so each step's prompt tokens come from the
 // time the steps before took: the last step's prompt tokens scaled by
-// target / measured (at most halved or doubled a step, so one slow step from a noisy neighbour
-// does not swing it far). Its fixed point is the step that lasts the target
-// whatever the decodes beside the prompt cost; it follows a prompt getting
-// deeper and slower step by step. A model of seconds per token and per decode
-// went stale while no step decoded alone, which a prompt's prefill prevents.
+// target / measured (growing at most 2x a step, so one quick step does not
+// swing it far; shrinking at once, so one slow step is not repeated). Its
+// fixed point is the step that lasts the target whatever the decodes beside
+// the prompt cost, and it follows a prompt getting deeper step by step. (A
+// model of seconds per token and per decode went stale: while a prompt is
+// prefilled no step decodes alone to measure the decodes by.)
 #pragma once
 
 namespace skiff {
@@ -20,8 +21,8 @@ class StepBudget {
   // target_seconds <= 0: no limit (prefill_tokens gives max_tokens).
   explicit StepBudget(double target_seconds) : target_(target_seconds) {}
 
-  // Prompt tokens the next step may take, within
-  // [min(kMinPrefillTokens, max_tokens), max_tokens].
+  // Prompt tokens the next step may take: at most max_tokens, at least
+  // min(kMinPrefillTokens, max_tokens); max_tokens before any measure.
   int prefill_tokens(int max_tokens);
   // A step's measure: its prompt tokens and seconds.
   void observe(int n_prefill_tokens, double seconds);
@@ -29,14 +30,13 @@ class StepBudget {
   bool limited() const { return target_ > 0; }
 
   // Every step makes progress, and a chunk this small still keeps the
-  // matmuls' panels busy; also the first budget, before any step was measured.
+  // matmuls' panels busy.
   static constexpr int kMinPrefillTokens = 32;
-  // The budget grows or shrinks by at most this factor a step.
-  static constexpr double kMaxChange = 2;
+  static constexpr double kMaxGrowth = 2;  // a step's budget over the last step's prompt tokens
 
  private:
   double target_;
-  double tokens_ = kMinPrefillTokens;  // prompt tokens that fit the target, as last measured
+  double tokens_ = -1;  // prompt tokens that fit the target, as last measured (< 0: never)
   int offered_ = 0;                    // what prefill_tokens() last gave
 };
 

@@ -120,20 +120,20 @@ TEST_F(SchedulerTest, DecodesComeBeforePromptChunksWithinTheBudget) {
 TEST_F(SchedulerTest, AStepTargetSizesPromptChunksByMeasuredTime) {
   PagedKvCache kv = small_pool(256);
   Scheduler scheduler({.max_batch_tokens = 512, .max_seqs = 4, .step_target_seconds = 0.1}, kv);
-  Sequence* a = start(scheduler, kv, 3);
+  Sequence* a = make_sequence(40);
+  scheduler.add(a);
+  ScheduledStep step = run_step(scheduler, kv);
+  EXPECT_EQ(chunk_of(step, a), 40);  // nothing measured yet: the token budget
+  scheduler.observe(step, 0.05);     // 40 tokens in 50 ms: 80 fit
   Sequence* b = make_sequence(900);
   scheduler.add(b);
-  ScheduledStep step = run_step(scheduler, kv);
+  step = run_step(scheduler, kv);
   EXPECT_EQ(step.chunks[0].seq, a);
   EXPECT_EQ(step.n_decodes, 1);
-  EXPECT_EQ(chunk_of(step, b), StepBudget::kMinPrefillTokens);  // nothing measured yet
-  scheduler.observe(step, 0.04);  // under the target: twice as many next
-  step = run_step(scheduler, kv);
-  EXPECT_EQ(chunk_of(step, a), 1);
-  EXPECT_EQ(chunk_of(step, b), 2 * StepBudget::kMinPrefillTokens);
-  EXPECT_EQ(step.n_tokens, 1 + 2 * StepBudget::kMinPrefillTokens);
+  EXPECT_EQ(chunk_of(step, b), 80);
+  EXPECT_EQ(step.n_tokens, 81);
   scheduler.observe(step, 0.16);  // over: what would have fit
-  EXPECT_EQ(chunk_of(run_step(scheduler, kv), b), 40);  // 64 x 100 / 160 ms
+  EXPECT_EQ(chunk_of(run_step(scheduler, kv), b), 50);  // 80 x 100 / 160 ms
 }
 
 TEST_F(SchedulerTest, CapsRunningSequences) {

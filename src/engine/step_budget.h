@@ -12,6 +12,15 @@
 // the prompt cost, and it follows a prompt getting deeper step by step. (A
 // model of seconds per token and per decode went stale: while a prompt is
 // prefilled no step decodes alone to measure the decodes by.)
+//
+// Where the rest of a step (its decodes, the weights every step reads, a
+// loaded machine's waits at each parallel region) alone takes most of the
+// target, smaller chunks would not shorten the step, only slow the prompt
+// (32-token chunks made an 8,000-token prompt take 3.9x as long on a loaded
+// 2-core machine whose decode steps took 0.6 s). So the prompt keeps at
+// least the tokens that cost what the rest does, a step then lasting about
+// twice the rest at most: the rest as the latest steps that only decoded
+// took (a running average), a token's cost as the last step's time beyond it.
 #pragma once
 
 namespace skiff {
@@ -24,7 +33,7 @@ class StepBudget {
   // Prompt tokens the next step may take: at most max_tokens, at least
   // min(kMinPrefillTokens, max_tokens); max_tokens before any measure.
   int prefill_tokens(int max_tokens);
-  // A step's measure: its prompt tokens and seconds.
+  // A step's measure: its prompt tokens (0: it only decoded) and seconds.
   void observe(int n_prefill_tokens, double seconds);
 
   bool limited() const { return target_ > 0; }
@@ -38,6 +47,8 @@ class StepBudget {
   double target_;
   double tokens_ = -1;  // prompt tokens that fit the target, as last measured (< 0: never)
   int offered_ = 0;                    // what prefill_tokens() last gave
+  double rest_s_ = -1;                 // a step that only decodes (< 0: none measured)
+  double floor_ = 0;                   // prompt tokens that cost what the rest does
 };
 
 }  // namespace skiff

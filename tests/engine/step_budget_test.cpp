@@ -69,5 +69,21 @@ TEST(StepBudget, ShortPromptsUnderTheTargetOnlyRaiseIt) {
   EXPECT_EQ(budget.prefill_tokens(4096), 64);  // never lowered by one
 }
 
+// Where the rest of a step takes the target already (600 ms decode steps on
+// a loaded machine), the prompt still gets as many tokens as cost as much:
+// smaller chunks would only slow it.
+TEST(StepBudget, ThePromptKeepsWhatCostsAsMuchAsTheRest) {
+  StepBudget budget(0.15);
+  for (int step = 0; step < 20; ++step) budget.observe(0, 0.6);  // decodes alone
+  const double rest = 0.6, p = 0.005;
+  budget.observe(2048, rest + p * 2048);
+  int n = budget.prefill_tokens(4096);
+  for (int step = 0; step < 12; ++step) {
+    budget.observe(n, rest + p * n);
+    n = budget.prefill_tokens(4096);
+  }
+  EXPECT_NEAR(n, 120, 2);  // 600 ms / 5 ms: a step of 1.2 s, not 0.6 s + 32 tokens' 160 ms
+}
+
 }  // namespace
 }  // namespace skiff

@@ -106,9 +106,7 @@ class LLM:
 
     def _chat_prompts(self, messages, add_generation_prompt, tools, chat_template_kwargs) -> List[List[int]]:
         conversations = [messages] if messages and isinstance(messages[0], dict) else list(messages)
-        return [self._tokenizer.encode(
-                    self._engine.render_chat(chat_body(c, add_generation_prompt, tools, chat_template_kwargs)),
-                    add_special_tokens=False)
+        return [self._engine.encode_chat(chat_body(c, add_generation_prompt, tools, chat_template_kwargs))
                 for c in conversations]
 
     def chat(self, messages, sampling_params=None, use_tqdm: bool = True, add_generation_prompt: bool = True,

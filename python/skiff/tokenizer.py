@@ -38,6 +38,5 @@ class Tokenizer:
                             tools=None, **chat_template_kwargs):
         """The conversation through the model's template; token ids (no BOS added:
         the template writes it) or, with tokenize=False, the text."""
-        text = self._engine.render_chat(
-            chat_body(conversation, add_generation_prompt, tools, chat_template_kwargs))
-        return self.encode(text, add_special_tokens=False) if tokenize else text
+        body = chat_body(conversation, add_generation_prompt, tools, chat_template_kwargs)
+        return list(self._engine.encode_chat(body)) if tokenize else self._engine.render_chat(body)

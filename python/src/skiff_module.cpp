@@ -236,7 +236,14 @@ class PyEngine {
   }
   // A chat request's body (messages, add_generation_prompt, tools,
   // chat_template_kwargs) rendered as the server renders it.
-  std::string render_chat(const std::string& body_json) const {
+  std::string render_chat(const std::string& body_json) const { return rendered_chat(body_json).text; }
+  // Its token ids, the messages' own text tokenized as plain text (no control
+  // token from a spelling), as the server tokenizes it.
+  std::vector<int32_t> encode_chat(const std::string& body_json) const {
+    const skiff::MarkedPrompt prompt = rendered_chat(body_json);
+    return llm_->tokenizer().encode(prompt.text, /*add_special=*/false, /*parse_special=*/true, prompt.plain);
+  }
+  skiff::MarkedPrompt rendered_chat(const std::string& body_json) const {
     return skiff::render_chat(chat_template_ ? &*chat_template_ : nullptr, llm_->tokenizer(),
                               parse_request_body(body_json), true);
   }
@@ -357,6 +364,7 @@ NB_MODULE(_skiff, m) {
       .def("encode", &PyEngine::encode, nb::arg("text"), nb::arg("add_special_tokens") = true)
       .def("decode", &PyEngine::decode, nb::arg("token_ids"), nb::arg("skip_special_tokens") = true)
       .def("render_chat", &PyEngine::render_chat, nb::arg("body_json"))
+      .def("encode_chat", &PyEngine::encode_chat, nb::arg("body_json"))
       .def("kv_blocks_used", &PyEngine::kv_blocks_used)
       .def("max_model_len", &PyEngine::max_model_len)
       .def("spec_drafted_tokens", &PyEngine::spec_drafted_tokens)

@@ -21,6 +21,10 @@ struct ApiModel {
   // How replies write reasoning and tool calls (from the template, or named
   // by --tool-call-parser / --reasoning-parser); none: all text is content.
   const ChatSyntax* chat_syntax = nullptr;
+  // A chat's client text (contents, tool results, ...) spelling a control
+  // token becomes that token, as before api/client_text.h (a trusted client's
+  // choice: --special-tokens-in-content); off: it is plain text.
+  bool special_tokens_in_content = false;
 };
 
 // Checks the request's "model" (absent, or the served name; else 404).

@@ -85,8 +85,8 @@ std::unique_ptr<ChatSyntax> reply_syntax(const ApiModel& model, const std::strin
 
 }  // namespace
 
-std::string render_chat(const ChatTemplate* chat_template, const Tokenizer& t, const ojson& body,
-                        bool default_generation_prompt) {
+MarkedPrompt render_chat(const ChatTemplate* chat_template, const Tokenizer& t, const ojson& body,
+                         bool default_generation_prompt, bool special_tokens_in_content) {
   if (!chat_template)
     throw RequestError(400, "this model has no chat template: start the server with --chat-template FILE");
   ChatTemplateInputs in;
@@ -99,20 +99,36 @@ std::string render_chat(const ChatTemplate* chat_template, const Tokenizer& t, c
   if (body.contains("tools") && !body["tools"].is_null()) in.extra["tools"] = body["tools"];
   if (body.contains("chat_template_kwargs") && !body["chat_template_kwargs"].is_null()) {
     if (!body["chat_template_kwargs"].is_object()) bad_field("chat_template_kwargs", "chat_template_kwargs must be an object");
-    for (const auto& [k, v] : body["chat_template_kwargs"].items()) in.extra[k] = v;
+    for (const auto& [k, v] : body["chat_template_kwargs"].items()) {
+      // The variables this request sets from its validated fields: a kwarg
+      // would replace them unchecked (a conversation never validated).
+      for (const char* set : {"messages", "tools", "add_generation_prompt", "bos_token", "eos_token"})
+        if (k == set)
+          bad_field("chat_template_kwargs", fmt::format("chat_template_kwargs may not set \"{}\"", k));
+      in.extra[k] = v;
+    }
   }
-  try {
-    return chat_template->render(in);
-  } catch (const Error& e) {
-    throw RequestError(400, fmt::format("the chat template failed: {}", e.what()), "messages");
-  }
+  const auto render = [&] {
+    try {
+      return chat_template->render(in);
+    } catch (const Error& e) {
+      throw RequestError(400, fmt::format("the chat template failed: {}", e.what()), "messages");
+    }
+  };
+  if (special_tokens_in_content) return MarkedPrompt{render(), {}};
+  ClientTextMarks marks(t, chat_template->source(), {&in.messages, &in.extra});
+  marks.mark(in.messages);
+  marks.mark(in.extra);
+  return marks.unmark(render());
 }
 
 ChatRequest parse_chat_request(const ApiModel& model, const ojson& body) {
   ChatRequest r;
   r.tools = parse_chat_tools(body);
-  const std::string prompt = render_chat(model.chat_template, model.tokenizer, body, true);
-  r.prompt = model.tokenizer.encode(prompt, /*add_special=*/false, /*parse_special=*/true);
+  const MarkedPrompt rendered =
+      render_chat(model.chat_template, model.tokenizer, body, true, model.special_tokens_in_content);
+  const std::string& prompt = rendered.text;
+  r.prompt = model.tokenizer.encode(prompt, /*add_special=*/false, /*parse_special=*/true, rendered.plain);
   if (r.prompt.empty()) bad_field("messages", "the conversation renders to no tokens");
   // Tool calls are parsed only where tools are on; reasoning always.
   r.syntax = reply_syntax(model, prompt, r.tools.any());

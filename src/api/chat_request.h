@@ -10,6 +10,7 @@
 
 #include "api/api_model.h"
 #include "api/chat_tools.h"
+#include "api/client_text.h"
 #include "api/request_fields.h"
 #include "chat/chat_output.h"
 #include "engine/sampling_params.h"
@@ -29,9 +30,13 @@ struct ChatRequest {
 ChatRequest parse_chat_request(const ApiModel& model, const nlohmann::ordered_json& body);
 
 // The conversation of a chat request (its messages, add_generation_prompt,
-// tools, chat_template_kwargs) rendered by the chat template. Throws
-// RequestError 400 when there is none (null) or the template fails.
-std::string render_chat(const ChatTemplate* chat_template, const Tokenizer& tokenizer,
-                        const nlohmann::ordered_json& body, bool add_generation_prompt);
+// tools, chat_template_kwargs) rendered by the chat template, with the spans
+// of control-token spellings that came from the client, to be tokenized as
+// plain text (api/client_text.h; none when special_tokens_in_content). Throws
+// RequestError 400 when there is none (null), the template fails, or
+// chat_template_kwargs names a variable the request sets.
+MarkedPrompt render_chat(const ChatTemplate* chat_template, const Tokenizer& tokenizer,
+                         const nlohmann::ordered_json& body, bool add_generation_prompt,
+                         bool special_tokens_in_content = false);
 
 }  // namespace skiff

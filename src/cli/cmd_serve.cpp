@@ -32,6 +32,9 @@ struct ServeArgs {
   std::string chat_template;  // a file; empty: the model's own
   std::string tool_call_parser, reasoning_parser;  // empty: found from the template
   int max_queue = 1024;
+  bool special_tokens_in_content = false;
+  // A step's target length: a long prompt's chunks are sized to it (StepBudget).
+  double step_target_ms = 150;
   ServerOptions server;
   EngineFlags engine;
 };
@@ -85,11 +88,13 @@ void serve(ServeArgs& a) {
   fmt::print(stderr, "serve: listening on http://{}:{} (loading {})\n", a.server.host, port, a.model);
 
   Timer load_timer;
-  LLM llm(a.model, llm_options(a.engine));
+  LlmOptions llm_opts = llm_options(a.engine);
+  llm_opts.engine.scheduler.step_target_seconds = a.step_target_ms / 1000;
+  LLM llm(a.model, llm_opts);
   ServingEngine engine(llm.engine(), a.max_queue);
   const ServedModel served{{a.served_model_name.empty() ? default_model_name(a.model) : a.served_model_name,
                             llm.tokenizer(), llm.engine().max_model_len(), chat_template ? &*chat_template : nullptr,
-                            syntax.get()},
+                            syntax.get(), a.special_tokens_in_content},
                            engine};
   server.serve(served);
   fmt::print(stderr, "serve: ready in {:.2f} s: model \"{}\", threads {}, max_seqs {}, max_model_len {}, KV pool {} tokens\n",
@@ -180,6 +185,13 @@ void add_serve_command(CLI::App& app) {
                   "how replies mark reasoning (vLLM's names: deepseek_r1, qwen3, ...; default: from the template)");
   cmd->add_option("--max-queue", args->max_queue, "requests waiting at most; past it new ones get 503 (0: unbounded)")
       ->capture_default_str()->check(CLI::Range(0, 1 << 20));
+  cmd->add_option("--step-target-ms", args->step_target_ms,
+                  "milliseconds an engine step should last: prompt chunks are sized from measured step times so that "
+                  "running streams get a token about this often during a long prompt (0: --max-batch-tokens alone)")
+      ->capture_default_str()->check(CLI::Range(0.0, 1e6));
+  cmd->add_flag("--special-tokens-in-content", args->special_tokens_in_content,
+                "a chat's message contents (and tool results, arguments, kwargs) spelling a control token such as "
+                "<|im_start|> become that token; by default they are plain text (for trusted clients only)");
   add_connection_flags(cmd, args->server);
   cmd->add_flag("!--no-log-requests", args->server.log_requests, "do not log each request on stderr");
   add_engine_flags(cmd, args->engine);

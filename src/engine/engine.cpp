@@ -156,9 +156,32 @@ void Engine::cancel(RequestId id) {
   pending_cancels_.push_back(id);
 }
 
+std::optional<RequestOutput> Engine::withdraw(RequestId id) {
+  std::unique_ptr<Request> request;
+  {
+    std::lock_guard lock(pending_mutex_);
+    const auto it = std::ranges::find_if(pending_requests_, [&](const auto& r) { return r->id == id; });
+    if (it == pending_requests_.end()) return std::nullopt;
+    request = std::move(*it);
+    pending_requests_.erase(it);
+    ++pending_withdrawn_;
+    --n_unfinished_;
+  }
+  RequestOutput out;
+  out.request_id = id;
+  const std::span<const int32_t> prompt = request->completions[0]->prompt();
+  out.prompt_token_ids.assign(prompt.begin(), prompt.end());
+  for (auto& c : request->completions) {
+    c->result.finish_reason = FinishReason::kCancelled;
+    out.outputs.push_back(std::move(c->result));
+  }
+  return out;
+}
+
 std::vector<RequestOutput> Engine::step() {
   std::vector<RequestOutput> finished;
   take_pending(finished);
+  const Timer timer;
   ScheduledStep step = schedule_step();
   if (step.chunks.empty()) return finished;
   if (proposer_) propose_drafts(step);
@@ -167,6 +190,7 @@ std::vector<RequestOutput> Engine::step() {
   std::vector<SampleJob> jobs = plan_sampling(step);
   sample(jobs);
   for (SampleJob& job : jobs) apply(job, finished);
+  scheduler_.observe(step, timer.seconds());
   return finished;
 }
 
@@ -184,9 +208,11 @@ void Engine::take_pending(std::vector<RequestOutput>& finished) {
     std::lock_guard lock(pending_mutex_);
     requests.swap(pending_requests_);
     cancels.swap(pending_cancels_);
+    metrics_.requests_finished += pending_withdrawn_;
+    metrics_.requests_cancelled += pending_withdrawn_;
+    pending_withdrawn_ = 0;
   }
   for (auto& request : requests) {
-    metrics_.prompt_tokens += request->completions[0]->n_prompt;
     scheduler_.add(request->completions[0].get());
     const RequestId id = request->id;
     requests_.emplace(id, std::move(request));
@@ -295,7 +321,13 @@ std::vector<Engine::SampleJob> Engine::plan_sampling(const ScheduledStep& step) 
     const float* logits = logits_.data() + row * vocab;
     row += 1 + chunk.n_drafted;
     jobs.push_back({&c, logits, chunk.n_drafted ? &c.draft : nullptr, {}, {}, 0, {}});
-    if (c.index == 0) fork_siblings(c, logits, jobs);
+    if (c.index != 0) continue;
+    fork_siblings(c, logits, jobs);
+    // The prompt counts once it has been computed (vLLM counts it at its
+    // first token), never for a request cancelled before, nor again after a
+    // preemption.
+    if (!c.request->prompt_counted) metrics_.prompt_tokens += c.n_prompt;
+    c.request->prompt_counted = true;
   }
   return jobs;
 }

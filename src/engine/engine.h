@@ -12,6 +12,7 @@
 #include <memory>
 #include <atomic>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -74,6 +75,11 @@ class Engine {
   // completions finish with FinishReason::kCancelled. Unknown or finished ids
   // are ignored. Safe to call from any thread, and from on_delta.
   void cancel(RequestId id);
+  // A request no step has taken yet leaves at once, without waiting for the
+  // step in progress: its cancelled output (no deltas are emitted). nullopt,
+  // changing nothing, once a step has taken it (cancel() then). Safe to call
+  // from any thread.
+  std::optional<RequestOutput> withdraw(RequestId id);
 
   // Runs one scheduler step (one forward pass). Returns the requests that
   // finished during it, cancelled ones included.
@@ -121,6 +127,7 @@ class Engine {
     std::vector<std::unique_ptr<Completion>> completions;
     double arrival_time = 0;
     bool produced_token = false;
+    bool prompt_counted = false;  // in metrics_.prompt_tokens
     int n_unfinished = 0;
   };
   // One sequence sampling from its rows of the step's logits: one row, or
@@ -193,6 +200,7 @@ class Engine {
   RequestId next_id_ = 1;
   std::vector<std::unique_ptr<Request>> pending_requests_;
   std::vector<RequestId> pending_cancels_;
+  int64_t pending_withdrawn_ = 0;  // withdrawn since the last step, for metrics_
 };
 
 }  // namespace skiff

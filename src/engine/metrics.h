@@ -32,7 +32,7 @@ struct EngineMetrics {
   int requests_running = 0;     // at least one completion running
   int64_t requests_finished = 0;  // including cancelled ones
   int64_t requests_cancelled = 0;
-  int64_t prompt_tokens = 0;      // of finished and running requests
+  int64_t prompt_tokens = 0;      // of the requests whose prompt has been computed (cancelled before: none)
   int64_t generation_tokens = 0;
   int64_t jump_forward_tokens = 0;  // of generation_tokens, appended by jump-forward without sampling
   int kv_blocks_used = 0;

@@ -6,7 +6,8 @@
 
 namespace skiff {
 
-Scheduler::Scheduler(SchedulerOptions options, PagedKvCache& kv) : options_(options), kv_(kv) {
+Scheduler::Scheduler(SchedulerOptions options, PagedKvCache& kv)
+    : options_(options), step_budget_(options.step_target_seconds), kv_(kv) {
   if (options_.max_seqs < 1) fail("scheduler: max_seqs must be >= 1, not {}", options_.max_seqs);
   if (options_.max_batch_tokens < options_.max_seqs)
     fail("scheduler: max_batch_tokens ({}) must be at least max_seqs ({}), so every running "
@@ -23,11 +24,21 @@ ScheduledStep Scheduler::schedule() {
   ScheduledStep step;
   int budget = options_.max_batch_tokens;
   schedule_running(step, /*decodes=*/true, budget);
+  // Prompt chunks get what the token budget leaves, within the step's time.
+  const int prefill = step_budget_.prefill_tokens(budget);
+  const int held_back = budget - prefill;
+  budget = prefill;
   schedule_running(step, /*decodes=*/false, budget);
   // Admitting now would only take the blocks a preempted sequence just gave up.
   if (step.preempted.empty()) admit_waiting(step, budget);
+  budget += held_back;
   step.n_tokens = options_.max_batch_tokens - budget;
+  for (const ScheduledChunk& chunk : step.chunks) step.n_decodes += chunk.n_tokens == 1 && chunk.samples();
   return step;
+}
+
+void Scheduler::observe(const ScheduledStep& step, double seconds) {
+  step_budget_.observe(step.n_tokens - step.n_decodes, seconds);
 }
 
 void Scheduler::schedule_running(ScheduledStep& step, bool decodes, int& budget) {

@@ -11,7 +11,8 @@
 // sequences from the waiting queue, first come first served (the queue's head
 // is never skipped, so a stream of short requests cannot starve a long one).
 // A long prompt is split into chunks across steps, so it never stalls the
-// decodes of others. When the pool runs out of blocks the most recently
+// decodes of others: a step's prompt tokens are bounded by the token budget
+// and, with a step_target_seconds, by the time they are measured to take. When the pool runs out of blocks the most recently
 // admitted running sequence is preempted: its blocks are freed and it returns
 // to the head of the waiting queue, to be recomputed. The oldest running
 // sequence always fits by itself (the engine caps a sequence at the pool's
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "engine/sequence.h"
+#include "engine/step_budget.h"
 #include "kv/paged_kv_cache.h"
 
 namespace skiff {
@@ -29,6 +31,10 @@ struct SchedulerOptions {
   int max_batch_tokens = 2048;  // tokens per forward pass, all sequences together
   int max_seqs = 64;            // running sequences at once
   bool prefix_caching = true;   // reuse cached blocks of a prompt's prefix on admission
+  // Seconds a step should last at most, its prompt tokens sized from the
+  // steps measured before (StepBudget), so that a long prompt never holds
+  // running streams for long between two tokens. 0: tokens alone bound a step.
+  double step_target_seconds = 0;
 };
 
 // One sequence's part of a step: its next n_tokens uncomputed tokens.
@@ -46,6 +52,7 @@ struct ScheduledStep {
   std::vector<ScheduledChunk> chunks;  // decodes first, in admission order
   std::vector<Sequence*> preempted;    // sent back to waiting during this step
   int n_tokens = 0;
+  int n_decodes = 0;  // chunks of one token that samples (the rest of n_tokens: prompt tokens, drafts)
   // Prefix-cache accounting of the sequences admitted this step.
   int prefix_query_tokens = 0;
   int prefix_hit_tokens = 0;
@@ -78,6 +85,8 @@ class Scheduler {
   void fork(Sequence& parent, Sequence& child);
   // Retires a sequence (finished or cancelled) from wherever it is, freeing its blocks.
   void finish(Sequence* seq);
+  // How long a step took (schedule to sampled tokens), for sizing the next ones.
+  void observe(const ScheduledStep& step, double seconds);
 
   int n_waiting() const { return static_cast<int>(waiting_.size()); }
   int n_running() const { return static_cast<int>(running_.size()); }
@@ -94,6 +103,7 @@ class Scheduler {
   int running_slots() const;
 
   SchedulerOptions options_;
+  StepBudget step_budget_;
   PagedKvCache& kv_;
   std::deque<Sequence*> waiting_;
   std::vector<Sequence*> running_;  // in admission order

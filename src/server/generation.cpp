@@ -15,6 +15,12 @@ Generation::Generation(ServingEngine& engine, const std::vector<std::vector<int3
     : engine_(engine),
       channel_(std::make_shared<ResponseChannel>(static_cast<int>(prompts.size()))),
       constraint_field_(params.structured_outputs.field) {
+  // Past the queue's bound a request could never be admitted, however long
+  // its client waited: its own error, not a 503's "retry later".
+  const int bound = engine.max_waiting();
+  if (bound > 0 && prompts.size() > static_cast<size_t>(bound))
+    throw RequestError(400, fmt::format("{} prompts in one request exceed the queue's {} (--max-queue)",
+                                        prompts.size(), bound), "prompt");
   try {
     for (size_t i = 0; i < prompts.size(); ++i)
       ids_.push_back(engine_.submit(prompts[i], params, channel_, static_cast<int>(i)));

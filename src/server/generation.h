@@ -19,8 +19,8 @@ namespace skiff {
 class Generation {
  public:
   // Submits every prompt with params. Throws RequestError (400: the engine
-  // refused the request; 503: the queue is full), cancelling any prompt
-  // already submitted.
+  // refused the request, or it has more prompts than the queue ever holds;
+  // 503: the queue is full now), cancelling any prompt already submitted.
   Generation(ServingEngine& engine, const std::vector<std::vector<int32_t>>& prompts,
              const SamplingParams& params);
   ~Generation();  // cancels what has not finished

@@ -64,8 +64,19 @@ RequestId ServingEngine::submit(std::vector<int32_t> prompt, const SamplingParam
 }
 
 void ServingEngine::cancel(RequestId id) {
-  engine_.cancel(id);
   std::lock_guard lock(mutex_);
+  // Not yet taken by a step: it leaves now, not after the step in progress,
+  // so that a departed client's queued prompts free the queue at once.
+  if (std::optional<RequestOutput> out = engine_.withdraw(id)) {
+    const auto it = routes_.find(id);
+    if (it != routes_.end()) {
+      leave_waiting(*it->second);  // the engine thread never sees this route now
+      it->second->channel->push_output(it->second->prompt, std::move(*out));
+      routes_.erase(it);
+    }
+  } else {
+    engine_.cancel(id);
+  }
   work_.notify_one();
 }
 

@@ -81,7 +81,8 @@ class ServingEngine {
   // QueueFull; queues nothing then.
   RequestId submit(std::vector<int32_t> prompt, const SamplingParams& params,
                    std::shared_ptr<ResponseChannel> channel, int prompt_index);
-  // The request stops at the next step; its channel gets the cancelled output.
+  // The request stops at the next step (at once if no step has taken it
+  // yet); its channel gets the cancelled output.
   void cancel(RequestId id);
   // Steps the engine as requests come, until stop(); then returns once what
   // was in flight has been cancelled.
@@ -94,15 +95,18 @@ class ServingEngine {
   EngineMetrics metrics() const;
   int max_model_len() const { return engine_.max_model_len(); }
   int waiting() const { return n_waiting_.load(); }
+  int max_waiting() const { return max_waiting_; }  // 0: unbounded
   int64_t rejected() const { return n_rejected_.load(); }  // QueueFull so far
 
  private:
   struct Route {
     std::shared_ptr<ResponseChannel> channel;
     int prompt = 0;
-    bool started = false;  // made its first delta (engine thread only)
+    // Made its first delta. The engine thread's, or under mutex_ that of
+    // cancel() withdrawing a request the engine never took.
+    bool started = false;
   };
-  void leave_waiting(Route& route);  // engine thread
+  void leave_waiting(Route& route);  // see Route::started
 
   Engine& engine_;
   const int max_waiting_;

@@ -10,17 +10,20 @@ using nlohmann::json;
 void handle_tokenize(const ServedModel& served, const ojson& body, const HttpRequest&,
                      HttpResponse& res) {
   // A prompt, or a conversation rendered by the chat template (whose text
-  // carries its special tokens: none are added by default).
+  // carries its special tokens: none are added by default; the client's text
+  // in it is plain text, as the chat endpoint reads it).
   const bool chat = body.contains("messages");
   const auto prompt = body.find("prompt");
   if (!chat && prompt == body.end()) bad_field("prompt", "the request has no prompt (or messages)");
-  const std::string text = chat ? render_chat(served.chat_template, served.tokenizer, body, true) : text_field(*prompt, "prompt");
+  const MarkedPrompt text = chat ? render_chat(served.chat_template, served.tokenizer, body, true,
+                                               served.special_tokens_in_content)
+                                 : MarkedPrompt{text_field(*prompt, "prompt"), {}};
   const bool add_special = body.contains("add_special_tokens") && !body["add_special_tokens"].is_null()
                                ? boolean_field(body["add_special_tokens"], "add_special_tokens")
                                : !chat;
   const bool token_strs = body.contains("return_token_strs") && !body["return_token_strs"].is_null() &&
                           boolean_field(body["return_token_strs"], "return_token_strs");
-  const std::vector<int32_t> tokens = served.tokenizer.encode(text, add_special, /*parse_special=*/true);
+  const std::vector<int32_t> tokens = served.tokenizer.encode(text.text, add_special, /*parse_special=*/true, text.plain);
   ojson out{{"count", tokens.size()}, {"max_model_len", served.max_model_len}, {"tokens", tokens}};
   if (token_strs) {
     ojson strs = ojson::array();

@@ -19,13 +19,23 @@ struct Fragment {
   size_t length = 0;
 };
 
+// Whether [offset, offset + length) overlaps one of the sorted, disjoint spans.
+bool overlaps(std::span<const TextSpan> spans, size_t offset, size_t length) {
+  const auto it = std::partition_point(spans.begin(), spans.end(),
+                                       [&](const TextSpan& s) { return s.offset + s.length <= offset; });
+  return it != spans.end() && it->offset < offset + length;
+}
+
 // Splits the raw fragments around every occurrence of the special tokens,
-// longest token first, as llama.cpp's tokenizer_st_partition does.
-std::vector<Fragment> partition_special(const Vocab& vocab, std::string_view text, bool parse_special) {
+// longest token first, as llama.cpp's tokenizer_st_partition does. A control
+// token's occurrence that overlaps a plain span stays raw text.
+std::vector<Fragment> partition_special(const Vocab& vocab, std::string_view text, bool parse_special,
+                                        std::span<const TextSpan> plain) {
   std::vector<Fragment> fragments{{-1, 0, text.size()}};
   for (const int32_t id : vocab.special_tokens) {
     const TokenType type = vocab.types[id];
-    if (!parse_special && type != TokenType::UserDefined) continue;
+    const bool user_defined = type == TokenType::UserDefined;
+    if (!parse_special && !user_defined) continue;
     const std::string& special = vocab.texts[id];
     std::vector<Fragment> next;
     next.reserve(fragments.size());
@@ -35,11 +45,14 @@ std::vector<Fragment> partition_special(const Vocab& vocab, std::string_view tex
         continue;
       }
       const std::string_view raw = text.substr(fragment.offset, fragment.length);
-      size_t start = 0;
-      for (size_t hit = raw.find(special); hit != std::string_view::npos; hit = raw.find(special, start)) {
+      size_t start = 0;  // the raw text not yet pushed
+      size_t from = 0;   // where to look next
+      for (size_t hit = raw.find(special); hit != std::string_view::npos; hit = raw.find(special, from)) {
+        from = hit + 1;
+        if (!user_defined && overlaps(plain, fragment.offset + hit, special.size())) continue;
         if (hit > start) next.push_back({-1, fragment.offset + start, hit - start});
         next.push_back({id, fragment.offset + hit, special.size()});
-        start = hit + special.size();
+        start = from = hit + special.size();
       }
       if (start < raw.size()) next.push_back({-1, fragment.offset + start, raw.size() - start});
     }
@@ -119,7 +132,8 @@ void Tokenizer::encode_text(std::string_view text, bool after_special, std::vect
   spm_tokenize(vocab_, escape_spaces(prefixed), out);
 }
 
-std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special, bool parse_special) const {
+std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special, bool parse_special,
+                                       std::span<const TextSpan> plain) const {
   std::vector<int32_t> out;
   // llama.cpp's WordPiece encode adds [CLS] ... [SEP] for add_special whatever the
   // add_bos/add_eos keys say (they tell callers how to join text pairs).
@@ -127,7 +141,7 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special, 
   if (add_special && (vocab_.add_bos || wordpiece) && vocab_.bos_id >= 0) out.push_back(vocab_.bos_id);
   if (!text.empty()) {
     bool after_special = true;
-    for (const Fragment& fragment : partition_special(vocab_, text, parse_special)) {
+    for (const Fragment& fragment : partition_special(vocab_, text, parse_special, plain)) {
       if (fragment.token >= 0) {
         out.push_back(fragment.token);
         after_special = true;
@@ -142,6 +156,13 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special, 
   } else if (add_special && vocab_.add_eos && vocab_.eos_id >= 0) {
     out.push_back(vocab_.eos_id);
   }
+  return out;
+}
+
+std::vector<std::string_view> Tokenizer::control_spellings() const {
+  std::vector<std::string_view> out;  // special_tokens is longest first
+  for (const int32_t id : vocab_.special_tokens)
+    if (vocab_.types[id] != TokenType::UserDefined) out.push_back(vocab_.texts[id]);
   return out;
 }
 

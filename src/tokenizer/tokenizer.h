@@ -17,6 +17,12 @@ namespace gguf {
 class GgufFile;
 }
 
+// Bytes [offset, offset + length) of a text.
+struct TextSpan {
+  size_t offset = 0;
+  size_t length = 0;
+};
+
 class Tokenizer {
  public:
   explicit Tokenizer(Vocab vocab);  // calls vocab.finalize()
@@ -35,7 +41,12 @@ class Tokenizer {
 
   // add_special: BOS/EOS as the vocabulary asks; WordPiece: [CLS] and [SEP]. parse_special: text equal to
   // a control token becomes that token (user-defined tokens always do).
-  std::vector<int32_t> encode(std::string_view text, bool add_special, bool parse_special) const;
+  // plain: sorted, disjoint spans of text read as with parse_special off (a chat's client-supplied
+  // text): no control token matches a stretch that overlaps one; the rest is read as parse_special says.
+  std::vector<int32_t> encode(std::string_view text, bool add_special, bool parse_special,
+                              std::span<const TextSpan> plain = {}) const;
+  // The texts that become tokens only with parse_special (control and unknown tokens), longest first.
+  std::vector<std::string_view> control_spellings() const;
 
   // The bytes a token stands for; control tokens give "" unless render_control.
   std::string token_to_piece(int32_t id, bool render_control = false) const;

@@ -107,7 +107,7 @@ TEST(ChatRequest, MaxTokensDefaultsToTheContextLeft) {
 TEST(ChatRequest, TemplateInputsFromTheBody) {
   const ojson body = ojson::parse(R"({"messages": [{"role": "user", "content": "Hi"}], "add_generation_prompt": false,
                                       "tools": [{"type": "function"}, {"type": "function"}]})");
-  EXPECT_EQ(render_chat(&role_template(), stories_tokenizer(), body, true), "<user>Hi\n[2 tools]");
+  EXPECT_EQ(render_chat(&role_template(), stories_tokenizer(), body, true).text, "<user>Hi\n[2 tools]");
 }
 
 // Tool calls are parsed from replies only where the reply may make them:

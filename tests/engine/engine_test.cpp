@@ -347,6 +347,44 @@ TEST_F(EngineTest, MetricsCountTokensRequestsAndLatencies) {
   EXPECT_GT(m.kv_blocks_total, 0);
 }
 
+// Prompt tokens count once computed: not for a request cancelled before its
+// first step, once for n completions.
+TEST_F(EngineTest, PromptTokensCountWhatWasComputed) {
+  Engine engine = make_engine();
+  const RequestId cancelled = engine.add_request(encode("The cat"), greedy(5));
+  SamplingParams two = greedy(5);
+  two.n = 2;
+  engine.add_request(encode("The cat sat"), two);
+  engine.cancel(cancelled);
+  engine.run_to_completion();
+  const EngineMetrics m = engine.metrics();
+  EXPECT_EQ(m.prompt_tokens, static_cast<int64_t>(encode("The cat sat").size()));
+  EXPECT_EQ(m.requests_cancelled, 1);
+}
+
+// A request no step has taken leaves at once; one a step took waits for cancel().
+TEST_F(EngineTest, WithdrawTakesBackWhatNoStepTook) {
+  Engine engine = make_engine();
+  SamplingParams two = greedy(5);
+  two.n = 2;
+  const RequestId id = engine.add_request(encode("The cat"), two);
+  const std::optional<RequestOutput> out = engine.withdraw(id);
+  ASSERT_TRUE(out);
+  EXPECT_EQ(out->request_id, id);
+  ASSERT_EQ(out->outputs.size(), 2u);
+  EXPECT_EQ(out->outputs[1].finish_reason, FinishReason::kCancelled);
+  EXPECT_FALSE(engine.has_unfinished());
+  EXPECT_FALSE(engine.withdraw(id));
+  const RequestId taken = engine.add_request(encode("The cat"), greedy(5));
+  engine.step();
+  EXPECT_FALSE(engine.withdraw(taken));
+  engine.run_to_completion();
+  const EngineMetrics m = engine.metrics();
+  EXPECT_EQ(m.requests_finished, 2);
+  EXPECT_EQ(m.requests_cancelled, 1);
+  EXPECT_EQ(m.prompt_tokens, static_cast<int64_t>(encode("The cat").size()));
+}
+
 // A model whose logits are all NaN (NaN weights in a downloaded file) ends each
 // request with FinishReason::kError and a message; the engine stays usable.
 TEST_F(EngineTest, NanLogitsEndTheRequestWithAnErrorNotTheEngine) {

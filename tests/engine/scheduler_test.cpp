@@ -115,6 +115,27 @@ TEST_F(SchedulerTest, DecodesComeBeforePromptChunksWithinTheBudget) {
   EXPECT_EQ(chunk_of(step, c), 14);
 }
 
+// With a step target, a long prompt's chunks are what the measured step
+// times say fits beside the decodes, not the whole token budget.
+TEST_F(SchedulerTest, AStepTargetSizesPromptChunksByMeasuredTime) {
+  PagedKvCache kv = small_pool(256);
+  Scheduler scheduler({.max_batch_tokens = 512, .max_seqs = 4, .step_target_seconds = 0.1}, kv);
+  Sequence* a = make_sequence(40);
+  scheduler.add(a);
+  ScheduledStep step = run_step(scheduler, kv);
+  EXPECT_EQ(chunk_of(step, a), 40);  // nothing measured yet: the token budget
+  scheduler.observe(step, 0.05);     // 40 tokens in 50 ms: 80 fit
+  Sequence* b = make_sequence(900);
+  scheduler.add(b);
+  step = run_step(scheduler, kv);
+  EXPECT_EQ(step.chunks[0].seq, a);
+  EXPECT_EQ(step.n_decodes, 1);
+  EXPECT_EQ(chunk_of(step, b), 80);
+  EXPECT_EQ(step.n_tokens, 81);
+  scheduler.observe(step, 0.16);  // over: what would have fit
+  EXPECT_EQ(chunk_of(run_step(scheduler, kv), b), 50);  // 80 x 100 / 160 ms
+}
+
 TEST_F(SchedulerTest, CapsRunningSequences) {
   PagedKvCache kv = small_pool(64);
   Scheduler scheduler({.max_batch_tokens = 64, .max_seqs = 2}, kv);

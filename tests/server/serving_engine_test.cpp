@@ -78,6 +78,41 @@ TEST_F(ServingEngineTest, AFullQueueRefusesAtOnceAndCountsIt) {
   EXPECT_EQ(serving.rejected(), 1);
 }
 
+// A cancel does not wait for a step: a request no step has taken leaves the
+// queue at once (here no loop runs at all).
+TEST_F(ServingEngineTest, CancellingQueuedPromptsFreesTheQueueAtOnce) {
+  Engine engine(model_, tokenizer_);
+  ServingEngine serving(engine, 2);
+  {
+    Generation gen(serving, {prompt(), prompt()}, greedy(5));
+    EXPECT_EQ(serving.waiting(), 2);
+    gen.cancel();
+    std::vector<ResponseChannel::Event> events;
+    EXPECT_TRUE(gen.poll(events));
+    EXPECT_EQ(gen.output(1).outputs[0].finish_reason, FinishReason::kCancelled);
+  }
+  EXPECT_EQ(serving.waiting(), 0);
+  EXPECT_FALSE(engine.has_unfinished());
+  Generation again(serving, {prompt(), prompt()}, greedy(5));  // room again
+  EXPECT_EQ(serving.waiting(), 2);
+}
+
+// More prompts than the queue ever holds can never be admitted: 400, not
+// 503's "retry later"; none of them is queued.
+TEST_F(ServingEngineTest, MorePromptsThanTheQueueHoldsAreA400) {
+  Engine engine(model_, tokenizer_);
+  RunningEngine loop(engine, 2);
+  try {
+    Generation g(loop.serving, {prompt(), prompt(), prompt()}, greedy(5));
+    FAIL();
+  } catch (const RequestError& e) {
+    EXPECT_EQ(e.status(), 400);
+    EXPECT_EQ(e.param(), "prompt");
+  }
+  EXPECT_EQ(loop.serving.waiting(), 0);
+  EXPECT_EQ(loop.serving.rejected(), 0);
+}
+
 TEST_F(ServingEngineTest, InvalidRequestsAreA400AndQueueNothing) {
   Engine engine(model_, tokenizer_);
   RunningEngine loop(engine, 0);

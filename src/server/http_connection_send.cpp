@@ -42,19 +42,21 @@ std::string str(boost::beast::string_view s) { return std::string(s.data(), s.si
 
 enum class Framing { kLength, kChunked, kUntilClose };
 
-std::string response_head(const HttpResponse& res, bool keep_alive, Framing framing, size_t length) {
+// version: the request's (10 for HTTP/1.0, whose clients close unless told to keep alive).
+std::string response_head(const HttpResponse& res, bool keep_alive, unsigned version, Framing framing,
+                          size_t length) {
   std::string head = fmt::format("HTTP/1.1 {} {}\r\nContent-Type: {}\r\n", res.status,
                                  str(http::obsolete_reason(static_cast<http::status>(res.status))),
                                  res.content_type);
   for (const auto& [name, value] : res.headers) head += fmt::format("{}: {}\r\n", name, value);
   if (framing == Framing::kLength) head += fmt::format("Content-Length: {}\r\n", length);
   if (framing == Framing::kChunked) head += "Transfer-Encoding: chunked\r\n";
-  head += keep_alive ? "" : "Connection: close\r\n";
+  head += !keep_alive ? "Connection: close\r\n" : version < 11 ? "Connection: keep-alive\r\n" : "";
   return head + "\r\n";
 }
 
-std::string whole_response(const HttpResponse& res, bool keep_alive) {
-  return response_head(res, keep_alive, Framing::kLength, res.body.size()) + res.body;
+std::string whole_response(const HttpResponse& res, bool keep_alive, unsigned version) {
+  return response_head(res, keep_alive, version, Framing::kLength, res.body.size()) + res.body;
 }
 
 }  // namespace
@@ -62,9 +64,9 @@ std::string whole_response(const HttpResponse& res, bool keep_alive) {
 awaitable<bool> HttpConnection::respond(Request& request, HttpResponse& res, bool& keep_alive) {
   if (res.deferred) co_return co_await drive_deferred(request, res, keep_alive);
   if (request.http.method == "HEAD")  // the head a GET would have, without its body
-    pending_ += response_head(res, keep_alive, Framing::kLength, res.body.size());
+    pending_ += response_head(res, keep_alive, request.version, Framing::kLength, res.body.size());
   else
-    pending_ += whole_response(res, keep_alive);
+    pending_ += whole_response(res, keep_alive, request.version);
   co_return co_await flush();
 }
 
@@ -103,7 +105,7 @@ awaitable<bool> HttpConnection::drive_deferred(Request& request, HttpResponse& r
   };
   if (streamed) {
     keep_alive = keep_alive && chunked;
-    pending_ += response_head(res, keep_alive, chunked ? Framing::kChunked : Framing::kUntilClose, 0);
+    pending_ += response_head(res, keep_alive, request.version, chunked ? Framing::kChunked : Framing::kUntilClose, 0);
   }
   const auto keepalive_every = std::chrono::duration_cast<Clock::duration>(
       std::chrono::duration<double>(limits.sse_keepalive_s));
@@ -172,7 +174,7 @@ awaitable<bool> HttpConnection::drive_deferred(Request& request, HttpResponse& r
   co_await run_on_worker(finish);
   res.deferred.reset();
   if (res.body.size() > limits.max_response_bytes) error_response(res, 400, too_large);
-  pending_ += whole_response(res, keep_alive);
+  pending_ += whole_response(res, keep_alive, request.version);
   co_return co_await flush();
 }
 
@@ -235,7 +237,7 @@ awaitable<void> HttpConnection::refuse(int status, const std::string& message) {
   HttpResponse res;
   error_response(res, status, message);
   if (status == 503) res.set_header("Retry-After", "1");
-  pending_ += whole_response(res, /*keep_alive=*/false);
+  pending_ += whole_response(res, /*keep_alive=*/false, /*version=*/11);
   co_await flush();
 }
 

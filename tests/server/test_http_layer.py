@@ -356,6 +356,15 @@ def test_chunked_bodies_are_decoded_and_counted():
             c.sendall(b"GET /health HTTP/1.0\r\n\r\n")
             [(status, head, body)] = responses(read_until_closed(c))
             assert status == 200 and body == b"{}"
+        with connect(s.port) as c:  # HTTP/1.0 asking to be kept alive: told so, and the connection goes on
+            c.sendall(b"GET /health HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+            data = b""
+            while not data.endswith(b"{}"):
+                data += c.recv(4096)
+            assert b"Connection: keep-alive" in data.partition(b"\r\n\r\n")[0], data
+            c.sendall(b"GET /health HTTP/1.0\r\n\r\n")
+            [first, (status, head, body)] = responses(data + read_until_closed(c))
+            assert first[0] == 200 and status == 200 and body == b"{}"
     finally:
         assert s.stop() == 0, "".join(s.log[-20:])
 

@@ -59,17 +59,11 @@ void ApiServer::post(const Handler& handler, const HttpRequest& req, HttpRespons
   if (!authorized(req)) return send_error(res, 401, kUnauthorized);
   const ServedModel* model = ready(res);
   if (!model) return;
-  try {
+  answer_or_send_error(res, [&] {
     const ojson body = parse_request_body(req.body);
     check_model_name(*model, body);
     handler(*model, body, req, res);
-  } catch (const RequestError& e) {
-    send_error(res, e.status(), e.what(), e.param());
-  } catch (const Error& e) {
-    send_error(res, 400, e.what());
-  } catch (const std::bad_alloc&) {
-    send_error(res, 503, "out of memory");
-  }
+  });
   // A large body's JSON costs many times its size while parsed, and glibc
   // keeps what a thread frees in that thread's arena: without this, a burst
   // of large requests would stay in the server's RSS.

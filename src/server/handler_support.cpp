@@ -17,6 +17,18 @@ void send_error(HttpResponse& res, int status, const std::string& message, const
   if (status == 503) res.set_header("Retry-After", "1");  // loading, a full queue: temporary
 }
 
+void answer_or_send_error(HttpResponse& res, const std::function<void()>& answer) {
+  try {
+    answer();
+  } catch (const RequestError& e) {
+    send_error(res, e.status(), e.what(), e.param());
+  } catch (const Error& e) {
+    send_error(res, 400, e.what());
+  } catch (const std::bad_alloc&) {
+    send_error(res, 503, "out of memory");
+  }
+}
+
 namespace {
 
 // Roughly the bytes a delta adds to a whole JSON response: its text, and per
@@ -86,16 +98,10 @@ class WholeResponse final : public DeferredBody {
 
   void finish(HttpResponse& res) override {
     if (cut_status_) return send_error(res, cut_status_, cut_message_);
-    try {
+    answer_or_send_error(res, [&] {
       if (std::optional<RequestError> failed = generation_->failure()) throw *failed;
       respond_(res);
-    } catch (const RequestError& e) {
-      send_error(res, e.status(), e.what(), e.param());
-    } catch (const Error& e) {
-      send_error(res, 400, e.what());
-    } catch (const std::bad_alloc&) {
-      send_error(res, 503, "out of memory");
-    }
+    });
   }
 
   void cancel() override { generation_->cancel(); }

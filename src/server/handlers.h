@@ -55,4 +55,8 @@ void respond_when_done(HttpResponse& res, std::shared_ptr<Generation> generation
 // Writes an OpenAI-shaped error as the response.
 void send_error(HttpResponse& res, int status, const std::string& message, const std::string& param = {});
 
+// Runs `answer`; what it throws becomes the error response: a RequestError
+// its status and field, another Error a 400, running out of memory a 503.
+void answer_or_send_error(HttpResponse& res, const std::function<void()>& answer);
+
 }  // namespace skiff

@@ -90,6 +90,22 @@ class Server:
         return self.proc.returncode
 
 
+
+def rss_kib(pid):
+    """The process's resident memory (VmRSS), KiB."""
+    for line in open(f"/proc/{pid}/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def read_until_closed(s):
+    """What the server sent before it closed the connection (recv gives b"")."""
+    data = b""
+    while chunk := s.recv(65536):
+        data += chunk
+    return data
+
 def need(path):
     if not path.exists():
         if os.environ.get("SKIFF_REQUIRE_REAL_MODELS"):

@@ -10,16 +10,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 
-from conftest import STORIES, Server
+from conftest import STORIES, Server, rss_kib
 
 PROMPTS = ["Once upon a time", "Lily and Tom", "The cat", "One day, a little bird", "Sam had a red ball"]
-
-
-def rss_kib(pid):
-    for line in open(f"/proc/{pid}/status"):
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    return 0
 
 
 def valid_body(rng):

@@ -12,7 +12,7 @@ import time
 import httpx
 import pytest
 
-from conftest import STORIES, Server
+from conftest import STORIES, Server, read_until_closed
 
 TIMEOUTS = ["--header-timeout", "1", "--body-timeout", "1", "--idle-timeout", "1", "--write-timeout", "1"]
 
@@ -31,14 +31,6 @@ def connect(server, rcvbuf=None):
     s.connect(("127.0.0.1", server.port))
     s.settimeout(5)
     return s
-
-
-def read_until_closed(s):
-    """What the server sent before it closed the connection (recv gives b"")."""
-    data = b""
-    while chunk := s.recv(65536):
-        data += chunk
-    return data
 
 
 def status_and_error(response):

@@ -16,7 +16,7 @@ import zlib
 import httpx
 import pytest
 
-from conftest import BINARY, STORIES, Server
+from conftest import BINARY, STORIES, Server, read_until_closed, rss_kib
 
 KEY = "sekret"
 AUTH = {"Authorization": f"Bearer {KEY}"}
@@ -28,13 +28,6 @@ def server():
                "--max-connections-per-client", "64", api_key=KEY)
     yield s
     assert s.stop() == 0, "".join(s.log[-20:])
-
-
-def rss_kib(pid):
-    for line in open(f"/proc/{pid}/status"):
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    return 0
 
 
 def threads(pid):
@@ -50,13 +43,6 @@ def connect(port, source="127.0.0.1", timeout=5):
     s.connect(("127.0.0.1", port))
     s.settimeout(timeout)
     return s
-
-
-def read_until_closed(s):
-    data = b""
-    while chunk := s.recv(65536):
-        data += chunk
-    return data
 
 
 def responses(data):

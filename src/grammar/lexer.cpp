@@ -246,7 +246,7 @@ bool Lexer::takes_any_text(int32_t state, TextClass text_class) const {
 // reaches a pair that stays. Threads are followed one at a time, which is
 // what lets the answer be kept per NFA state.
 bool Lexer::follows_any_text(int32_t nfa_state, TextClass text_class) const {
-  std::lock_guard lock(follows_mutex_);
+  std::lock_guard lock(mutex_);  // epsilon_closure's scratch, and the memo
   std::vector<int8_t>& memo = follows_any_[static_cast<int>(text_class)];
   if (memo[nfa_state] >= 0) return memo[nfa_state];
   if (!goes_on_[nfa_state]) return false;
@@ -258,18 +258,10 @@ bool Lexer::follows_any_text(int32_t nfa_state, TextClass text_class) const {
     int32_t to;  // a pair
   };
   std::vector<std::vector<Move>> moves;
-  std::vector<int32_t> closure, stack;
   for (size_t p = 0; p < pairs.size(); ++p) {
     auto [from, phase] = pairs[p];
-    closure.clear();
-    stack.assign(1, from);
-    while (!stack.empty()) {
-      int32_t s = stack.back();
-      stack.pop_back();
-      if (!can_accept_[s] || std::find(closure.begin(), closure.end(), s) != closure.end()) continue;
-      closure.push_back(s);
-      for (uint32_t i = epsilon_begin_[s]; i < epsilon_begin_[s + 1]; ++i) stack.push_back(epsilon_[i]);
-    }
+    std::vector<int32_t> seeds{from};
+    const std::vector<int32_t> closure = epsilon_closure(seeds);
     std::vector<Move> out;
     for (int32_t s : closure) {
       for (uint32_t i = edge_begin_[s]; i < edge_begin_[s + 1]; ++i) {

@@ -131,7 +131,6 @@ class Lexer {
   mutable std::vector<uint32_t> seen_;  // scratch, stamped with seen_stamp_
   mutable uint32_t seen_stamp_ = 0;
   mutable std::unordered_map<std::string, bool> parts_meet_;
-  mutable std::mutex follows_mutex_;
   mutable std::vector<int8_t> follows_any_[kTextClasses];  // per NFA state: -1 unknown, 0 no, 1 yes
 };
 

@@ -413,14 +413,17 @@ def test_32_mixed_requests_at_once(qwen):
 
 
 def test_preempted_sequences_keep_their_constraint():
-    # A KV pool of 336 tokens for 6 sequences of ~70: they are preempted, recomputed, and go on under
-    # the grammar state they had.
-    server = Server(need(QWEN), "-c", "256", "--served-model-name", "qwen", "--kv-mem", "4M")
+    # A KV pool of 256 tokens (16 blocks) for 6 sequences of ~70 (4-5 blocks each): they are preempted,
+    # recomputed, and go on under the grammar state they had. Each prompt differs from its first
+    # block on, so that the prefix cache cannot share them into fitting the pool.
+    server = Server(need(QWEN), "-c", "256", "--served-model-name", "qwen", "--kv-mem", "3M")
     try:
         def job(i):
+            messages = [{"role": "system", "content": f"{i}: you are assistant number {i}."}] + PERSON_MESSAGES
+            args = dict(response_format=json_schema_format(PERSON), temperature=1.0, seed=i)
             if i % 2:
-                return texts_of(chat(server, response_format=json_schema_format(PERSON), temperature=1.0, seed=i))
-            return streamed(server, response_format=json_schema_format(PERSON), temperature=1.0, seed=i)[0]
+                return texts_of(chat(server, messages, **args))
+            return streamed(server, messages, **args)[0]
 
         with ThreadPoolExecutor(6) as pool:
             for texts in pool.map(job, range(6)):

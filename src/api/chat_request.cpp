@@ -75,12 +75,13 @@ void constrain_tool_calls(ChatRequest& r) {
 }
 
 // The syntax a reply to `prompt` is parsed with: the model's, less its tool
-// calls unless they are parsed (reasoning is, always); null for none.
-std::unique_ptr<ChatSyntax> reply_syntax(const ApiModel& model, const std::string& prompt, bool calls) {
+// calls unless `tools` are parsed (reasoning is, always); null for none.
+std::unique_ptr<ChatSyntax> reply_syntax(const ApiModel& model, const std::string& prompt, const ChatTools* tools) {
   if (!model.chat_syntax) return nullptr;
   std::unique_ptr<ChatSyntax> reasoning_only;
-  if (!calls) reasoning_only = chat_syntax_named("", model.chat_syntax->reasoning_name());
-  return (reasoning_only ? *reasoning_only : *model.chat_syntax).for_prompt(prompt);
+  if (!tools) reasoning_only = chat_syntax_named("", model.chat_syntax->reasoning_name());
+  return (reasoning_only ? *reasoning_only : *model.chat_syntax)
+      .for_prompt(prompt, tools ? string_parameters(*tools) : StringParameters{});
 }
 
 }  // namespace
@@ -131,7 +132,7 @@ ChatRequest parse_chat_request(const ApiModel& model, const ojson& body) {
   r.prompt = model.tokenizer.encode(prompt, /*add_special=*/false, /*parse_special=*/true, rendered.plain);
   if (r.prompt.empty()) bad_field("messages", "the conversation renders to no tokens");
   // Tool calls are parsed only where tools are on; reasoning always.
-  r.syntax = reply_syntax(model, prompt, r.tools.any());
+  r.syntax = reply_syntax(model, prompt, r.tools.any() ? &r.tools : nullptr);
   const SamplingFieldLimits limits{model.tokenizer.n_vocab(),
                                    model.max_model_len - static_cast<int32_t>(r.prompt.size())};
   r.params.max_tokens = std::max(1, limits.null_max_tokens);  // absent: the context left, as vLLM
@@ -161,7 +162,7 @@ ChatRequest parse_chat_request(const ApiModel& model, const ojson& body) {
   // tool_choice auto is that format's content, never parsed as calls: a JSON
   // object with a "name" would read as one.
   if (r.tools.any() && !r.params.structured_outputs.calls && !r.params.structured_outputs.empty())
-    r.syntax = reply_syntax(model, prompt, false);
+    r.syntax = reply_syntax(model, prompt, nullptr);
   validate_sampling(r.params);
   check_context(model, r.prompt.size(), r.params.max_tokens);
   return r;

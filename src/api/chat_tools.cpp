@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include "api/request_fields.h"
+#include "base/error.h"
 #include "base/json.h"
+#include "grammar/json_schema.h"
 
 namespace skiff {
 namespace {
@@ -64,12 +66,26 @@ ChatTools parse_chat_tools(const ojson& body) {
   return tools;
 }
 
+StringParameters string_parameters(const ChatTools& tools) {
+  StringParameters out;
+  for (const ChatTools::Function& f : tools.functions) {
+    try {
+      for (std::string& name : grammar::string_only_properties(f.parameters)) out[f.name].insert(std::move(name));
+    } catch (const Error& e) {
+      bad_field("tools", fmt::format("tool '{}': {}", f.name, e.what()));
+    }
+  }
+  return out;
+}
+
 std::optional<CallsFormat> calls_format(const ChatTools& tools, const CallLayout& layout) {
   if (!tools.any()) return std::nullopt;
   CallsFormat format;
   format.prefix = layout.prefix;
   format.separator = layout.separator;
   format.suffix = layout.suffix;
+  format.parameter_begin = layout.parameter_begin;
+  format.parameter_end = layout.parameter_end;
   format.parallel = tools.parallel && tools.choice != ChatTools::Choice::kNamed;
   if (tools.choice == ChatTools::Choice::kAuto) format.trigger = layout.trigger;
   const size_t name_at = layout.call_begin.find("{name}");

@@ -32,6 +32,11 @@ struct ChatTools {
 // the field for a bad shape, a duplicate name or a choice of an unknown function.
 ChatTools parse_chat_tools(const nlohmann::ordered_json& body);
 
+// The parameters the functions' schemas allow only strings in, which the
+// families that write parameters raw (XML) read as text; RequestError 400
+// for a schema whose $refs do not resolve.
+StringParameters string_parameters(const ChatTools& tools);
+
 // The constraint on the reply's calls for this layout: nullopt when the
 // tools put none (no tools, tool_choice none).
 std::optional<CallsFormat> calls_format(const ChatTools& tools, const CallLayout& layout);

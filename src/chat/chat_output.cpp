@@ -38,11 +38,12 @@ std::string_view canonical_tool_name(std::string_view name) {
 class ComposedChatSyntax final : public ChatSyntax {
  public:
   ComposedChatSyntax(std::string name, std::shared_ptr<const ToolCallFormat> tools,
-                     std::optional<ReasoningMarkers> reasoning, bool starts_inside)
+                     std::optional<ReasoningMarkers> reasoning, bool starts_inside, StringParameters strings = {})
       : name_(std::move(name)),
         tools_(std::move(tools)),
         reasoning_(std::move(reasoning)),
-        starts_inside_(starts_inside) {}
+        starts_inside_(starts_inside),
+        strings_(std::move(strings)) {}
 
   std::string_view name() const override { return name_; }
   std::string_view reasoning_name() const override {
@@ -53,7 +54,7 @@ class ComposedChatSyntax final : public ChatSyntax {
   ChatReply parse(std::string_view text, bool partial) const override {
     ChatReply reply;
     const size_t rest = reasoning_ ? chat_syntax::take_reasoning(text, partial, *reasoning_, starts_inside_, reply) : 0;
-    tools_->parse(text.substr(rest), partial, reply);
+    tools_->parse(text.substr(rest), partial, strings_, reply);
     // The spaces templates put around markers are theirs, not the message's.
     reply.reasoning = chat_syntax::trim(reply.reasoning);
     reply.content = chat_syntax::trim(reply.content);
@@ -68,9 +69,9 @@ class ComposedChatSyntax final : public ChatSyntax {
     return tools_->reasoning_end();
   }
 
-  std::unique_ptr<ChatSyntax> for_prompt(std::string_view prompt) const override {
+  std::unique_ptr<ChatSyntax> for_prompt(std::string_view prompt, StringParameters strings) const override {
     const bool starts_inside = reasoning_ && chat_syntax::prompt_opens_reasoning(prompt, *reasoning_);
-    return std::make_unique<ComposedChatSyntax>(name_, tools_, reasoning_, starts_inside);
+    return std::make_unique<ComposedChatSyntax>(name_, tools_, reasoning_, starts_inside, std::move(strings));
   }
 
  private:
@@ -78,6 +79,7 @@ class ComposedChatSyntax final : public ChatSyntax {
   std::shared_ptr<const ToolCallFormat> tools_;
   std::optional<ReasoningMarkers> reasoning_;
   bool starts_inside_;
+  StringParameters strings_;
 };
 
 std::unique_ptr<ChatSyntax> compose(std::string_view tool_name, std::optional<ReasoningMarkers> reasoning,
@@ -96,7 +98,7 @@ std::unique_ptr<ChatSyntax> compose(std::string_view tool_name, std::optional<Re
 std::string_view tool_family_of(std::string_view source) {
   auto has = [&](std::string_view s) { return source.find(s) != std::string_view::npos; };
   if (has("<|channel|>")) return "openai";
-  if (has("｜DSML｜")) return "deepseek_v32";
+  if (has("｜DSML｜")) return has("'tool_calls>") ? "deepseek_v4" : "deepseek_v32";
   if (has("<｜tool▁calls▁begin｜>")) return has("```json") ? "deepseek_v3" : "deepseek_v31";
   if (has("<|tool_calls_section_begin|>")) return "kimi_k2";
   if (has("[TOOL_CALLS]")) return "mistral";

@@ -4,7 +4,9 @@
 // vLLM's --tool-call-parser / --reasoning-parser names them, found from the
 // template's source or named by the user.
 #pragma once
+#include <map>
 #include <memory>
+#include <set>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -18,6 +20,13 @@ struct ToolCall {
   bool operator==(const ToolCall&) const = default;
 };
 
+// The parameters each function's schema allows only strings in (function
+// name -> parameter names). Families that write parameters in XML tags write
+// strings raw, so they read these as text ("3" stays the string "3"), as
+// vLLM's Qwen3-Coder parser reads by the schema; any other value is JSON
+// where it reads as JSON.
+using StringParameters = std::map<std::string, std::set<std::string, std::less<>>, std::less<>>;
+
 struct ChatReply {
   std::string reasoning;  // reasoning_content; empty when none
   std::string content;    // the text around the calls
@@ -28,7 +37,7 @@ struct ChatReply {
   bool call_open = false;
 };
 
-// How calls are written when their arguments are JSON, for the grammar that
+// How calls are written, for the grammar that
 // constrains them (tool_choice required or named; auto once a call opens):
 // prefix, then calls separated by `separator`, then suffix; a call is
 // call_begin with {name} replaced, the arguments object, then call_end.
@@ -43,6 +52,13 @@ struct CallLayout {
   std::string separator{};
   std::string suffix{};
   std::string trigger{};
+  // Families that write arguments a parameter at a time in XML tags: each
+  // parameter is parameter_begin with {key} replaced by its name, the value
+  // (a string's text raw, any other value as JSON), then parameter_end;
+  // parameter_end empty: the arguments are one JSON object. {string} in
+  // parameter_begin: "true" for a string, else "false" (DeepSeek's DSML).
+  std::string parameter_begin{};
+  std::string parameter_end{};
 };
 
 class ChatSyntax {
@@ -56,8 +72,7 @@ class ChatSyntax {
   // prefix of "<tool_call>", "<think>", ...) is held back from content and
   // reasoning, so that what partial parses report only ever grows.
   virtual ChatReply parse(std::string_view text, bool partial) const = 0;
-  // nullopt when the family's arguments are not a JSON object (XML
-  // parameters): its calls are parsed but not constrained.
+  // nullopt when the family's calls are parsed but not constrained.
   virtual std::optional<CallLayout> call_layout() const = 0;
   // The text that ends the reasoning a reply starts inside ("</think>" when
   // the prompt opened it; harmony's final-channel header), after which a
@@ -68,7 +83,8 @@ class ChatSyntax {
   // included): whether a reply starts inside reasoning is read from the
   // prompt's end (Qwen3, DeepSeek R1 and GLM 4.7 end it with <think> unless
   // thinking is off) instead of from the template's default rendering.
-  virtual std::unique_ptr<ChatSyntax> for_prompt(std::string_view prompt) const = 0;
+  // `strings`: the request's tools' string parameters.
+  virtual std::unique_ptr<ChatSyntax> for_prompt(std::string_view prompt, StringParameters strings = {}) const = 0;
 };
 
 // The tool-call syntax a chat template renders (what its assistant turns with

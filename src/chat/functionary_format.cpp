@@ -11,7 +11,7 @@ const std::vector<std::string> kLineEnd = {"\n"};
 
 }  // namespace
 
-void FunctionaryV32Format::parse(std::string_view text, bool partial, ChatReply& reply) const {
+void FunctionaryV32Format::parse(std::string_view text, bool partial, const StringParameters&, ChatReply& reply) const {
   size_t pos = literal_at(text, 0, kMessageStart[0]) == Reach::kWhole ? kMessageStart[0].size() : 0;
   while (pos < text.size()) {
     const size_t message_begin = pos;

@@ -9,7 +9,7 @@ namespace skiff::chat_syntax {
 
 class FunctionaryV32Format final : public ToolCallFormat {
  public:
-  void parse(std::string_view text, bool partial, ChatReply& reply) const override;
+  void parse(std::string_view text, bool partial, const StringParameters& strings, ChatReply& reply) const override;
   std::optional<CallLayout> call_layout() const override;
 };
 

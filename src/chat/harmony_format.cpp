@@ -38,7 +38,7 @@ bool arguments_so_far(std::string_view body, bool cut) {
 
 }  // namespace
 
-void HarmonyFormat::parse(std::string_view text, bool partial, ChatReply& reply) const {
+void HarmonyFormat::parse(std::string_view text, bool partial, const StringParameters&, ChatReply& reply) const {
   size_t pos = 0;
   while (pos < text.size()) {
     const size_t header_begin = pos;

@@ -8,7 +8,7 @@ namespace skiff::chat_syntax {
 
 class HarmonyFormat final : public ToolCallFormat {
  public:
-  void parse(std::string_view text, bool partial, ChatReply& reply) const override;
+  void parse(std::string_view text, bool partial, const StringParameters& strings, ChatReply& reply) const override;
   std::optional<CallLayout> call_layout() const override;
   std::string_view reasoning_end() const override { return "<|channel|>final<|message|>"; }
 };

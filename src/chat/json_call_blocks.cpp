@@ -25,7 +25,7 @@ class JsonCallBlocks final : public CallBlockSyntax {
  public:
   explicit JsonCallBlocks(JsonCallBlockSpec spec) : spec_(std::move(spec)) {}
   const std::vector<std::string>& openers() const override { return spec_.openers; }
-  BlockEnd parse_block(std::string_view text, size_t pos, size_t opener, bool partial, ChatReply& reply) const override;
+  BlockEnd parse_block(std::string_view text, size_t pos, size_t opener, bool partial, const StringParameters& strings, ChatReply& reply) const override;
 
  private:
   // One call object at pos; a cut one is added once its name is whole.
@@ -130,7 +130,7 @@ BlockEnd JsonCallBlocks::parse_sequence(std::string_view text, size_t pos, bool 
 }
 
 BlockEnd JsonCallBlocks::parse_block(std::string_view text, size_t pos, size_t opener, bool partial,
-                                     ChatReply& reply) const {
+                                     const StringParameters&, ChatReply& reply) const {
   size_t i = pos + spec_.openers[opener].size();
   for (const std::string& literal : spec_.after_opener) {
     const Reach reach = literal_after_space(text, i, literal, &i);

@@ -13,7 +13,7 @@ class NamedCallBlocks final : public CallBlockSyntax {
     if (spec_.arguments_begin_optional) name_stops_.push_back("{");
   }
   const std::vector<std::string>& openers() const override { return openers_; }
-  BlockEnd parse_block(std::string_view text, size_t pos, size_t opener, bool partial, ChatReply& reply) const override;
+  BlockEnd parse_block(std::string_view text, size_t pos, size_t opener, bool partial, const StringParameters& strings, ChatReply& reply) const override;
 
  private:
   // The call at pos (at its call_begin), appended to reply once its name is whole.
@@ -92,7 +92,7 @@ BlockEnd NamedCallBlocks::parse_call(std::string_view text, size_t pos, bool par
   return {Reach::kWhole, i};
 }
 
-BlockEnd NamedCallBlocks::parse_block(std::string_view text, size_t pos, size_t, bool partial, ChatReply& reply) const {
+BlockEnd NamedCallBlocks::parse_block(std::string_view text, size_t pos, size_t, bool partial, const StringParameters&, ChatReply& reply) const {
   size_t i = pos + spec_.section_begin.size();
   for (size_t calls = 0;; ++calls) {
     const size_t at = skip_space(text, i);

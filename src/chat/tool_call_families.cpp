@@ -35,16 +35,16 @@ class StartOrBlocksFormat : public ToolCallFormat {
  public:
   StartOrBlocksFormat(std::unique_ptr<ToolCallFormat> start, std::unique_ptr<ToolCallFormat> blocks)
       : start_(std::move(start)), blocks_(std::move(blocks)) {}
-  void parse(std::string_view text, bool partial, ChatReply& reply) const override {
+  void parse(std::string_view text, bool partial, const StringParameters& strings, ChatReply& reply) const override {
     ChatReply trial = reply;
-    start_->parse(text, partial, trial);
+    start_->parse(text, partial, strings, trial);
     const bool blank = text.find_first_not_of(" \t\r\n") == std::string_view::npos;
     if (trial.tool_calls.size() > reply.tool_calls.size() || trial.call_open ||
         (partial && !blank && trial.content.size() == reply.content.size())) {
       reply = std::move(trial);
       return;
     }
-    blocks_->parse(text, partial, reply);
+    blocks_->parse(text, partial, strings, reply);
   }
   std::optional<CallLayout> call_layout() const override { return blocks_->call_layout(); }
 
@@ -212,16 +212,27 @@ CallLayout name_arguments_array(std::string prefix, std::string suffix) {
                     .trigger = std::move(trigger)};
 }
 
-XmlCallBlockSpec qwen3_coder_spec(std::string block_begin, std::string block_end) {
-  return {.block_begin = std::move(block_begin),
-          .block_end = std::move(block_end),
-          .call_begin = "<function=",
-          .name_ends = {">"},
-          .name_close = ">",
-          .parameter_begin = "<parameter=",
-          .key_end = ">",
-          .value_end = "</parameter>",
-          .call_end = "</function>"};
+// <function=NAME> and <parameter=P> tags in a block (Qwen3-Coder, Seed-OSS):
+// Qwen3-Coder's template puts a newline each side of a value, Seed-OSS's none.
+std::unique_ptr<ToolCallFormat> function_tags(const std::string& block_begin, const std::string& block_end,
+                                              bool value_in_newlines) {
+  const std::string around = value_in_newlines ? "\n" : "";
+  return blocks(make_xml_call_blocks({.block_begin = block_begin,
+                                      .block_end = block_end,
+                                      .call_begin = "<function=",
+                                      .name_ends = {">"},
+                                      .name_close = ">",
+                                      .parameter_begin = "<parameter=",
+                                      .key_end = ">",
+                                      .value_end = "</parameter>",
+                                      .call_end = "</function>",
+                                      .value_in_newlines = value_in_newlines}),
+                CallLayout{.call_begin = block_begin + "\n<function={name}>\n",
+                           .call_end = "</function>\n" + block_end,
+                           .separator = "\n",
+                           .trigger = block_begin,
+                           .parameter_begin = "<parameter={key}>" + around,
+                           .parameter_end = around + "</parameter>\n"});
 }
 
 // <invoke name="NAME"><parameter name="P">VALUE</parameter></invoke> in a
@@ -240,13 +251,21 @@ XmlCallBlockSpec invoke_spec(std::string block_begin, std::string block_end, con
 }
 
 // DeepSeek V3.2 and V4's DSML: invoke tags in a function_calls block (V4:
-// tool_calls), parameters marked string="true" or "false".
-std::unique_ptr<ToolCallFormat> deepseek_v32() {
+// tool_calls), parameters marked string="true" or "false". Both read either
+// block; each writes its own.
+std::unique_ptr<ToolCallFormat> dsml(const std::string& written_block) {
   Syntaxes syntaxes;
   for (const std::string block : {"function_calls", "tool_calls"})
     syntaxes.push_back(
         make_xml_call_blocks(invoke_spec("<｜DSML｜" + block + ">", "</｜DSML｜" + block + ">", "｜DSML｜")));
-  return std::make_unique<CallBlocksFormat>(std::move(syntaxes), std::nullopt);
+  return std::make_unique<CallBlocksFormat>(
+      std::move(syntaxes), CallLayout{.prefix = "<｜DSML｜" + written_block + ">\n",
+                                      .call_begin = "<｜DSML｜invoke name=\"{name}\">\n",
+                                      .call_end = "</｜DSML｜invoke>\n",
+                                      .suffix = "</｜DSML｜" + written_block + ">",
+                                      .trigger = "<｜DSML｜" + written_block + ">",
+                                      .parameter_begin = "<｜DSML｜parameter name=\"{key}\" string=\"{string}\">",
+                                      .parameter_end = "</｜DSML｜parameter>\n"});
 }
 
 struct FamilyEntry {
@@ -256,12 +275,13 @@ struct FamilyEntry {
 
 const FamilyEntry kFamilies[] = {
     {"hermes", hermes},
-    {"qwen3_coder", [] { return blocks(make_xml_call_blocks(qwen3_coder_spec("<tool_call>", "</tool_call>")), {}); }},
+    {"qwen3_coder", [] { return function_tags("<tool_call>", "</tool_call>", true); }},
     {"llama3_json", llama3_json},
     {"mistral", mistral},
     {"deepseek_v3", deepseek_v3},
     {"deepseek_v31", deepseek_v31},
-    {"deepseek_v32", deepseek_v32},
+    {"deepseek_v32", [] { return dsml("function_calls"); }},
+    {"deepseek_v4", [] { return dsml("tool_calls"); }},
     {"granite", [] { return json_array_after("<|tool_call|>", {}, name_arguments_array("<|tool_call|>[", "]")); }},
     {"functionary_v3", [] { return std::unique_ptr<ToolCallFormat>(std::make_unique<FunctionaryV32Format>()); }},
     {"functionary_v31", functionary_v31},
@@ -278,13 +298,26 @@ const FamilyEntry kFamilies[] = {
                                            .key_end = "</arg_key>",
                                            .value_begin = "<arg_value>",
                                            .value_end = "</arg_value>"}),
-                     {});
+                     CallLayout{.call_begin = "<tool_call>{name}\n",
+                                .call_end = "</tool_call>",
+                                .separator = "\n",
+                                .trigger = "<tool_call>",
+                                .parameter_begin = "<arg_key>{key}</arg_key>\n<arg_value>",
+                                .parameter_end = "</arg_value>\n"});
      }},
-    {"seed_oss",
-     [] { return blocks(make_xml_call_blocks(qwen3_coder_spec("<seed:tool_call>", "</seed:tool_call>")), {}); }},
+    {"seed_oss", [] { return function_tags("<seed:tool_call>", "</seed:tool_call>", false); }},
     {"minimax_m1", minimax_m1},
     {"minimax_m2",
-     [] { return blocks(make_xml_call_blocks(invoke_spec("<minimax:tool_call>", "</minimax:tool_call>", "")), {}); }},
+     [] {
+       return blocks(make_xml_call_blocks(invoke_spec("<minimax:tool_call>", "</minimax:tool_call>", "")),
+                     CallLayout{.prefix = "<minimax:tool_call>\n",
+                                .call_begin = "<invoke name=\"{name}\">\n",
+                                .call_end = "</invoke>\n",
+                                .suffix = "</minimax:tool_call>",
+                                .trigger = "<minimax:tool_call>",
+                                .parameter_begin = "<parameter name=\"{key}\">",
+                                .parameter_end = "</parameter>\n"});
+     }},
     {"firefunction_v2", [] { return json_array_after("functools", {}, name_arguments_array("functools[", "]")); }},
     {"apriel",
      [] {

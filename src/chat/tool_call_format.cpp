@@ -15,13 +15,13 @@ CallBlocksFormat::CallBlocksFormat(std::vector<std::unique_ptr<CallBlockSyntax>>
       if (std::find(openers_.begin(), openers_.end(), opener) == openers_.end()) openers_.push_back(opener);
 }
 
-BlockEnd CallBlocksFormat::parse_block_at(std::string_view text, size_t pos, bool partial, ChatReply& reply) const {
+BlockEnd CallBlocksFormat::parse_block_at(std::string_view text, size_t pos, bool partial, const StringParameters& strings, ChatReply& reply) const {
   for (const auto& syntax : syntaxes_) {
     const std::vector<std::string>& openers = syntax->openers();
     for (size_t k = 0; k < openers.size(); ++k) {
       if (literal_at(text, pos, openers[k]) != Reach::kWhole) continue;
       const size_t calls_before = reply.tool_calls.size();
-      const BlockEnd block = syntax->parse_block(text, pos, k, partial, reply);
+      const BlockEnd block = syntax->parse_block(text, pos, k, partial, strings, reply);
       if (block.reach != Reach::kAbsent) return block;
       reply.tool_calls.resize(calls_before);
     }
@@ -29,7 +29,7 @@ BlockEnd CallBlocksFormat::parse_block_at(std::string_view text, size_t pos, boo
   return {};
 }
 
-void CallBlocksFormat::parse(std::string_view text, bool partial, ChatReply& reply) const {
+void CallBlocksFormat::parse(std::string_view text, bool partial, const StringParameters& strings, ChatReply& reply) const {
   const size_t calls_before = reply.tool_calls.size();
   // A block cut off by the end of a finished text: its text is content.
   auto unfinished_block = [&](size_t from) {
@@ -43,7 +43,7 @@ void CallBlocksFormat::parse(std::string_view text, bool partial, ChatReply& rep
       const Reach reach = literal_at(text, start, opener);
       if (reach == Reach::kCut && partial) return;  // may yet open a block
     }
-    const BlockEnd block = parse_block_at(text, start, partial, reply);
+    const BlockEnd block = parse_block_at(text, start, partial, strings, reply);
     if (block.reach == Reach::kWhole) {
       reply.content += text.substr(block.end);
     } else if (block.reach == Reach::kAbsent || !partial) {
@@ -63,7 +63,7 @@ void CallBlocksFormat::parse(std::string_view text, bool partial, ChatReply& rep
     }
     reply.content += text.substr(pos, hit.pos - pos);
     const size_t calls_in_blocks = reply.tool_calls.size();
-    const BlockEnd block = parse_block_at(text, hit.pos, partial, reply);
+    const BlockEnd block = parse_block_at(text, hit.pos, partial, strings, reply);
     if (block.reach == Reach::kWhole) {
       pos = block.end;
       continue;
@@ -82,7 +82,7 @@ void CallBlocksFormat::parse(std::string_view text, bool partial, ChatReply& rep
   }
 }
 
-void PlainFormat::parse(std::string_view text, bool, ChatReply& reply) const { reply.content += text; }
+void PlainFormat::parse(std::string_view text, bool, const StringParameters&, ChatReply& reply) const { reply.content += text; }
 
 bool is_function_name(std::string_view name) {
   if (name.empty()) return false;

@@ -24,7 +24,7 @@ class ToolCallFormat {
   // Appends the text outside calls to reply.content, the calls to
   // reply.tool_calls (and reasoning, for a family that writes it in its own
   // syntax, to reply.reasoning). partial: as ChatSyntax::parse.
-  virtual void parse(std::string_view text, bool partial, ChatReply& reply) const = 0;
+  virtual void parse(std::string_view text, bool partial, const StringParameters& strings, ChatReply& reply) const = 0;
   virtual std::optional<CallLayout> call_layout() const { return std::nullopt; }
   // For a family that writes reasoning in its own syntax: the text after
   // which its reply's content starts (ChatSyntax::reasoning_end).
@@ -46,7 +46,7 @@ class CallBlockSyntax {
   // to reply.tool_calls, one the text cuts off once its name is whole (with
   // its arguments so far). kAbsent: the text there is no block of this syntax.
   virtual BlockEnd parse_block(std::string_view text, size_t pos, size_t opener, bool partial,
-                               ChatReply& reply) const = 0;
+                               const StringParameters& strings, ChatReply& reply) const = 0;
 };
 
 // Content and blocks of calls. A block the text breaks off (kCut) hides the
@@ -58,12 +58,12 @@ class CallBlocksFormat : public ToolCallFormat {
   // spaces; any text before means there are no calls.
   CallBlocksFormat(std::vector<std::unique_ptr<CallBlockSyntax>> syntaxes, std::optional<CallLayout> layout,
                    bool reply_start_only = false);
-  void parse(std::string_view text, bool partial, ChatReply& reply) const override;
+  void parse(std::string_view text, bool partial, const StringParameters& strings, ChatReply& reply) const override;
   std::optional<CallLayout> call_layout() const override { return layout_; }
 
  private:
   // The block at pos by the first syntax whose opener is there and reads one.
-  BlockEnd parse_block_at(std::string_view text, size_t pos, bool partial, ChatReply& reply) const;
+  BlockEnd parse_block_at(std::string_view text, size_t pos, bool partial, const StringParameters& strings, ChatReply& reply) const;
 
   std::vector<std::unique_ptr<CallBlockSyntax>> syntaxes_;
   std::vector<std::string> openers_;  // all syntaxes' openers
@@ -74,7 +74,7 @@ class CallBlocksFormat : public ToolCallFormat {
 // Everything is content.
 class PlainFormat : public ToolCallFormat {
  public:
-  void parse(std::string_view text, bool partial, ChatReply& reply) const override;
+  void parse(std::string_view text, bool partial, const StringParameters& strings, ChatReply& reply) const override;
 };
 
 // A function name as models write them: letters, digits and _-.:/ (or any

@@ -7,11 +7,11 @@ namespace skiff::chat_syntax {
 namespace {
 
 // A parameter's value as JSON text (see the header for how it is decided).
-std::string parameter_value_json(std::string_view raw, std::string_view attributes) {
+std::string parameter_value_json(std::string_view raw, std::string_view attributes, bool newlines, bool string) {
   // Qwen3-Coder writes "\nVALUE\n": one newline each side is the tag's.
-  if (raw.starts_with('\n')) raw.remove_prefix(1);
-  if (raw.ends_with('\n')) raw.remove_suffix(1);
-  if (attributes.find("string=\"true\"") == std::string_view::npos) {
+  if (newlines && raw.starts_with('\n')) raw.remove_prefix(1);
+  if (newlines && raw.ends_with('\n')) raw.remove_suffix(1);
+  if (!string && attributes.find("string=\"true\"") == std::string_view::npos) {
     const std::string_view value = trim(raw);
     const JsonExtent extent = json_value_extent(value, 0, false);
     if (!value.empty() && extent.reach == Reach::kWhole && extent.end == value.size()) return std::string(value);
@@ -27,18 +27,20 @@ class XmlCallBlocks final : public CallBlockSyntax {
     name_stops_.push_back("\n");
   }
   const std::vector<std::string>& openers() const override { return openers_; }
-  BlockEnd parse_block(std::string_view text, size_t pos, size_t opener, bool partial, ChatReply& reply) const override;
+  BlockEnd parse_block(std::string_view text, size_t pos, size_t opener, bool partial, const StringParameters& strings, ChatReply& reply) const override;
 
  private:
   // The call whose name starts at pos, appended to reply once its name is whole.
-  BlockEnd parse_call(std::string_view text, size_t pos, bool partial, ChatReply& reply) const;
+  BlockEnd parse_call(std::string_view text, size_t pos, bool partial, const StringParameters& strings,
+                      ChatReply& reply) const;
 
   XmlCallBlockSpec spec_;
   std::vector<std::string> openers_;
   std::vector<std::string> name_stops_;
 };
 
-BlockEnd XmlCallBlocks::parse_call(std::string_view text, size_t pos, bool partial, ChatReply& reply) const {
+BlockEnd XmlCallBlocks::parse_call(std::string_view text, size_t pos, bool partial, const StringParameters& strings,
+                                   ChatReply& reply) const {
   const BlockEnd cut{Reach::kCut, text.size()};
   const size_t name_begin = skip_space(text, pos);
   size_t name_end = 0;
@@ -46,6 +48,7 @@ BlockEnd XmlCallBlocks::parse_call(std::string_view text, size_t pos, bool parti
     return cut;
   const std::string_view name = trim(text.substr(name_begin, name_end - name_begin));
   if (!is_function_name(name)) return {};
+  const auto string_names = strings.find(name);
   size_t i = name_end;
   if (!spec_.name_close.empty()) {
     const Reach close = literal_after_space(text, i, spec_.name_close, &i);
@@ -77,7 +80,8 @@ BlockEnd XmlCallBlocks::parse_call(std::string_view text, size_t pos, bool parti
     }
     size_t value_end = 0;
     if (text_until(text, i, {spec_.value_end}, false, &value_end) == Reach::kCut) return cut;
-    arguments.add(key, parameter_value_json(text.substr(i, value_end - i), attributes));
+    const bool string = string_names != strings.end() && string_names->second.count(key) > 0;
+    arguments.add(key, parameter_value_json(text.substr(i, value_end - i), attributes, spec_.value_in_newlines, string));
     arguments_text = arguments.open_text();
     i = value_end + spec_.value_end.size();
   }
@@ -93,7 +97,7 @@ BlockEnd XmlCallBlocks::parse_call(std::string_view text, size_t pos, bool parti
   return {Reach::kWhole, i};
 }
 
-BlockEnd XmlCallBlocks::parse_block(std::string_view text, size_t pos, size_t, bool partial, ChatReply& reply) const {
+BlockEnd XmlCallBlocks::parse_block(std::string_view text, size_t pos, size_t, bool partial, const StringParameters& strings, ChatReply& reply) const {
   size_t i = pos + spec_.block_begin.size();
   for (size_t calls = 0;; ++calls) {
     if (!spec_.call_begin.empty()) {
@@ -107,7 +111,7 @@ BlockEnd XmlCallBlocks::parse_block(std::string_view text, size_t pos, size_t, b
       }
       i = at + spec_.call_begin.size();
     }
-    const BlockEnd call = parse_call(text, i, partial, reply);
+    const BlockEnd call = parse_call(text, i, partial, strings, reply);
     if (call.reach != Reach::kWhole) return call;
     i = call.end;
     if (spec_.call_begin.empty()) break;

@@ -5,12 +5,13 @@
 // <parameter name="P">VALUE</parameter></invoke>. The arguments become a JSON
 // object of the parameters in the order written.
 //
-// A value is JSON when all of it (spaces around aside) is a JSON value, else
-// it is the text itself as a string. The templates write strings raw and
-// everything else with tojson, so this reads back what they write; without
-// the tool's schema a string that reads as JSON ("3", "true") cannot be told
-// from that value and becomes it. A string="true"/"false" attribute (DeepSeek
-// V3.2) decides instead.
+// The templates write strings raw and everything else with tojson. So a
+// parameter whose schema allows only strings (chat_output.h's
+// StringParameters) is its text; any other is JSON when all of it (spaces
+// around aside) is a JSON value, else its text as a string. Without the
+// tool's schema, a string that reads as JSON ("3", "true") cannot be told
+// from that value and becomes it. A string="true"/"false" attribute
+// (DeepSeek V3.2) decides instead.
 #pragma once
 #include "chat/tool_call_format.h"
 
@@ -27,6 +28,7 @@ struct XmlCallBlockSpec {
   std::string value_begin{};               // "<arg_value>"; "" for none
   std::string value_end{};                 // "</parameter>"
   std::string call_end{};                  // "</function>"; "" for none
+  bool value_in_newlines = false;          // one newline each side of a value is the tag's (Qwen3-Coder)
 };
 
 std::unique_ptr<CallBlockSyntax> make_xml_call_blocks(XmlCallBlockSpec spec);

@@ -42,6 +42,10 @@ struct CallsFormat {
   // function). Else the output is free until this text, which opens the
   // calls (tool_choice auto): a call once begun is always well-formed.
   std::string trigger;
+  // Non-empty parameter_end: arguments are written a parameter at a time
+  // (XML families, grammar/json_schema.h's XmlParameterLayout), each
+  // parameter_begin with "{key}" replaced, its value, parameter_end.
+  std::string parameter_begin, parameter_end;
   bool operator==(const CallsFormat&) const = default;
 };
 

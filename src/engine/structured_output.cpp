@@ -15,7 +15,8 @@ std::string key_of(const StructuredOutputs& so) {
   const std::string ws = so.disable_any_whitespace ? "compact\x01" : "";
   if (so.calls) {
     const CallsFormat& f = *so.calls;
-    std::string key = ws + "calls\x01" + f.prefix + '\x01' + f.separator + '\x01' + f.suffix + (f.parallel ? "\x01p" : "\x01s");
+    std::string key = ws + "calls\x01" + f.prefix + '\x01' + f.separator + '\x01' + f.suffix + (f.parallel ? "\x01p" : "\x01s") +
+                      '\x01' + f.parameter_begin + '\x01' + f.parameter_end;
     for (const CallsFormat::Call& c : f.calls) key += '\x02' + c.begin + '\x01' + c.arguments_schema + '\x01' + c.end;
     return key;  // the trigger and `after` change when the grammar starts, not the grammar
   }
@@ -35,6 +36,7 @@ std::shared_ptr<const grammar::Grammar> compile(const StructuredOutputs& so) {
   if (so.json_object) return grammar::compile_any_json_object({}, json);
   if (so.calls) {
     grammar::CallGrammarSpec spec{so.calls->prefix, so.calls->separator, so.calls->suffix, {}, so.calls->parallel};
+    if (!so.calls->parameter_end.empty()) spec.parameters = {so.calls->parameter_begin, so.calls->parameter_end};
     for (const CallsFormat::Call& c : so.calls->calls)
       spec.calls.push_back({c.begin, parse_ordered_json(c.arguments_schema), c.end});
     return grammar::compile_calls(spec, {}, json);

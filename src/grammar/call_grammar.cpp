@@ -28,7 +28,8 @@ std::shared_ptr<const Grammar> compile_calls(const CallGrammarSpec& spec, Limits
   for (const CallGrammarSpec::Call& c : spec.calls) {
     std::vector<Symbol> body;
     add_text(b, c.begin, body);
-    body.push_back(add_json_schema(b, c.arguments_schema, options));
+    body.push_back(spec.parameters ? add_xml_parameters(b, c.arguments_schema, *spec.parameters, options)
+                                   : add_json_schema(b, c.arguments_schema, options));
     add_text(b, c.end, body);
     b.add_production(call, std::move(body));
   }

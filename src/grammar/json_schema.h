@@ -15,6 +15,8 @@
 #include <nlohmann/json.hpp>
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "grammar/grammar.h"
 
@@ -37,5 +39,27 @@ std::shared_ptr<const Grammar> compile_any_json_object(Limits limits = {}, JsonG
 // The schema's values as a symbol of a grammar being built (JSON inside other
 // text: tool calls), no whitespace around them. Throws Error when none.
 Symbol add_json_schema(GrammarBuilder& builder, const nlohmann::ordered_json& schema, JsonGrammarOptions options = {});
+
+// Arguments written a parameter at a time, as XML tool-call families write
+// them (Qwen3-Coder's <parameter=P>\nVALUE\n</parameter>\n): `begin` with
+// "{key}" replaced by the property's name, the value, then `end`. Such a
+// family writes a string's text raw and any other value as JSON, so a
+// reader must know which properties are strings: string_only_properties.
+struct XmlParameterLayout {
+  std::string begin;  // holds "{key}"; "{string}" in it: "true" for a raw string, else "false"
+  std::string end;    // its tag (spaces around aside) never occurs in a raw value
+};
+
+// An arguments object schema's properties as such parameters, each listed
+// property in order, required ones always, others optional; a property
+// string_only_properties names is its raw text, any other its JSON value.
+// Throws Error for a schema that is not an object of listed properties (a
+// family writing XML cannot write what `properties` does not name).
+Symbol add_xml_parameters(GrammarBuilder& builder, const nlohmann::ordered_json& schema,
+                          const XmlParameterLayout& layout, JsonGrammarOptions options = {});
+
+// The properties of an arguments object schema whose values can only be
+// strings (type "string", or an enum or const of strings; through $refs).
+std::vector<std::string> string_only_properties(const nlohmann::ordered_json& schema);
 
 }  // namespace skiff::grammar

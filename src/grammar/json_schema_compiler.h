@@ -38,6 +38,9 @@ class SchemaCompiler {
   // when no value satisfies it.
   std::shared_ptr<const Grammar> compile_alone(const ojson& schema, const std::string& path);
   std::shared_ptr<const Grammar> compile_any_object();
+  // add_xml_parameters and string_only_properties of the root (json_schema_xml.cpp).
+  Symbol xml_parameters(const XmlParameterLayout& layout);
+  std::vector<std::string> string_only_properties();
 
  private:
   static constexpr int kMaxDepth = 64;
@@ -70,6 +73,11 @@ class SchemaCompiler {
   // What a string schema asks of the decoded text, each part a regex; key
   // gets what tells them apart from other strings' parts.
   std::vector<RegexNode> string_parts(const ojson& schema, const std::string& path, std::string& key);
+  // The schema a property's pure $refs lead to, and whether its values can only be strings.
+  const ojson& through_refs(const ojson& schema, const std::string& path) const;
+  bool string_only(const ojson& schema) const;
+  // A string property's raw text followed by `end`, whose tag it never holds: one lexeme.
+  std::optional<Symbol> raw_string_then(const ojson& schema, const std::string& end, const std::string& path);
   Symbol number_value(const ojson& schema, bool integer, const std::string& path);
   std::optional<Symbol> object_value(const ojson& schema, const std::string& path, int depth);
   std::vector<RegexNode> name_parts(const ojson& names, const std::string& path, int depth);

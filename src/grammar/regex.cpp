@@ -337,6 +337,28 @@ std::vector<RegexNode> top_branches(std::string_view pattern) {
 
 }  // namespace
 
+RegexNode text_without(std::string_view marker) {
+  const std::vector<uint32_t> m = decode_utf8(marker);
+  if (m.empty() || std::find(m.begin() + 1, m.end(), m[0]) != m.end())
+    fail("regex: cannot exclude '{}': its first character occurs again in it", marker);
+  const CharSet not_first = CharSet{{m[0], m[0]}}.complement();
+  if (m.size() == 1) return RegexNode::repeat(RegexNode::of_chars(not_first), 0, RegexNode::kUnbounded);
+  // A piece after the first character: a proper prefix of the rest, then
+  // nothing or a character that breaks it off and anything after.
+  std::vector<RegexNode> pieces;
+  for (size_t i = 1; i < m.size(); ++i) {
+    std::vector<RegexNode> prefix;
+    for (size_t k = 1; k < i; ++k) prefix.push_back(RegexNode::of_chars(CharSet{{m[k], m[k]}}));
+    RegexNode broken = RegexNode::concat({RegexNode::of_chars(not_first.minus(CharSet{{m[i], m[i]}})),
+                                          RegexNode::repeat(RegexNode::of_chars(not_first), 0, RegexNode::kUnbounded)});
+    prefix.push_back(RegexNode::repeat(std::move(broken), 0, 1));
+    pieces.push_back(RegexNode::concat(std::move(prefix)));
+  }
+  RegexNode after_first = RegexNode::concat({RegexNode::of_chars(CharSet{{m[0], m[0]}}), RegexNode::alt(std::move(pieces))});
+  return RegexNode::concat({RegexNode::repeat(RegexNode::of_chars(not_first), 0, RegexNode::kUnbounded),
+                            RegexNode::repeat(std::move(after_first), 0, RegexNode::kUnbounded)});
+}
+
 RegexNode RegexNode::literal(std::string_view utf8) {
   std::vector<RegexNode> items;
   for (uint32_t c : decode_utf8(utf8)) items.push_back(of_chars(CharSet{{c, c}}));

@@ -45,5 +45,10 @@ RegexNode regex_fullmatch(std::string_view pattern);
 // The pattern as a search (JSON Schema's `pattern`): each top-level
 // alternative is padded with "anything" where it is not anchored.
 RegexNode regex_search(std::string_view pattern);
+// Any text in which `marker` never occurs. Its first character must occur in
+// it only there, as in the closing tags this serves ("</parameter>"): then
+// the text splits at that character into pieces, and none may start with the
+// rest of the marker.
+RegexNode text_without(std::string_view marker);
 
 }  // namespace skiff::grammar

@@ -131,6 +131,28 @@ TEST(ChatRequest, CallsAreParsedOnlyWhereTheReplyMayMakeThem) {
   EXPECT_EQ(calls(R"(, "guided_regex": "[a-z]+")"), 0u);
 }
 
+// An XML family writes strings raw: the request's tools say which parameters
+// are strings, so "3" there stays text while an integer's "3" is a number;
+// and the constraint writes arguments as its parameters.
+TEST(ChatRequest, XmlParametersAreReadAndWrittenByTheToolsSchemas) {
+  const std::unique_ptr<ChatSyntax> qwen3_coder = chat_syntax_named("qwen3_coder", "");
+  ApiModel model = stories();
+  model.chat_syntax = qwen3_coder.get();
+  const ChatRequest r = parse_chat_request(model, ojson::parse(R"({"messages": [{"role": "user", "content": "Hi"}],
+      "tool_choice": "required", "tools": [{"type": "function", "function": {"name": "f", "parameters":
+      {"type": "object", "properties": {"s": {"type": "string"}, "n": {"type": "integer"}}}}}]})"));
+  const ChatReply reply =
+      r.syntax->parse("<tool_call>\n<function=f>\n<parameter=s>\n3\n</parameter>\n<parameter=n>\n3\n</parameter>\n"
+                      "</function>\n</tool_call>",
+                      false);
+  ASSERT_EQ(reply.tool_calls.size(), 1u);
+  EXPECT_EQ(ojson::parse(reply.tool_calls[0].arguments), ojson::parse(R"({"s": "3", "n": 3})"));
+  const std::optional<CallsFormat>& calls = r.params.structured_outputs.calls;
+  ASSERT_TRUE(calls);
+  EXPECT_EQ(calls->parameter_begin, "<parameter={key}>\n");
+  EXPECT_EQ(calls->parameter_end, "\n</parameter>\n");
+}
+
 TEST(ChatRequest, BadBodiesNameTheirField) {
   const struct {
     const char* body;

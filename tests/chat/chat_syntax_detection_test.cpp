@@ -57,8 +57,8 @@ const std::map<std::string, DetectedSyntax> kExpected = {
     {"deepseek-ai-DeepSeek-R1-Distill-Llama-8B", {"deepseek_v3", "deepseek_r1"}},
     {"deepseek-ai-DeepSeek-V3.1", {"deepseek_v31", "qwen3"}},
     {"deepseek-ai-DeepSeek-V3.2", {"deepseek_v32", "qwen3"}},
-    {"deepseek-ai-DeepSeek-V4-Flash-0731", {"deepseek_v32", "qwen3"}},
-    {"deepseek-ai-DeepSeek-V4", {"deepseek_v32", "qwen3"}},
+    {"deepseek-ai-DeepSeek-V4-Flash-0731", {"deepseek_v4", "qwen3"}},
+    {"deepseek-ai-DeepSeek-V4", {"deepseek_v4", "qwen3"}},
     {"fireworks-ai-llama-3-firefunction-v2", {"firefunction_v2", ""}},
     {"google-gemma-4-31B-it-interleaved", {"plain", ""}},  // <|tool_call>call:NAME{...}: not parsed
     {"google-gemma-4-31B-it", {"plain", ""}},

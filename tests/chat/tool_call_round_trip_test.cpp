@@ -4,7 +4,8 @@
 // turn), and the template's own syntax (chat_syntax_for_template) parses it
 // back: the same calls, the content and reasoning the template wrote. Every
 // prefix of the turn parses as a stream would see it, and each family's
-// CallLayout writes the calls as the template does.
+// CallLayout writes the calls as the template does, and the grammar built
+// from that layout accepts them.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,7 +16,9 @@
 #include "base/error.h"
 #include "chat/chat_output.h"
 #include "chat/chat_template.h"
+#include "../grammar/grammar_test_support.h"
 #include "chat_test_support.h"
+#include "grammar/call_grammar.h"
 
 namespace skiff {
 namespace {
@@ -86,6 +89,13 @@ const std::map<std::string, TemplateQuirks> kQuirks = {
       .turn_end = "<|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|>",
       .layout_spacing_differs = true}},
     {"Reka-Edge", {.layout_spacing_differs = true}},
+    // Their family's layout is another template's: GLM 4.6's with newlines,
+    // Qwen3-Coder's with a newline between calls.
+    {"GLM-4.7-Flash", {.layout_spacing_differs = true}},
+    {"Spark2.5", {.layout_spacing_differs = true}},
+    {"poolside-Laguna-S-2.1", {.layout_spacing_differs = true}},
+    {"inclusionai-ling-3.0-flash", {.layout_spacing_differs = true}},
+    {"StepFun3.5-Flash", {.layout_spacing_differs = true}},
     {"MiniMax-M2", {.dropped_reasoning_close = "</think>"}},
     {"Qwen-QwQ-32B", {.dropped_reasoning_close = "</think>"}},
     {"Kimi-K2-Instruct", {.unsafe_line = "{%- set _ = tool_response_queue.ids.append(formatted_id) -%}"}},
@@ -230,9 +240,31 @@ std::string layout_text(const CallLayout& layout, const ordered_json& calls) {
     const std::string begin = replace_all(layout.call_begin, "{name}", function["name"].get<std::string>());
     text += replace_all(begin, "{index}", std::to_string(i));
     const ordered_json& arguments = function["arguments"];
-    text += (arguments.is_string() ? arguments.get<std::string>() : python_json(arguments)) + layout.call_end;
+    if (!layout.parameter_end.empty()) {  // XML parameters: strings raw, the rest as JSON
+      for (auto it = arguments.begin(); it != arguments.end(); ++it) {
+        const std::string begin = replace_all(layout.parameter_begin, "{key}", it.key());
+        text += replace_all(begin, "{string}", it->is_string() ? "true" : "false") +
+                (it->is_string() ? it->get<std::string>() : it->dump()) + layout.parameter_end;
+      }
+    } else {
+      text += arguments.is_string() ? arguments.get<std::string>() : python_json(arguments);
+    }
+    text += layout.call_end;
   }
   return text + layout.suffix;
+}
+
+// The grammar tool_choice "required" puts on a reply: the layout's calls of
+// kTools' functions.
+std::shared_ptr<const grammar::Grammar> calls_grammar(const CallLayout& layout) {
+  grammar::CallGrammarSpec spec{layout.prefix, layout.separator, layout.suffix, {}, true};
+  if (!layout.parameter_end.empty()) spec.parameters = {layout.parameter_begin, layout.parameter_end};
+  for (const ordered_json& tool : kTools) {
+    const ordered_json& function = tool["function"];
+    spec.calls.push_back({replace_all(layout.call_begin, "{name}", function["name"].get<std::string>()),
+                          function["parameters"], layout.call_end});
+  }
+  return grammar::compile_calls(spec);
 }
 
 // Each prefix of the reply, parsed as partial, only ever adds: content and
@@ -311,11 +343,19 @@ TEST_P(ToolCallRoundTrip, TemplateRendersWhatItsSyntaxParses) {
   check_prefixes(*syntax, turn.reply, reply);
 
   const std::optional<CallLayout> layout = syntax->call_layout();
-  if (!layout || quirks.layout_differs) return;  // XML parameters are not constrained
+  if (!layout || quirks.layout_differs) return;
   if (quirks.string_arguments)
     for (auto& call : calls) call["function"]["arguments"] = call["function"]["arguments"].dump();
   const std::string written = layout_text(*layout, calls);
   EXPECT_TRUE((layout->prefix + layout->call_begin).starts_with(layout->trigger));
+  // The grammar that holds a reply to the layout accepts what it writes; the
+  // reply reads the same told which parameters are strings.
+  EXPECT_TRUE(grammar::accepts_text(calls_grammar(*layout), written)) << "grammar refuses " << json_quoted(written);
+  const StringParameters strings{{"get_weather", {"city"}}, {"get_time", {"timezone"}}};
+  const ChatReply read_back = syntax->for_prompt(turn.prompt, strings)->parse(turn.reply, false);
+  ASSERT_EQ(read_back.tool_calls.size(), calls.size());
+  for (size_t i = 0; i < calls.size(); ++i)
+    EXPECT_EQ(nlohmann::json::parse(read_back.tool_calls[i].arguments), nlohmann::json(kCalls[i]["function"]["arguments"]));
   // Functionary v3.2's prompt writes the reply's first ">>>".
   const std::string calls_text = turn.prompt.ends_with(">>>") ? ">>>" + turn.reply : turn.reply;
   // Exactly as the template writes them, but for spaces around them (and

@@ -6,6 +6,7 @@
 // do not change. logit_bias, allowed_token_ids and bad_words likewise.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <limits>
 #include <regex>
@@ -208,6 +209,32 @@ TEST(StructuredOutput, ToolCallsInTheirLayoutWhenRequired) {
     }
     EXPECT_GE(n, 1) << c.text;
     EXPECT_TRUE(rest.empty()) << c.text;
+  }
+}
+
+// Arguments as XML parameters (Qwen3-Coder's layout): a string raw, an
+// integer as JSON, the optional one there or not.
+TEST(StructuredOutput, ToolCallsWithXmlParameters) {
+  SamplingParams p = sampled(200, 5, 4);
+  CallsFormat calls;
+  calls.calls.push_back({"<function=get_weather>\n", R"({"type": "object", "properties": {
+                             "city": {"type": "string", "maxLength": 10}, "days": {"type": "integer", "minimum": 1,
+                             "maximum": 9}}, "required": ["city"]})", "</function>"});
+  calls.parameter_begin = "<parameter={key}>\n";
+  calls.parameter_end = "\n</parameter>\n";
+  calls.parallel = false;
+  p.structured_outputs.calls = calls;
+  const std::string begin = "<function=get_weather>\n<parameter=city>\n", city_end = "\n</parameter>\n";
+  const std::regex days("(<parameter=days>\n[1-9]\n</parameter>\n)?</function>");
+  const std::vector<RequestOutput> outs = run({p});
+  for (const CompletionOutput& c : outs[0].outputs) {
+    EXPECT_EQ(c.finish_reason, FinishReason::kStop) << c.text;
+    ASSERT_TRUE(c.text.starts_with(begin)) << c.text;
+    const size_t end = c.text.find(city_end);  // the first: the city never holds the closing tag
+    ASSERT_NE(end, std::string::npos) << c.text;
+    const std::string city = c.text.substr(begin.size(), end - begin.size());
+    EXPECT_LE(std::count_if(city.begin(), city.end(), [](char b) { return (b & 0xC0) != 0x80; }), 10) << c.text;
+    EXPECT_TRUE(std::regex_match(c.text.substr(end + city_end.size()), days)) << c.text;
   }
 }
 

@@ -2,11 +2,13 @@
 openai client: tool_choice required and named always give calls whose
 arguments validate against the tool's parameters (Python's jsonschema),
 sampled; streamed calls assemble to the non-streamed ones; the client's tool
-loop runs call → tool result → final answer."""
+loop runs call → tool result → final answer. The same holds for calls written
+as XML parameters (Qwen3-Coder's syntax, which the 0.5B model is held to)."""
 import json
 
 import jsonschema
 import pytest
+from conftest import QWEN, Server, need
 
 WEATHER = {"type": "function", "function": {
     "name": "get_weather", "description": "Get the current weather in a city",
@@ -163,3 +165,32 @@ def test_bad_tool_requests_are_400(qwen15, body, param):
     r = qwen15.post("/v1/chat/completions", {"model": "qwen15", "messages": PARIS, "max_tokens": 8, **body})
     assert r.status_code == 400, r.text
     assert r.json()["error"]["param"] == param, r.text
+
+
+# --- XML parameters: Qwen2.5-Coder-0.5B held to Qwen3-Coder's syntax ------------
+
+@pytest.fixture(scope="module")
+def qwen_xml():
+    """The 0.5B model read and constrained as Qwen3-Coder writes calls: strings raw, other values JSON."""
+    server = Server(need(QWEN), "-c", "2048", "--served-model-name", "qwen15", "--tool-call-parser", "qwen3_coder")
+    yield server
+    assert server.stop() == 0, "".join(server.log)
+
+
+@pytest.mark.parametrize("messages,tools,choice", [
+    (FLY, [WEATHER, FLIGHT], named("book_flight")),
+    (SHOP, [SEARCH, WEATHER], "required"),
+], ids=["named-flight", "required-shop"])
+def test_xml_parameters_validate_and_stream_the_same(qwen_xml, messages, tools, choice):
+    out = create(qwen_xml, messages, tools, tool_choice=choice, n=4, temperature=1.0, seed=5, max_tokens=200)
+    by_name = {t["function"]["name"]: t for t in tools}
+    for c in out.choices:
+        assert c.finish_reason == "tool_calls", c
+        check_calls(c.message, by_name, choice["function"]["name"] if isinstance(choice, dict) else None)
+    whole = create(qwen_xml, messages, tools, tool_choice=choice, max_tokens=200).choices[0]
+    check_calls(whole.message, by_name)
+    content, calls, finish = assemble(create(qwen_xml, messages, tools, tool_choice=choice, max_tokens=200,
+                                             stream=True))
+    assert (content, finish) == (whole.message.content or "", "tool_calls")
+    assert [(c["name"], c["arguments"]) for c in calls] == \
+        [(c.function.name, c.function.arguments) for c in whole.message.tool_calls]

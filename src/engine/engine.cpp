@@ -448,7 +448,10 @@ bool Engine::jump_forward(Request& request, Completion& c, StreamDelta& delta, s
 bool Engine::output_token(Request& request, Completion& c, int32_t token, TokenLogprob* logprob,
                           StreamDelta& delta, std::vector<RequestOutput>& finished) {
   const SamplingParams& params = request.params;
-  const bool eos = !params.ignore_eos && tokenizer_.is_end_of_generation(token);
+  // A grammar allows an end only where it is complete: that end ends the
+  // output even under ignore_eos, since nothing could follow it.
+  const GrammarProcessor* grammar = c.processors ? c.processors->grammar() : nullptr;
+  const bool eos = tokenizer_.is_end_of_generation(token) && (!params.ignore_eos || (grammar && grammar->started()));
   const bool stop_token = std::ranges::count(params.stop_token_ids, token) > 0;
   if (eos || stop_token) {
     if (stop_token) c.result.stop_token = token;

@@ -64,6 +64,8 @@ Sampler::Sampler(const SamplingParams& params, int32_t vocab_size, std::span<con
   if (!params_.ignore_eos) ends_.assign(end_tokens.begin(), end_tokens.end());
   ends_.insert(ends_.end(), params_.stop_token_ids.begin(), params_.stop_token_ids.end());
   check_tokens(ends_);
+  std::sort(ends_.begin(), ends_.end());
+  ends_.erase(std::unique(ends_.begin(), ends_.end()), ends_.end());
 }
 
 void Sampler::allocate_scratch() {
@@ -129,7 +131,9 @@ std::span<const float> Sampler::penalized_logits(std::span<const float> logits,
                                                  std::span<const int32_t> output_tokens) {
   if (logits.size() != static_cast<size_t>(vocab_size_))
     fail("sampler: got {} logits for a vocabulary of {}", logits.size(), vocab_size_);
-  const bool mask_ends = masks_ends(output_tokens);
+  // min_tokens holds the ends back only while something else may come: where
+  // a constraint allows nothing but an end (a complete grammar), it ends there.
+  const bool mask_ends = masks_ends(output_tokens) && !only_ends_possible(logits);
   if (!has_penalties() && !mask_ends) return logits;
   allocate_scratch();
   // Checked before any change, so a bad id cannot leave the scratch dirty.
@@ -147,6 +151,12 @@ std::span<const float> Sampler::penalized_logits(std::span<const float> logits,
 bool Sampler::has_penalties() const {
   return params_.repetition_penalty != 1.0f || params_.frequency_penalty != 0.0f ||
          params_.presence_penalty != 0.0f;
+}
+
+bool Sampler::only_ends_possible(std::span<const float> logits) const {
+  constexpr float kNever = -std::numeric_limits<float>::infinity();
+  const auto possible = static_cast<size_t>(std::count_if(logits.begin(), logits.end(), [](float x) { return x != kNever; }));
+  return possible == static_cast<size_t>(std::count_if(ends_.begin(), ends_.end(), [&](int32_t id) { return logits[id] != kNever; }));
 }
 
 bool Sampler::masks_ends(std::span<const int32_t> output_tokens) const {

@@ -89,6 +89,32 @@ TEST(StructuredOutput, RegexAndChoiceOutputsMatchGreedyAndSampled) {
     EXPECT_TRUE(c.text == "happy" || c.text == "sad" || c.text == "a little sleepy") << c.text;
 }
 
+// min_tokens and ignore_eos keep an output going while the grammar may go
+// on, and yield where it can only end: the output ends there, whole.
+TEST(StructuredOutput, MinTokensAndIgnoreEosYieldToTheGrammarsEnd) {
+  SamplingParams choice = sampled(30, 9, 2);
+  choice.structured_outputs.choice = {"happy", "a little sleepy"};
+  choice.min_tokens = 25;
+  SamplingParams ignoring = choice;
+  ignoring.min_tokens = 0;
+  ignoring.ignore_eos = true;
+  SamplingParams words = sampled(30, 4, 2);
+  words.structured_outputs.regex = "[a-z ]+";
+  words.min_tokens = 12;
+  const std::vector<RequestOutput> outs = run({choice, ignoring, words});
+  for (int r = 0; r < 2; ++r)
+    for (const CompletionOutput& c : outs[r].outputs) {
+      EXPECT_EQ(c.finish_reason, FinishReason::kStop) << c.text;
+      EXPECT_TRUE(c.text == "happy" || c.text == "a little sleepy") << c.text;
+    }
+  const std::regex words_only("[a-z ]+");
+  for (const CompletionOutput& c : outs[2].outputs) {
+    EXPECT_TRUE(std::regex_match(c.text, words_only)) << c.text;
+    // It could have ended after any letter; min_tokens kept it going.
+    EXPECT_GE(c.token_ids.size(), 12u) << c.text;
+  }
+}
+
 TEST(StructuredOutput, JsonSchemaOutputsValidateWithAndWithoutJumpForward) {
   for (bool jump : {true, false}) {
     EngineOptions options;

@@ -1,9 +1,10 @@
 // Grammar compilation (src/grammar), as a request's constraint reaches it:
-// byte 0 picks the front end (low two bits: JSON Schema, regex, GBNF, a
-// '\n'-separated list of choices) and its options, the rest is its text. A
-// skiff::Error is the answer to bad input. What compiles is then walked a few
-// tokens over a small vocabulary, each step's mask checked against
-// accept_token (grammar_fuzz.h), the tokens taken chosen by the input's hash.
+// byte 0 picks the front end (low two bits: JSON Schema, regex, GBNF or,
+// with bit 3, Lark, a '\n'-separated list of choices) and its options, the
+// rest is its text. A skiff::Error is the answer to bad input. What
+// compiles is then walked a few tokens over a small vocabulary, each step's
+// mask checked against accept_token (grammar_fuzz.h), the tokens taken
+// chosen by the input's hash.
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "grammar/compile.h"
 #include "grammar/gbnf.h"
 #include "grammar/json_schema.h"
+#include "grammar/lark.h"
 #include "grammar_fuzz.h"
 
 namespace {
@@ -33,7 +35,9 @@ std::shared_ptr<const Grammar> compile(uint8_t pick, std::string_view text) {
       return compile_json_schema(parse_ordered_json(text), kLimits, options);
     }
     case 1: return compile_regex(text, kLimits);
-    case 2: return compile_gbnf(text, kLimits, GbnfOptions{.collapse_regular = !(pick & 4)});
+    case 2:
+      if (pick & 8) return compile_lark(text, kLimits);
+      return compile_gbnf(text, kLimits, GbnfOptions{.collapse_regular = !(pick & 4)});
     default: {
       std::vector<std::string> choices;
       for (std::string_view rest = text;;) {

@@ -24,7 +24,7 @@
 #include "engine/grammar_vocab.h"
 #include "grammar/compile.h"
 #include "grammar/compiled_grammar.h"
-#include "grammar/gbnf.h"
+#include "grammar/lark.h"
 #include "grammar/json_schema.h"
 #include "grammar/matcher.h"
 #include "tokenizer/hf_files.h"
@@ -65,7 +65,7 @@ std::shared_ptr<const grammar::Grammar> compile(const GrammarOptions& o) {
   if (!o.regex.empty()) return grammar::compile_regex(o.regex);
   if (!o.choices.empty()) return grammar::compile_choice(split_choices(o.choices));
   if (!o.choice_list.empty()) return grammar::compile_choice(o.choice_list);
-  return grammar::compile_gbnf(o.gbnf_text.empty() ? hf::read_file(o.gbnf_file) : o.gbnf_text);
+  return grammar::compile_gbnf_or_lark(o.gbnf_text.empty() ? hf::read_file(o.gbnf_file) : o.gbnf_text);
 }
 
 double percentile(std::vector<double>& sorted, double q) {
@@ -220,7 +220,8 @@ void add_grammar_command(CLI::App& app) {
   auto* schema = command->add_option("--json-schema", options->json_schema_file, "JSON Schema file");
   auto* regex = command->add_option("--regex", options->regex, "regular expression the whole text must match");
   auto* choice = command->add_option("--choice", options->choices, "comma-separated list of allowed texts");
-  auto* gbnf = command->add_option("--gbnf", options->gbnf_file, "GBNF grammar file (llama.cpp's format)");
+  auto* gbnf = command->add_option("--gbnf,--lark", options->gbnf_file,
+                                   "grammar file: GBNF (llama.cpp's format) or Lark (llguidance's), told apart by '::='");
   schema->excludes(regex, choice, gbnf);
   regex->excludes(choice, gbnf);
   choice->excludes(gbnf);

@@ -7,6 +7,7 @@
 #include "grammar/compile.h"
 #include "grammar/gbnf.h"
 #include "grammar/json_schema.h"
+#include "grammar/lark.h"
 
 namespace skiff {
 namespace {
@@ -42,7 +43,7 @@ std::shared_ptr<const grammar::Grammar> compile(const StructuredOutputs& so) {
     return grammar::compile_calls(spec, {}, json);
   }
   if (!so.regex.empty()) return grammar::compile_regex(so.regex);
-  if (!so.grammar.empty()) return grammar::compile_gbnf(so.grammar);
+  if (!so.grammar.empty()) return grammar::compile_gbnf_or_lark(so.grammar);
   return grammar::compile_choice(so.choice);
 }
 

@@ -50,9 +50,8 @@ std::string set_key(const CharSet& set) {
 
 class Compiler {
  public:
-  Compiler(std::string_view text, Limits limits, GbnfOptions options)
-      : text_(text), limits_(limits), collapse_(options.collapse_regular),
-        syntax_(gbnf::parse(text, std::min(limits.max_symbols, kMaxNodes), limits.max_rules)), an_(syntax_),
+  Compiler(std::string_view text, gbnf::Syntax syntax, Limits limits, GbnfOptions options)
+      : text_(text), limits_(limits), collapse_(options.collapse_regular), syntax_(std::move(syntax)), an_(syntax_),
         builder_(limits) {
     size_t n_rules = syntax_.rules.size();
     node_entries_.assign(syntax_.n_nodes, {});
@@ -548,7 +547,14 @@ std::shared_ptr<const Grammar> compile_gbnf(std::string_view text, Limits limits
 }
 
 std::shared_ptr<const Grammar> compile_gbnf(std::string_view text, Limits limits, GbnfOptions options) {
-  return Compiler(text, limits, options).compile();
+  return compile_syntax(text, gbnf::parse(text, syntax_node_limit(limits), limits.max_rules), limits, options);
+}
+
+size_t syntax_node_limit(const Limits& limits) { return std::min(limits.max_symbols, kMaxNodes); }
+
+std::shared_ptr<const Grammar> compile_syntax(std::string_view text, gbnf::Syntax syntax, Limits limits,
+                                              GbnfOptions options) {
+  return Compiler(text, std::move(syntax), limits, options).compile();
 }
 
 }  // namespace skiff::grammar

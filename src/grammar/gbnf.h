@@ -25,4 +25,14 @@ struct GbnfOptions {
 std::shared_ptr<const Grammar> compile_gbnf(std::string_view text, Limits limits = {});
 std::shared_ptr<const Grammar> compile_gbnf(std::string_view text, Limits limits, GbnfOptions options);
 
+namespace gbnf {
+struct Syntax;
+}
+// The nodes a grammar's text may parse into under these limits.
+size_t syntax_node_limit(const Limits& limits);
+// A syntax tree (gbnf_syntax.h: GBNF's, or Lark's from lark.h) compiled as
+// compile_gbnf compiles GBNF's; its offsets point into `text`.
+std::shared_ptr<const Grammar> compile_syntax(std::string_view text, gbnf::Syntax syntax, Limits limits,
+                                              GbnfOptions options = {});
+
 }  // namespace skiff::grammar

@@ -18,37 +18,20 @@ bool is_name_char(int c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
 }
 
-class Parser {
+class Parser : public SyntaxReader {
  public:
-  Parser(std::string_view text, size_t max_nodes, size_t max_rules)
-      : text_(text), max_nodes_(max_nodes), max_rules_(max_rules) {}
+  Parser(std::string_view text, size_t max_nodes, size_t max_rules) : SyntaxReader("gbnf", text, max_nodes, max_rules) {}
 
   Syntax parse() {
-    if (text_.size() > kMaxTextBytes) fail("gbnf: grammar longer than {} bytes", kMaxTextBytes);
     skip_space(true);
     while (pos_ < text_.size()) {
       parse_rule();
       skip_space(true);
     }
-    for (const Rule& r : syntax_.rules)
-      if (!r.defined) error(r.offset, fmt::format("undefined rule '{}'", r.name));
-    auto root = index_.find("root");
-    if (root == index_.end()) error(text_.size(), "no rule named 'root' (the rule a text must match)");
-    syntax_.root = root->second;
-    for (Rule& r : syntax_.rules) number(r.body);
-    syntax_.n_nodes = static_cast<size_t>(next_id_);
-    return std::move(syntax_);
+    return finish("root");
   }
 
  private:
-  [[noreturn]] void error(size_t at, std::string_view what) const {
-    fail("gbnf: {}: {}", position(text_, at), what);
-  }
-  int peek(size_t ahead = 0) const {
-    return pos_ + ahead < text_.size() ? static_cast<unsigned char>(text_[pos_ + ahead]) : -1;
-  }
-  bool at(std::string_view s) const { return text_.substr(pos_, s.size()) == s; }
-
   // Spaces, tabs and comments; newlines too where the rule continues.
   void skip_space(bool newlines) {
     while (true) {
@@ -61,28 +44,6 @@ class Parser {
         return;
       }
     }
-  }
-
-  Node make(Node::Kind kind, size_t offset) {
-    if (++made_ > max_nodes_) error(offset, fmt::format("grammar too large: more than {} items", max_nodes_));
-    Node n;
-    n.kind = kind;
-    n.offset = static_cast<uint32_t>(offset);
-    return n;
-  }
-
-  int32_t rule_index(const std::string& name, size_t offset) {
-    auto it = index_.find(name);
-    if (it != index_.end()) return it->second;
-    if (syntax_.rules.size() >= max_rules_)
-      error(offset, fmt::format("grammar too large: more than {} rules", max_rules_));
-    Rule r;
-    r.name = name;
-    r.offset = static_cast<uint32_t>(offset);
-    syntax_.rules.push_back(std::move(r));
-    int32_t id = static_cast<int32_t>(syntax_.rules.size() - 1);
-    index_.emplace(name, id);
-    return id;
   }
 
   std::string name() {
@@ -281,76 +242,112 @@ class Parser {
     return n;
   }
 
-  // One character of a literal or class: an escape, or UTF-8.
-  uint32_t character() {
-    size_t start = pos_;
-    int c = peek();
-    if (c == '\\') {
-      int e = peek(1);
-      pos_ += 2;
-      uint32_t v;
-      switch (e) {
-        case 'x': v = hex(2, start); break;
-        case 'u': v = hex(4, start); break;
-        case 'U': v = hex(8, start); break;
-        case 'n': return '\n';
-        case 't': return '\t';
-        case 'r': return '\r';
-        default:
-          // Any escaped ASCII punctuation stands for itself (\\, \", \[, \], \-, ...).
-          if (e > ' ' && e < 0x7F && !std::isalnum(e)) return static_cast<uint32_t>(e);
-          error(start, e == -1 ? "the grammar ends with '\\'" : "unknown escape");
-      }
-      if (v > kMaxCodePoint) error(start, "escape past U+10FFFF");
-      if (v >= 0xD800 && v <= 0xDFFF) error(start, "escape of a surrogate (U+D800..U+DFFF), not a character");
-      return v;
-    }
-    auto b = static_cast<uint8_t>(c);
-    int n = b < 0x80 ? 1 : (b >> 5) == 6 ? 2 : (b >> 4) == 14 ? 3 : (b >> 3) == 30 ? 4 : 0;
-    if (n == 0 || pos_ + n > text_.size()) error(start, "invalid UTF-8");
-    uint32_t v = n == 1 ? b : b & (0x7F >> n);
-    for (int k = 1; k < n; ++k) {
-      auto cb = static_cast<uint8_t>(text_[pos_ + k]);
-      if ((cb & 0xC0) != 0x80) error(start, "invalid UTF-8");
-      v = (v << 6) | (cb & 0x3F);
-    }
-    static constexpr uint32_t kMinOfLength[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (v < kMinOfLength[n] || v > kMaxCodePoint || (v >= 0xD800 && v <= 0xDFFF)) error(start, "invalid UTF-8");
-    pos_ += n;
-    return v;
-  }
-
-  uint32_t hex(int digits, size_t start) {
-    uint32_t v = 0;
-    for (int i = 0; i < digits; ++i) {
-      int c = peek();
-      int d = c >= '0' && c <= '9'   ? c - '0'
-              : c >= 'a' && c <= 'f' ? c - 'a' + 10
-              : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                     : -1;
-      if (d < 0) error(start, fmt::format("escape needs {} hex digits", digits));
-      v = v * 16 + d;
-      ++pos_;
-    }
-    return v;
-  }
-
-  // Pre-order ids, so the compiler keeps its facts about nodes in tables.
-  void number(Node& n) {
-    n.id = next_id_++;
-    for (Node& c : n.children) number(c);
-  }
-
-  std::string_view text_;
-  size_t max_nodes_, max_rules_;
-  size_t pos_ = 0;
-  int32_t next_id_ = 0;
-  size_t made_ = 0;
-  Syntax syntax_;
-  std::unordered_map<std::string, int32_t> index_;
 };
 
 }  // namespace
+
+SyntaxReader::SyntaxReader(std::string_view format, std::string_view text, size_t max_nodes, size_t max_rules)
+    : format_(format), text_(text), max_nodes_(max_nodes), max_rules_(max_rules) {
+  if (text_.size() > kMaxTextBytes) fail("{}: grammar longer than {} bytes", format_, kMaxTextBytes);
+}
+
+void SyntaxReader::error(size_t at, std::string_view what) const {
+  fail("{}: {}: {}", format_, position(text_, at), what);
+}
+
+int SyntaxReader::peek(size_t ahead) const {
+  return pos_ + ahead < text_.size() ? static_cast<unsigned char>(text_[pos_ + ahead]) : -1;
+}
+
+Node SyntaxReader::make(Node::Kind kind, size_t offset) {
+  if (++made_ > max_nodes_) error(offset, fmt::format("grammar too large: more than {} items", max_nodes_));
+  Node n;
+  n.kind = kind;
+  n.offset = static_cast<uint32_t>(offset);
+  return n;
+}
+
+int32_t SyntaxReader::rule_index(const std::string& name, size_t offset) {
+  auto it = index_.find(name);
+  if (it != index_.end()) return it->second;
+  if (syntax_.rules.size() >= max_rules_) error(offset, fmt::format("grammar too large: more than {} rules", max_rules_));
+  Rule r;
+  r.name = name;
+  r.offset = static_cast<uint32_t>(offset);
+  syntax_.rules.push_back(std::move(r));
+  int32_t id = static_cast<int32_t>(syntax_.rules.size() - 1);
+  index_.emplace(name, id);
+  return id;
+}
+
+Syntax SyntaxReader::finish(const std::string& root) {
+  for (const Rule& r : syntax_.rules)
+    if (!r.defined) error(r.offset, fmt::format("undefined rule '{}'", r.name));
+  auto it = index_.find(root);
+  if (it == index_.end()) error(text_.size(), fmt::format("no rule named '{}' (the rule a text must match)", root));
+  syntax_.root = it->second;
+  for (Rule& r : syntax_.rules) number(r.body);
+  syntax_.n_nodes = static_cast<size_t>(next_id_);
+  return std::move(syntax_);
+}
+
+uint32_t SyntaxReader::character() {
+  size_t start = pos_;
+  int c = peek();
+  if (c == '\\') {
+    int e = peek(1);
+    pos_ += 2;
+    uint32_t v;
+    switch (e) {
+      case 'x': v = hex(2, start); break;
+      case 'u': v = hex(4, start); break;
+      case 'U': v = hex(8, start); break;
+      case 'n': return '\n';
+      case 't': return '\t';
+      case 'r': return '\r';
+      default:
+        // Any escaped ASCII punctuation stands for itself (\\, \", \[, \], \-, ...).
+        if (e > ' ' && e < 0x7F && !std::isalnum(e)) return static_cast<uint32_t>(e);
+        error(start, e == -1 ? "the grammar ends with '\\'" : "unknown escape");
+    }
+    if (v > kMaxCodePoint) error(start, "escape past U+10FFFF");
+    if (v >= 0xD800 && v <= 0xDFFF) error(start, "escape of a surrogate (U+D800..U+DFFF), not a character");
+    return v;
+  }
+  auto b = static_cast<uint8_t>(c);
+  int n = b < 0x80 ? 1 : (b >> 5) == 6 ? 2 : (b >> 4) == 14 ? 3 : (b >> 3) == 30 ? 4 : 0;
+  if (n == 0 || pos_ + n > text_.size()) error(start, "invalid UTF-8");
+  uint32_t v = n == 1 ? b : b & (0x7F >> n);
+  for (int k = 1; k < n; ++k) {
+    auto cb = static_cast<uint8_t>(text_[pos_ + k]);
+    if ((cb & 0xC0) != 0x80) error(start, "invalid UTF-8");
+    v = (v << 6) | (cb & 0x3F);
+  }
+  static constexpr uint32_t kMinOfLength[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (v < kMinOfLength[n] || v > kMaxCodePoint || (v >= 0xD800 && v <= 0xDFFF)) error(start, "invalid UTF-8");
+  pos_ += n;
+  return v;
+}
+
+uint32_t SyntaxReader::hex(int digits, size_t start) {
+  uint32_t v = 0;
+  for (int i = 0; i < digits; ++i) {
+    int c = peek();
+    int d = c >= '0' && c <= '9'   ? c - '0'
+            : c >= 'a' && c <= 'f' ? c - 'a' + 10
+            : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                   : -1;
+    if (d < 0) error(start, fmt::format("escape needs {} hex digits", digits));
+    v = v * 16 + d;
+    ++pos_;
+  }
+  return v;
+}
+
+void SyntaxReader::number(Node& n) {
+  n.id = next_id_++;
+  for (Node& c : n.children) number(c);
+}
 
 Syntax parse(std::string_view text, size_t max_nodes, size_t max_rules) {
   return Parser(text, max_nodes, max_rules).parse();

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "grammar/char_set.h"
@@ -39,6 +40,38 @@ struct Syntax {
 };
 
 Syntax parse(std::string_view text, size_t max_nodes, size_t max_rules);
+
+// What reading GBNF and Lark text (lark.h) shares: a position in the text,
+// its characters and escapes, nodes under a size limit, rules by name.
+class SyntaxReader {
+ protected:
+  // format names the syntax in errors ("gbnf: line 3 column 7: ...").
+  SyntaxReader(std::string_view format, std::string_view text, size_t max_nodes, size_t max_rules);
+  [[noreturn]] void error(size_t at, std::string_view what) const;
+  int peek(size_t ahead = 0) const;  // -1 past the end
+  bool at(std::string_view s) const { return text_.substr(pos_, s.size()) == s; }
+  Node make(Node::Kind kind, size_t offset);
+  int32_t rule_index(const std::string& name, size_t offset);  // made (undefined) at its first use
+  // One character of a literal or class: an escape (\n \t \r \xHH \uHHHH
+  // \UHHHHHHHH, or escaped punctuation), or UTF-8.
+  uint32_t character();
+  // The syntax, once every rule is defined; `root` is where a text starts.
+  Syntax finish(const std::string& root);
+
+  std::string_view format_, text_;
+  size_t max_nodes_, max_rules_;
+  size_t pos_ = 0;
+  Syntax syntax_;
+
+ private:
+  uint32_t hex(int digits, size_t start);
+  // Pre-order ids, so the compiler keeps its facts about nodes in tables.
+  void number(Node& n);
+
+  size_t made_ = 0;
+  int32_t next_id_ = 0;
+  std::unordered_map<std::string, int32_t> index_;
+};
 
 // "line L column C" of a byte offset (columns count code points, from 1).
 std::string position(std::string_view text, size_t offset);

@@ -52,6 +52,13 @@ term ::= factor (("*" | "/") factor)*
 factor ::= [0-9]{1,3} | "(" expr ")"
 """
 
+# The same language in Lark's syntax (vLLM's guidance backend, llguidance).
+ARITHMETIC_LARK = r"""start: expr
+expr: term (("+" | "-") term)*
+term: factor (("*" | "/") factor)*
+factor: /[0-9]{1,3}/ | "(" expr ")"
+"""
+
 
 def validate(text, schema):
     value = json.loads(text)
@@ -193,9 +200,11 @@ def test_regex_output_fullmatches(qwen, body):
     assert texts == texts_of(chat(qwen, messages, extra_body=body, max_tokens=24))
 
 
-@pytest.mark.parametrize("field", ["structured_outputs", "guided_grammar", "grammar"])
-def test_gbnf_output_parses(qwen, field):
-    body = {"structured_outputs": {"grammar": ARITHMETIC}} if field == "structured_outputs" else {field: ARITHMETIC}
+@pytest.mark.parametrize("field,grammar", [("structured_outputs", ARITHMETIC), ("guided_grammar", ARITHMETIC),
+                                           ("grammar", ARITHMETIC), ("structured_outputs", ARITHMETIC_LARK)],
+                         ids=["structured_outputs", "guided_grammar", "grammar", "lark"])
+def test_gbnf_output_parses(qwen, field, grammar):
+    body = {"structured_outputs": {"grammar": grammar}} if field == "structured_outputs" else {field: grammar}
     messages = [{"role": "user", "content": "Write a short arithmetic expression, nothing else."}]
     out = chat(qwen, messages, extra_body=body, n=2, temperature=0.7, seed=1, max_tokens=32)
     for text in texts_of(out):

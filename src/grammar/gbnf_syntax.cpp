@@ -32,8 +32,8 @@ class Parser : public SyntaxReader {
   }
 
  private:
-  // Spaces, tabs and comments; newlines too where the rule continues.
-  void skip_space(bool newlines) {
+  // Spaces, tabs and # comments; newlines too where the rule continues.
+  void skip_space(bool newlines) override {
     while (true) {
       int c = peek();
       if (c == ' ' || c == '\t' || (newlines && (c == '\n' || c == '\r'))) {
@@ -74,28 +74,7 @@ class Parser : public SyntaxReader {
 
   Node alternatives(int depth, bool nested) {
     if (depth > kMaxDepth) error(pos_, fmt::format("groups nested more than {} deep", kMaxDepth));
-    size_t start = pos_;
-    std::vector<Node> alts;
-    alts.push_back(sequence(depth, nested));
-    while (true) {
-      if (peek() == '|') {
-        ++pos_;
-        skip_space(true);
-        alts.push_back(sequence(depth, nested));
-        continue;
-      }
-      if (!nested) {  // a line that starts with '|' continues the rule
-        size_t save = pos_;
-        skip_space(true);
-        if (peek() == '|') continue;
-        pos_ = save;
-      }
-      break;
-    }
-    if (alts.size() == 1) return std::move(alts[0]);
-    Node alt = make(Node::Kind::Alt, start);
-    alt.children = std::move(alts);
-    return alt;
+    return alternatives_of([&] { return sequence(depth, nested); }, nested);
   }
 
   Node sequence(int depth, bool nested) {
@@ -278,6 +257,31 @@ int32_t SyntaxReader::rule_index(const std::string& name, size_t offset) {
   int32_t id = static_cast<int32_t>(syntax_.rules.size() - 1);
   index_.emplace(name, id);
   return id;
+}
+
+Node SyntaxReader::alternatives_of(const std::function<Node()>& one, bool nested) {
+  const size_t start = pos_;
+  std::vector<Node> alts;
+  alts.push_back(one());
+  while (true) {
+    if (peek() == '|') {
+      ++pos_;
+      skip_space(true);
+      alts.push_back(one());
+      continue;
+    }
+    if (!nested) {  // a line that starts with '|' goes on with the rule
+      const size_t save = pos_;
+      skip_space(true);
+      if (peek() == '|') continue;
+      pos_ = save;
+    }
+    break;
+  }
+  if (alts.size() == 1) return std::move(alts[0]);
+  Node alt = make(Node::Kind::Alt, start);
+  alt.children = std::move(alts);
+  return alt;
 }
 
 Syntax SyntaxReader::finish(const std::string& root) {

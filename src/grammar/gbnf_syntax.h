@@ -3,6 +3,7 @@
 // Errors are skiff::Error naming the line and column.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -47,6 +48,9 @@ class SyntaxReader {
  protected:
   // format names the syntax in errors ("gbnf: line 3 column 7: ...").
   SyntaxReader(std::string_view format, std::string_view text, size_t max_nodes, size_t max_rules);
+  virtual ~SyntaxReader() = default;
+  // Spaces, tabs and the syntax's comments; newlines too where allowed.
+  virtual void skip_space(bool newlines) = 0;
   [[noreturn]] void error(size_t at, std::string_view what) const;
   int peek(size_t ahead = 0) const;  // -1 past the end
   bool at(std::string_view s) const { return text_.substr(pos_, s.size()) == s; }
@@ -55,6 +59,9 @@ class SyntaxReader {
   // One character of a literal or class: an escape (\n \t \r \xHH \uHHHH
   // \UHHHHHHHH, or escaped punctuation), or UTF-8.
   uint32_t character();
+  // Alternatives separated by '|', each read by `one`; outside a group
+  // (`nested` false) a line that starts with '|' goes on with them.
+  Node alternatives_of(const std::function<Node()>& one, bool nested);
   // The syntax, once every rule is defined; `root` is where a text starts.
   Syntax finish(const std::string& root);
 

@@ -90,7 +90,7 @@ class LarkParser : public gbnf::SyntaxReader {
   }
 
   // Spaces, tabs and // comments; newlines too where allowed.
-  void skip_space(bool newlines) {
+  void skip_space(bool newlines) override {
     while (true) {
       const int c = peek();
       if (c == ' ' || c == '\t' || (newlines && (c == '\n' || c == '\r'))) {
@@ -206,29 +206,14 @@ class LarkParser : public gbnf::SyntaxReader {
 
   Node expansions(int depth, bool nested) {
     if (depth > kMaxDepth) error(pos_, fmt::format("groups nested more than {} deep", kMaxDepth));
-    const size_t start = pos_;
-    std::vector<Node> alts;
-    while (true) {
-      alts.push_back(expansion(depth, nested));
-      if (at_arrow()) name();  // an alias names the tree's node: the language is the same
-      skip_space(nested);
-      if (peek() == '|') {
-        ++pos_;
-        skip_space(true);
-        continue;
-      }
-      if (!nested) {  // a line that starts with '|' goes on with the definition
-        const size_t save = pos_;
-        skip_space(true);
-        if (peek() == '|') continue;
-        pos_ = save;
-      }
-      break;
-    }
-    if (alts.size() == 1) return std::move(alts[0]);
-    Node alt = make(Node::Kind::Alt, start);
-    alt.children = std::move(alts);
-    return alt;
+    return alternatives_of(
+        [&] {
+          Node one = expansion(depth, nested);
+          if (at_arrow()) name();  // an alias names the tree's node: the language is the same
+          skip_space(nested);
+          return one;
+        },
+        nested);
   }
 
   Node expansion(int depth, bool nested) {

@@ -3,7 +3,8 @@
 transformers itself (config.json + model.safetensors) and the logits
 transformers computes for them (reference.json): Llama and Mistral, and Qwen2,
 Qwen3, Gemma 2, Gemma 3 (text), Phi-3 (plain and LongRoPE), Mistral with a
-sliding window. For the features a model is there to test (soft caps, sliding
+sliding window; mixtures of experts: Qwen3-MoE, Qwen2-MoE, OLMoE, Mixtral,
+Granite-MoE and gpt-oss. For the features a model is there to test (soft caps, sliding
 windows, RoPE variants) it prints how far the logits move without each one.
 
 Run by hand in the reference env (scripts/setup-reference-env.sh):
@@ -62,6 +63,59 @@ def configs():
             vocab_size=200, max_position_embeddings=256, rms_norm_eps=1e-5,
             tie_word_embeddings=False, rope_theta=1000000.0, sliding_window=None))
     out.update(new_arch_configs())
+    out.update(moe_configs())
+    return out
+
+
+# Mixtures of experts (issue 43): 8 experts of 2 per token (Mixtral 4), each
+# family's router as transformers writes it. The sequence routes its tokens
+# over every expert, so a gather or routing bug moves many logits. Where a
+# family stacks its experts in one tensor (Granite, gpt-oss), 2 x the expert
+# size differs from the hidden size, so no transposition fits its shape.
+def moe_configs():
+    t = transformers
+    out = {}
+    moe = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+               vocab_size=240, max_position_embeddings=256, rms_norm_eps=1e-6, rope_theta=1000000.0)
+    # Qwen3-MoE: softmax over all experts, top-2 renormalised; q/k norms; the
+    # first layer dense (mlp_only_layers), as a mixed dense/sparse stack.
+    if hasattr(t, "Qwen3MoeForCausalLM"):
+        out["qwen3_moe"] = (t.Qwen3MoeConfig, t.Qwen3MoeForCausalLM, dict(
+            moe, head_dim=16, intermediate_size=48, moe_intermediate_size=16, num_experts=8,
+            num_experts_per_tok=2, norm_topk_prob=True, decoder_sparse_step=1, mlp_only_layers=[0],
+            tie_word_embeddings=False))
+    # Qwen2-MoE: top-2 not renormalised, plus a shared expert behind a sigmoid gate; q/k/v biases.
+    if hasattr(t, "Qwen2MoeForCausalLM"):
+        out["qwen2_moe"] = (t.Qwen2MoeConfig, t.Qwen2MoeForCausalLM, dict(
+            moe, intermediate_size=48, moe_intermediate_size=16, shared_expert_intermediate_size=24,
+            num_experts=8, num_experts_per_tok=2, norm_topk_prob=False, decoder_sparse_step=1,
+            mlp_only_layers=[], tie_word_embeddings=False))
+    # OLMoE: q/k norms over the whole projection, top-2 not renormalised.
+    if hasattr(t, "OlmoeForCausalLM"):
+        out["olmoe"] = (t.OlmoeConfig, t.OlmoeForCausalLM, dict(
+            moe, intermediate_size=16, num_experts=8, num_experts_per_tok=2, norm_topk_prob=False,
+            tie_word_embeddings=False, pad_token_id=1, eos_token_id=2))
+    # Mixtral: softmax over the top-2 router logits.
+    if hasattr(t, "MixtralForCausalLM"):
+        out["mixtral"] = (t.MixtralConfig, t.MixtralForCausalLM, dict(
+            moe, intermediate_size=16, num_local_experts=4, num_experts_per_tok=2,
+            tie_word_embeddings=False, sliding_window=None))
+    # Granite-MoE: Mixtral's router, and Granite's multipliers on the
+    # embeddings, the residuals, the attention scale and the logits.
+    if hasattr(t, "GraniteMoeForCausalLM"):
+        out["granite_moe"] = (t.GraniteMoeConfig, t.GraniteMoeForCausalLM, dict(
+            moe, intermediate_size=24, num_local_experts=8, num_experts_per_tok=2,
+            embedding_multiplier=6.0, residual_multiplier=0.5, attention_multiplier=0.1, logits_scaling=4.0,
+            tie_word_embeddings=True))
+    # gpt-oss: attention sinks, sliding (even) and full layers, experts with
+    # biases and a clamped SwiGLU, softmax over the top-k router logits; its
+    # default YaRN RoPE (factor 32 over 4,096 positions).
+    if hasattr(t, "GptOssForCausalLM"):
+        out["gpt_oss"] = (t.GptOssConfig, t.GptOssForCausalLM, dict(
+            moe, max_position_embeddings=131072, head_dim=16, intermediate_size=24, num_local_experts=8,
+            num_experts_per_tok=2,
+            sliding_window=32, layer_types=["sliding_attention", "full_attention"],
+            tie_word_embeddings=False))
     return out
 
 
@@ -146,6 +200,8 @@ def build(name, cfg_cls, model_cls, kwargs, seed, out_dir):
     torch.manual_seed(seed)
     config = make_config(cfg_cls, kwargs)
     config._attn_implementation = "eager"
+    if hasattr(config, "_experts_implementation"):
+        config._experts_implementation = "eager"  # the grouped product takes no float64
     model = model_cls(config).float().eval()
     with torch.no_grad():
         for pname, p in model.named_parameters():
@@ -219,6 +275,10 @@ ABLATIONS = {
                           long_factor=_longrope()["rope_parameters"]["short_factor"]),
                       "attention factor (1.0 instead)": _longrope(attention_factor=1.0)},
     "mistral_swa": {"sliding window": {"sliding_window": None}},
+    "qwen3_moe": {"renormalised top-k": {"norm_topk_prob": False},
+                  "two experts (one instead)": {"num_experts_per_tok": 1}},
+    "qwen2_moe": {"top-k as is (renormalised instead)": {"norm_topk_prob": True}},
+    "mixtral": {"two experts (one instead)": {"num_experts_per_tok": 1}},
 }
 
 

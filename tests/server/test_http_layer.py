@@ -411,13 +411,13 @@ def test_concurrent_large_bodies_of_token_lists_stay_in_bounded_memory():
             t.join()
         sending = False
         sampler.join()
-        for r in results:
-            assert r.status_code == 400, r.text[:300]
-        assert "maximum context length" in results[0].text and "--max-queue" in results[1].text
         after = rss_kib(pid)
         print(f"RSS: {before / 1024:.0f} MiB before, peak +{(peak - before) / 1024:.0f} MiB, "
               f"after {after / 1024:.0f} MiB")
         assert peak - before <= 512_000_000 // 1024
         assert after <= before * 1.1, (before, after)
+        for r in results:
+            assert r.status_code == 400, r.text[:300]
+        assert "maximum context length" in results[0].text and "--max-queue" in results[1].text
     finally:
         assert s.stop() == 0, "".join(s.log[-20:])

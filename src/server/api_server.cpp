@@ -1,7 +1,6 @@
 #include "server/api_server.h"
 
 #include <fmt/core.h>
-#include <malloc.h>
 
 #include <algorithm>
 
@@ -19,10 +18,6 @@ HttpLimits http_limits(const ServerOptions& options) {
   return limits;
 }
 
-// Bodies from this size on are large: parsed only so many at once, and their
-// parse's memory given back to the system after.
-constexpr size_t kLargeBodyBytes = 1 << 20;
-
 // A large body's turn to be parsed and handled, held for a scope.
 class LargeBodyTurn {
  public:
@@ -31,12 +26,7 @@ class LargeBodyTurn {
     if (turns_) turns_->acquire();
   }
   ~LargeBodyTurn() {
-    if (!turns_) return;
-    // Its JSON took several times its size, and glibc keeps what a thread
-    // frees in that thread's arena: without this, a burst of large requests
-    // would stay in the server's RSS.
-    malloc_trim(0);
-    turns_->release();
+    if (turns_) turns_->release();
   }
   LargeBodyTurn(const LargeBodyTurn&) = delete;
   LargeBodyTurn& operator=(const LargeBodyTurn&) = delete;

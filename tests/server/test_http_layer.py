@@ -370,7 +370,8 @@ def test_bodies_held_at_once_are_bounded():
 
 # Row 4: a body's JSON is read into bounded memory (a prompt's token ids
 # packed, 4 bytes an id; large bodies parsed a few at once): 8 bodies of
-# 16 MiB at once raise RSS by at most 512 MB, and it comes back after.
+# 16 MiB at once raise RSS by at most 512 MB, and it comes back after (to
+# within 10% and what glibc keeps at the top of a thread's heap).
 def token_list_body(n_lists, list_len):
     """A prompt of n_lists lists of list_len token ids, 2 bytes of JSON an id."""
     row = "[" + ",".join(["5"] * list_len) + "]"
@@ -411,11 +412,19 @@ def test_concurrent_large_bodies_of_token_lists_stay_in_bounded_memory():
             t.join()
         sending = False
         sampler.join()
-        after = rss_kib(pid)
+        # The memory goes back once each body is freed (malloc_trim on a
+        # worker), but for the top of a thread's heap: glibc keeps up to twice
+        # the largest block it freed (its dynamic trim threshold, 32 MiB after
+        # a 16 MiB body) there, and malloc_trim trims only the main heap's top:
+        # 64 MiB for two such heaps (bodies are read on the I/O threads).
+        bound = before * 1.1 + (64 << 10)
+        deadline = time.time() + 3
+        while (after := rss_kib(pid)) > bound and time.time() < deadline:
+            time.sleep(0.05)
         print(f"RSS: {before / 1024:.0f} MiB before, peak +{(peak - before) / 1024:.0f} MiB, "
               f"after {after / 1024:.0f} MiB")
         assert peak - before <= 512_000_000 // 1024
-        assert after <= before * 1.1, (before, after)
+        assert after <= bound, (before, after)
         for r in results:
             assert r.status_code == 400, r.text[:300]
         assert "maximum context length" in results[0].text and "--max-queue" in results[1].text

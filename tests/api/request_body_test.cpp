@@ -1,5 +1,6 @@
 // api/request_body: a request's JSON read under a bound on its memory, with a
 // completion prompt's token-id lists packed and every other value as JSON.
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -56,6 +57,18 @@ TEST(RequestBody, AnythingElseStaysJson) {
     EXPECT_EQ(packed(body).dump(), expected.dump()) << body;  // integers' signedness as nlohmann reads them
   }
   EXPECT_EQ(parse_request_body(R"({"prompt": [1, 2]})"), ojson::parse(R"({"prompt": [1, 2]})"));  // kAsJson
+}
+
+// Past a few keys an object finds them by an index (a scan each would make
+// n keys cost n²/2): the same members, in the same order, the last value of a
+// key given twice, as nlohmann's own parser reads them.
+TEST(RequestBody, ObjectsOfManyKeysReadAsNlohmannReadsThem) {
+  std::string body = R"({"prompt": "x", "o": {)";
+  for (int i = 0; i < 1000; ++i) body += fmt::format(R"("k{}": {}, )", i % 700, i);
+  body += R"("k3": {"k3": 1, "k3": 2}}, "prompt": "y"})";
+  const ojson expected = ojson::parse(body);
+  EXPECT_EQ(packed(body).dump(), expected.dump());
+  EXPECT_EQ(expected["o"].size(), 700u);
 }
 
 TEST(RequestBody, BadJsonIsA400) {

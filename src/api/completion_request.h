@@ -17,7 +17,7 @@ namespace skiff {
 // and the context, before anything runs.
 struct CompletionRequest {
   std::vector<std::vector<int32_t>> prompts;
-  std::vector<std::string> prompt_texts;  // what echo repeats
+  std::vector<std::string> prompt_texts;  // what echo repeats (a list of ids keeps it only with echo)
   SamplingParams params;
   StreamFields stream;
   bool echo = false;

@@ -12,17 +12,6 @@ namespace skiff {
 
 using nlohmann::json;
 
-nlohmann::ordered_json parse_request_body(std::string_view body) {
-  nlohmann::ordered_json j;
-  try {
-    j = parse_ordered_json(body);
-  } catch (const Error& e) {
-    throw RequestError(400, e.what());
-  }
-  if (!j.is_object()) throw RequestError(400, fmt::format("the request body must be a JSON object, got {}", j.type_name()));
-  return j;
-}
-
 void bad_field(const std::string& param, const std::string& message) {
   throw RequestError(400, message, param);
 }

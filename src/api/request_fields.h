@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "api/request_body.h"
 #include "base/error.h"
 #include "engine/sampling_params.h"
 
@@ -28,10 +29,6 @@ class RequestError : public Error {
   int status_;
   std::string param_;
 };
-
-// An HTTP request's body: a JSON object with its keys in their order, or
-// RequestError 400.
-nlohmann::ordered_json parse_request_body(std::string_view body);
 
 [[noreturn]] void bad_field(const std::string& param, const std::string& message);
 

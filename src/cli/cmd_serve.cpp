@@ -164,7 +164,7 @@ void add_connection_flags(CLI::App* cmd, ServerOptions& server) {
   cmd->add_option("--io-threads", server.io_threads, "threads that run every connection's I/O")
       ->capture_default_str()->check(CLI::Range(1, 64));
   cmd->add_option("--handler-threads", server.handler_threads,
-                  "threads that parse requests and render responses")
+                  "threads that parse requests and render responses (half of them at most parse bodies of 1 MiB or more)")
       ->capture_default_str()->check(CLI::Range(1, 64));
 }
 

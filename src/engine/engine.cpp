@@ -137,10 +137,12 @@ RequestId Engine::add_request(std::vector<int32_t> prompt, const SamplingParams&
                    0, {}, {}, {}, {}, {}});
     c->index = c->result.index = i;
     if (constrained) c->processors = std::make_unique<LogitsProcessors>(params, tokenizer_, grammar);
-    c->tokens = prompt;
-    c->n_prompt = static_cast<int>(prompt.size());
     request->completions.push_back(std::move(c));
   }
+  // One copy of the prompt while the request waits: its siblings take theirs
+  // when they fork from the first (Scheduler::fork), once it has run.
+  request->completions[0]->n_prompt = static_cast<int>(prompt.size());
+  request->completions[0]->tokens = std::move(prompt);
   request->completions[0]->slots = params.n;
 
   std::lock_guard lock(pending_mutex_);

@@ -138,6 +138,8 @@ void Scheduler::fork(Sequence& parent, Sequence& child) {
     fail("scheduler: a fork needs a running slot its parent holds for it, but the parent holds {}",
          parent.slots);
   child.kv_seq = kv_.fork_sequence(parent.kv_seq);
+  child.tokens.assign(parent.tokens.begin(), parent.tokens.begin() + parent.n_computed);
+  child.n_prompt = parent.n_prompt;
   child.n_computed = parent.n_computed;
   child.status = SequenceStatus::kRunning;
   running_.push_back(&child);

@@ -80,8 +80,8 @@ class Scheduler {
   // holds only tokens that were output.
   void commit_verified(Sequence& seq, int n_accepted);
   // Starts child running on parent's KV (shared blocks, copied when either
-  // writes into one) at parent's n_computed; the running slot parent held for
-  // it (Sequence::slots) passes to child.
+  // writes into one) at parent's n_computed, with a copy of those tokens;
+  // the running slot parent held for it (Sequence::slots) passes to child.
   void fork(Sequence& parent, Sequence& child);
   // Retires a sequence (finished or cancelled) from wherever it is, freeing its blocks.
   void finish(Sequence* seq);

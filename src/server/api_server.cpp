@@ -1,7 +1,8 @@
 #include "server/api_server.h"
 
 #include <fmt/core.h>
-#include <malloc.h>
+
+#include <algorithm>
 
 #include "api/request_fields.h"
 #include "base/json.h"
@@ -17,8 +18,22 @@ HttpLimits http_limits(const ServerOptions& options) {
   return limits;
 }
 
-// Bodies from this size on give their parse's memory back to the system.
-constexpr size_t kTrimAfterBodyBytes = 1 << 20;
+// A large body's turn to be parsed and handled, held for a scope.
+class LargeBodyTurn {
+ public:
+  LargeBodyTurn(std::counting_semaphore<>& turns, size_t body_bytes)
+      : turns_(body_bytes >= kLargeBodyBytes ? &turns : nullptr) {
+    if (turns_) turns_->acquire();
+  }
+  ~LargeBodyTurn() {
+    if (turns_) turns_->release();
+  }
+  LargeBodyTurn(const LargeBodyTurn&) = delete;
+  LargeBodyTurn& operator=(const LargeBodyTurn&) = delete;
+
+ private:
+  std::counting_semaphore<>* turns_;
+};
 
 constexpr const char* kUnauthorized = "Unauthorized: a valid API key is needed (Authorization: Bearer KEY)";
 
@@ -35,6 +50,7 @@ bool constant_time_equal(const std::string& a, const std::string& b) {
 
 ApiServer::ApiServer(ServerOptions options)
     : options_(std::move(options)),
+      large_body_turns_(std::max(1, options_.handler_threads / 2)),
       http_(std::make_unique<HttpServer>(http_limits(options_), options_.io_threads, options_.handler_threads,
                                          [this](const HttpRequest& req, HttpResponse& res) { route(req, res); })) {}
 
@@ -55,25 +71,23 @@ const ServedModel* ApiServer::ready(HttpResponse& res) const {
   return model;
 }
 
-void ApiServer::post(const Handler& handler, const HttpRequest& req, HttpResponse& res) const {
+void ApiServer::post(const Handler& handler, const HttpRequest& req, HttpResponse& res,
+                     PromptTokenLists token_lists) const {
   if (!authorized(req)) return send_error(res, 401, kUnauthorized);
   const ServedModel* model = ready(res);
   if (!model) return;
+  const LargeBodyTurn turn(large_body_turns_, req.body.size());
   answer_or_send_error(res, [&] {
-    const ojson body = parse_request_body(req.body);
+    const ojson body = parse_request_body(req.body, token_lists);
     check_model_name(*model, body);
     handler(*model, body, req, res);
   });
-  // A large body's JSON costs many times its size while parsed, and glibc
-  // keeps what a thread frees in that thread's arena: without this, a burst
-  // of large requests would stay in the server's RSS.
-  if (req.body.size() >= kTrimAfterBodyBytes) malloc_trim(0);
 }
 
 void ApiServer::route(const HttpRequest& req, HttpResponse& res) const {
   const std::string& path = req.path;
   if (req.method == "POST") {
-    if (path == "/v1/completions") return post(handle_completions, req, res);
+    if (path == "/v1/completions") return post(handle_completions, req, res, PromptTokenLists::kPacked);
     if (path == "/v1/chat/completions") return post(handle_chat_completions, req, res);
     if (path == "/tokenize") return post(handle_tokenize, req, res);
     if (path == "/detokenize") return post(handle_detokenize, req, res);

@@ -5,8 +5,10 @@
 #pragma once
 #include <atomic>
 #include <memory>
+#include <semaphore>
 #include <string>
 
+#include "api/request_body.h"
 #include "server/handlers.h"
 #include "server/http_server.h"
 
@@ -18,7 +20,10 @@ struct ServerOptions {
   std::string api_key;  // empty: none asked
   HttpLimits limits;    // connections, timeouts, sizes
   int io_threads = 2;       // run every connection's I/O
-  int handler_threads = 4;  // run the handlers (parse, tokenize, render): as many bodies parsed at once
+  // Run the handlers (parse, tokenize, render); half of them at most take
+  // bodies of 1 MiB or more at once (the others wait), so that large bodies
+  // neither hold unbounded memory nor every thread.
+  int handler_threads = 4;
   bool log_requests = true;  // one line per request on stderr
 };
 
@@ -40,12 +45,14 @@ class ApiServer {
  private:
   void route(const HttpRequest& req, HttpResponse& res) const;
   // A POST route taking a JSON body, behind the API key.
-  void post(const Handler& handler, const HttpRequest& req, HttpResponse& res) const;
+  void post(const Handler& handler, const HttpRequest& req, HttpResponse& res,
+            PromptTokenLists token_lists = PromptTokenLists::kAsJson) const;
   bool authorized(const HttpRequest& req) const;
   const ServedModel* ready(HttpResponse& res) const;  // null: answered 503
 
   ServerOptions options_;
   std::atomic<const ServedModel*> model_ = nullptr;
+  mutable std::counting_semaphore<> large_body_turns_;  // see handler_threads
   std::unique_ptr<HttpServer> http_;
 };
 

@@ -72,7 +72,7 @@ void respond_whole(const ServedModel& served, const ChatRequest& r, Generation& 
     completion_tokens += static_cast<int64_t>(c.token_ids.size());
   }
   body["choices"] = std::move(choices);
-  body["usage"] = usage_json(static_cast<int64_t>(r.prompt.size()), completion_tokens);
+  body["usage"] = usage_json(gen.prompt_tokens(), completion_tokens);
   res.set_content(dump_json(body), "application/json");
 }
 
@@ -106,9 +106,9 @@ void respond_streaming(const ServedModel& served, std::shared_ptr<ChatRequest> r
                   {"logprobs", std::move(logprobs)},
                   {"finish_reason", chat_finish_reason(d.finish_reason, !stream.reply().tool_calls.empty())}});
   };
-  auto on_end = [r, head, completion_tokens]() -> std::string {
+  auto on_end = [r, head, completion_tokens, prompt_tokens = gen->prompt_tokens()]() -> std::string {
     if (!r->stream.include_usage) return {};
-    return sse_usage(head, static_cast<int64_t>(r->prompt.size()), *completion_tokens);
+    return sse_usage(head, prompt_tokens, *completion_tokens);
   };
   stream_events(res, std::move(gen), std::move(opening), std::move(on_event), std::move(on_end));
 }
@@ -118,7 +118,9 @@ void respond_streaming(const ServedModel& served, std::shared_ptr<ChatRequest> r
 void handle_chat_completions(const ServedModel& served, const ojson& body, const HttpRequest&,
                              HttpResponse& res) {
   auto r = std::make_shared<ChatRequest>(parse_chat_request(served, body));
-  auto gen = std::make_shared<Generation>(served.engine, std::vector<std::vector<int32_t>>{r->prompt}, r->params);
+  std::vector<std::vector<int32_t>> prompts;
+  prompts.push_back(std::move(r->prompt));  // the engine's now (an initializer list would copy it)
+  auto gen = std::make_shared<Generation>(served.engine, std::move(prompts), r->params);
   if (r->stream.stream) return respond_streaming(served, r, std::move(gen), res);
   respond_when_done(res, gen, [&served, r, gen](HttpResponse& res) { respond_whole(served, *r, *gen, res); });
 }

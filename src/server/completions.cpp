@@ -24,17 +24,16 @@ ojson choice_json(const Tokenizer& tokenizer, const CompletionRequest& r, int in
 void respond_whole(const ServedModel& served, const CompletionRequest& r, Generation& gen, HttpResponse& res) {
   ojson body = response_head("text_completion", "cmpl-", served.name);
   ojson choices = ojson::array();
-  int64_t prompt_tokens = 0, completion_tokens = 0;
+  int64_t completion_tokens = 0;
   for (int p = 0; p < gen.n_prompts(); ++p) {
     const RequestOutput& out = gen.output(p);
-    prompt_tokens += static_cast<int64_t>(r.prompts[p].size());
     for (const CompletionOutput& c : out.outputs) {
       choices.push_back(choice_json(served.tokenizer, r, p * r.params.n + c.index, r.echo ? r.prompt_texts[p] : "", c));
       completion_tokens += static_cast<int64_t>(c.token_ids.size());
     }
   }
   body["choices"] = std::move(choices);
-  body["usage"] = usage_json(prompt_tokens, completion_tokens);
+  body["usage"] = usage_json(gen.prompt_tokens(), completion_tokens);
   res.set_content(dump_json(body), "application/json");
 }
 
@@ -49,10 +48,11 @@ void respond_streaming(const ServedModel& served, std::shared_ptr<CompletionRequ
   const ojson head = response_head("text_completion", "cmpl-", served.name);
   const int n = r->params.n;
   auto state = std::make_shared<StreamState>();
-  state->text_offset.assign(r->prompts.size() * n, 0);
+  const size_t n_prompts = static_cast<size_t>(gen->n_prompts());
+  state->text_offset.assign(n_prompts * n, 0);
   std::string opening;
   if (r->echo)
-    for (size_t p = 0; p < r->prompts.size(); ++p)
+    for (size_t p = 0; p < n_prompts; ++p)
       for (int i = 0; i < n; ++i) {
         opening += sse_choice(head, {{"index", p * n + i}, {"text", r->prompt_texts[p]}, {"logprobs", nullptr}, {"finish_reason", nullptr}});
         state->text_offset[p * n + i] = r->prompt_texts[p].size();
@@ -69,10 +69,8 @@ void respond_streaming(const ServedModel& served, std::shared_ptr<CompletionRequ
     state->completion_tokens += static_cast<int64_t>(d.token_ids.size());
     return sse_choice(head, std::move(choice));
   };
-  auto on_end = [r, state, head]() -> std::string {
+  auto on_end = [r, state, head, prompt_tokens = gen->prompt_tokens()]() -> std::string {
     if (!r->stream.include_usage) return {};
-    int64_t prompt_tokens = 0;
-    for (const auto& p : r->prompts) prompt_tokens += static_cast<int64_t>(p.size());
     return sse_usage(head, prompt_tokens, state->completion_tokens);
   };
   stream_events(res, std::move(gen), std::move(opening), std::move(on_event), std::move(on_end));
@@ -83,7 +81,7 @@ void respond_streaming(const ServedModel& served, std::shared_ptr<CompletionRequ
 void handle_completions(const ServedModel& served, const ojson& body, const HttpRequest&,
                         HttpResponse& res) {
   auto r = std::make_shared<CompletionRequest>(parse_completion_request(served, body));
-  auto gen = std::make_shared<Generation>(served.engine, r->prompts, r->params);
+  auto gen = std::make_shared<Generation>(served.engine, std::move(r->prompts), r->params);
   if (r->stream.stream) return respond_streaming(served, r, std::move(gen), res);
   respond_when_done(res, gen, [&served, r, gen](HttpResponse& res) { respond_whole(served, *r, *gen, res); });
 }

@@ -10,7 +10,7 @@ constexpr std::chrono::milliseconds kPollInterval{10};
 
 }  // namespace
 
-Generation::Generation(ServingEngine& engine, const std::vector<std::vector<int32_t>>& prompts,
+Generation::Generation(ServingEngine& engine, std::vector<std::vector<int32_t>> prompts,
                        const SamplingParams& params)
     : engine_(engine),
       channel_(std::make_shared<ResponseChannel>(static_cast<int>(prompts.size()))),
@@ -22,8 +22,10 @@ Generation::Generation(ServingEngine& engine, const std::vector<std::vector<int3
     throw RequestError(400, fmt::format("{} prompts in one request exceed the queue's {} (--max-queue)",
                                         prompts.size(), bound), "prompt");
   try {
-    for (size_t i = 0; i < prompts.size(); ++i)
-      ids_.push_back(engine_.submit(prompts[i], params, channel_, static_cast<int>(i)));
+    for (size_t i = 0; i < prompts.size(); ++i) {
+      prompt_tokens_ += static_cast<int64_t>(prompts[i].size());
+      ids_.push_back(engine_.submit(std::move(prompts[i]), params, channel_, static_cast<int>(i)));
+    }
   } catch (const QueueFull& e) {
     cancel();
     throw RequestError(503, e.what());

@@ -18,11 +18,11 @@ namespace skiff {
 
 class Generation {
  public:
-  // Submits every prompt with params. Throws RequestError (400: the engine
-  // refused the request, or it has more prompts than the queue ever holds;
-  // 503: the queue is full now), cancelling any prompt already submitted.
-  Generation(ServingEngine& engine, const std::vector<std::vector<int32_t>>& prompts,
-             const SamplingParams& params);
+  // Submits every prompt with params, moved into the engine (the one copy
+  // while they wait). Throws RequestError (400: the engine refused the
+  // request, or it has more prompts than the queue ever holds; 503: the
+  // queue is full now), cancelling any prompt already submitted.
+  Generation(ServingEngine& engine, std::vector<std::vector<int32_t>> prompts, const SamplingParams& params);
   ~Generation();  // cancels what has not finished
   Generation(const Generation&) = delete;
   Generation& operator=(const Generation&) = delete;
@@ -38,6 +38,7 @@ class Generation {
   void cancel();
 
   int n_prompts() const { return static_cast<int>(ids_.size()); }
+  int64_t prompt_tokens() const { return prompt_tokens_; }  // over every prompt
   const RequestOutput& output(int prompt) const { return channel_->output(prompt); }
   // Once finished: the first completion's error where one ended in one
   // (finish_reason "error"), as the request's answer: 400 naming the
@@ -50,6 +51,7 @@ class Generation {
   ServingEngine& engine_;
   std::shared_ptr<ResponseChannel> channel_;
   std::vector<RequestId> ids_;
+  int64_t prompt_tokens_ = 0;
   bool finished_ = false;
   std::string constraint_field_;  // the structured output's request field, if any
 };

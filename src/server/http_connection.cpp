@@ -6,6 +6,7 @@
 #include "server/http_connection.h"
 
 #include <fmt/core.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -212,8 +213,14 @@ awaitable<void> HttpConnection::run() {
       // so that a health check never waits behind large bodies being parsed.
       if (request.http.method == "GET" || request.http.method == "HEAD") handle();
       else co_await run_on_worker(handle);
+      const size_t body_bytes = request.http.body.size();
       std::string().swap(request.http.body);  // parsed: its memory goes back to the budget
       request.release_body();
+      // A large body and its parse took many times its size, freed by now here
+      // and on a worker; glibc keeps a thread's frees in its arena, so a burst
+      // of large requests would stay in the RSS. The trim walks every arena:
+      // on a worker, not this I/O thread.
+      if (body_bytes >= kLargeBodyBytes) boost::asio::post(shared_.workers, [] { malloc_trim(0); });
       bool keep_alive = request.keep_alive && !stopping_;
       const bool ok = co_await respond(request, res, keep_alive);
       if (shared_.limits.log)

@@ -15,6 +15,10 @@
 
 namespace skiff {
 
+// Bodies from this size on are large: only a few parsed at once (ApiServer),
+// and the memory they took given back to the system once they are freed.
+inline constexpr size_t kLargeBodyBytes = size_t{1} << 20;
+
 struct HttpRequest {
   std::string method;  // "GET", "POST", ...
   std::string path;    // the target before any '?'

@@ -1,10 +1,18 @@
 #include "server/serving_engine.h"
 
 #include <fmt/core.h>
+#include <malloc.h>
 
 #include <exception>
+#include <utility>
 
 namespace skiff {
+namespace {
+
+// An engine idle this long after running requests gives their memory back.
+constexpr std::chrono::milliseconds kTrimWhenIdleFor{500};
+
+}  // namespace
 
 bool ResponseChannel::wait(std::vector<Event>& events, std::chrono::milliseconds timeout) {
   std::unique_lock lock(mutex_);
@@ -99,12 +107,22 @@ void ServingEngine::leave_waiting(Route& route) {
 }
 
 void ServingEngine::run() {
+  bool trim_due = false;  // requests ran since the last trim
   for (;;) {
     {
       std::unique_lock lock(mutex_);
-      work_.wait(lock, [&] { return stopping_ || engine_.has_unfinished(); });
+      if (!work_.wait_for(lock, kTrimWhenIdleFor, [&] { return stopping_ || engine_.has_unfinished(); })) {
+        lock.unlock();
+        // What the requests freed, here and on the connections' threads
+        // (their responses sent by now), goes back to the system: glibc
+        // keeps a thread's frees in its arena, and a wave of clients would
+        // stay in the RSS.
+        if (std::exchange(trim_due, false)) malloc_trim(0);
+        continue;
+      }
       if (stopping_ && !engine_.has_unfinished()) return;
     }
+    trim_due = true;
     std::vector<RequestOutput> finished;
     try {
       finished = engine_.step();

@@ -85,7 +85,8 @@ class ServingEngine {
   // yet); its channel gets the cancelled output.
   void cancel(RequestId id);
   // Steps the engine as requests come, until stop(); then returns once what
-  // was in flight has been cancelled.
+  // was in flight has been cancelled. Idle a moment after requests, it gives
+  // the memory they freed back to the system (malloc_trim).
   void run();
   // Cancels everything in flight and makes run() return. Requests submitted
   // afterwards are refused. Safe from any thread.

@@ -271,8 +271,10 @@ TEST_F(SchedulerTest, AForkSharesTheParentsBlocksAndRuns) {
   parent->slots = 2;                    // one held for its sibling
   scheduler.add(parent);
   run_step(scheduler, kv);
-  Sequence* child = make_sequence(6);
+  Sequence* child = make_sequence(0);  // a sibling waits without a copy of the prompt
   scheduler.fork(*parent, *child);
+  EXPECT_EQ(child->tokens, std::vector<int32_t>(parent->tokens.begin(), parent->tokens.begin() + 6));
+  EXPECT_EQ(child->n_prompt, 6);
   EXPECT_EQ(child->status, SequenceStatus::kRunning);
   EXPECT_EQ(scheduler.n_running(), 2);
   EXPECT_EQ(parent->slots, 1);  // the slot is the child's now

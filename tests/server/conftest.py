@@ -91,12 +91,21 @@ class Server:
 
 
 
-def rss_kib(pid):
-    """The process's resident memory (VmRSS), KiB."""
+def proc_status(pid, field):
+    """A number from /proc/PID/status (its unit dropped)."""
     for line in open(f"/proc/{pid}/status"):
-        if line.startswith("VmRSS:"):
+        if line.startswith(field + ":"):
             return int(line.split()[1])
     return 0
+
+
+def rss_kib(pid):
+    """The process's resident memory (VmRSS), KiB."""
+    return proc_status(pid, "VmRSS")
+
+
+def threads(pid):
+    return proc_status(pid, "Threads")
 
 
 def read_until_closed(s):

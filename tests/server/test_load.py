@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 
-from conftest import STORIES, Server
+from conftest import STORIES, Server, rss_kib, threads
 
 
 def wait_for(predicate, timeout=5.0):
@@ -76,6 +76,54 @@ def test_64_concurrent_streaming_clients(qwen):
     watcher.join()
     assert texts == [expected[p] for p in prompts]
     assert health and set(health) == {200}
+
+
+def test_300_concurrent_streaming_clients_on_a_constant_set_of_threads():
+    server = Server(STORIES, "--max-seqs", "64")
+    try:
+        pid = server.proc.pid
+        prompts = [f"Once upon a time, {name} found a {thing}" for name in ("Tim", "Lily", "Sue", "Ben", "Max")
+                   for thing in ("ball", "cat", "tree", "boat", "star", "cake")] * 10
+        body = {"max_tokens": 16, "temperature": 0, "ignore_eos": True}
+        expected = {p: server.post("/v1/completions", {**body, "prompt": p}).json()["choices"][0]["text"]
+                    for p in set(prompts)}  # one at a time
+
+        def stream(prompt):
+            with httpx.stream("POST", server.url + "/v1/completions", json={**body, "prompt": prompt, "stream": True},
+                              timeout=120) as r:
+                events = [line[6:] for line in r.iter_lines() if line.startswith("data: ")]
+            assert events[-1] == "[DONE]"
+            return "".join(json.loads(e)["choices"][0]["text"] for e in events[:-1])
+
+        # A full batch first: the KV blocks and scratch of 64 sequences are
+        # touched once and kept for the next batch; the wave must add nothing.
+        with ThreadPoolExecutor(64) as pool:
+            list(pool.map(stream, prompts[:64]))
+        threads_before, rss_before = threads(pid), rss_kib(pid)
+        most_threads = threads_before
+        done = threading.Event()
+
+        def watch_threads():
+            nonlocal most_threads
+            while not done.is_set():
+                most_threads = max(most_threads, threads(pid))
+                time.sleep(0.005)
+
+        watcher = threading.Thread(target=watch_threads)
+        watcher.start()
+        with ThreadPoolExecutor(len(prompts)) as pool:
+            texts = list(pool.map(stream, prompts))
+        done.set()
+        watcher.join()
+        deadline = time.time() + 3  # an idle engine gives back what the requests freed
+        while (rss_after := rss_kib(pid)) > rss_before * 1.1 and time.time() < deadline:
+            time.sleep(0.1)
+        print(f"threads {threads_before} (most {most_threads}), RSS {rss_before} KiB before, {rss_after} after")
+        assert texts == [expected[p] for p in prompts]
+        assert most_threads == threads_before == threads(pid)
+        assert rss_after <= rss_before * 1.1
+    finally:
+        assert server.stop() == 0, "".join(server.log[-20:])
 
 
 def test_a_full_queue_answers_503_at_once(stories):

@@ -49,7 +49,7 @@ void read_sliding_window(const gguf::GgufFile& f, const std::string& p, const Gg
   }
   set_windows(c, sliding, window);
   const float local_theta = static_cast<float>(f.get_float(p + "rope.freq_base_swa", defaults.rope_theta));
-  if (local_theta > 0) set_local_rope(c, local_theta);
+  if (local_theta != 0) set_local_rope(c, local_theta);  // a negative one is refused by validate()
 }
 
 }  // namespace

@@ -95,7 +95,7 @@ ModelFacts describe_model(const std::string& filename, const Model& model) {
     params_by_type[std::string(dtype_info(m->type).name)] += matrix_params(*m);
   }
   uint64_t norm_params = w.output_norm.size();
-  for (const LayerWeights& L : w.layers) norm_params += L.attn_norm.size() + L.ffn_norm.size();
+  for (const LayerWeights& L : w.layers) norm_params += L.attention.norm.size() + L.ffn.norm.size();
   f.size_bytes += norm_params * sizeof(float);
   f.n_params += norm_params;
   for (const auto& [type, n] : params_by_type)

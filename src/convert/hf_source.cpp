@@ -1,16 +1,16 @@
 // HF directory -> GGUF tensors and metadata, as llama.cpp's convert_hf_to_gguf.py
 // writes each supported architecture. The weights come through the HF loader (which
-// maps HF names to GGUF names and checks every shape); the tokenizer through
-// Tokenizer::from_hf_dir.
+// maps HF names to GGUF names and checks every shape); the metadata from its config
+// (model/gguf_metadata.h); the tokenizer through Tokenizer::from_hf_dir.
 #include <fmt/core.h>
 
-#include <algorithm>
 #include <filesystem>
 
 #include "base/error.h"
 #include "convert/model_source.h"
 #include "gguf/gguf_writer.h"
 #include "model/architecture.h"
+#include "model/gguf_metadata.h"
 #include "model/loader.h"
 #include "tokenizer/pretokenizer.h"
 #include "tokenizer/tokenizer.h"
@@ -21,73 +21,11 @@ namespace {
 namespace fs = std::filesystem;
 using gguf::ValueType;
 
-using Metadata = std::vector<std::pair<std::string, gguf::Value>>;
-
 gguf::Value u32(int64_t v) { return gguf::make_uint(ValueType::UINT32, static_cast<uint64_t>(v)); }
 gguf::Value f32(double v) { return gguf::make_float(ValueType::FLOAT32, v); }
 
-bool all_equal(const std::vector<float>& v) {
-  return std::all_of(v.begin(), v.end(), [&](float x) { return x == v.front(); });
-}
-
-// The period p with sliding_every(n, p) == layers, or 0 when there is none.
-int sliding_period(const std::vector<bool>& layers) {
-  for (int p = 1; p <= static_cast<int>(layers.size()) + 1; ++p)
-    if (sliding_every(static_cast<int>(layers.size()), p) == layers) return p;
-  return 0;
-}
-
-// The keys gguf_loader.cpp (and llama.cpp, for the keys it knows) read back
-// into this config; facts the architecture implies (biases, norms, the
-// activation) need none.
-void add_model_metadata(const ModelConfig& c, Metadata& m) {
-  const std::string p = c.arch + ".";
-  m.emplace_back("general.architecture", gguf::make_string(c.arch));
-  m.emplace_back("general.name", gguf::make_string(c.name));
-  m.emplace_back(p + "vocab_size", u32(c.vocab_size));
-  m.emplace_back(p + "context_length", u32(c.max_ctx));
-  m.emplace_back(p + "embedding_length", u32(c.dim));
-  m.emplace_back(p + "block_count", u32(c.n_layers));
-  m.emplace_back(p + "feed_forward_length", u32(c.ffn_dim));
-  m.emplace_back(p + "rope.dimension_count", u32(c.rope_dim));
-  m.emplace_back(p + "attention.head_count", u32(c.n_heads));
-  m.emplace_back(p + "attention.head_count_kv", u32(c.n_kv_heads));
-  if (c.head_dim != c.dim / c.n_heads) {
-    m.emplace_back(p + "attention.key_length", u32(c.head_dim));
-    m.emplace_back(p + "attention.value_length", u32(c.head_dim));
-  }
-  m.emplace_back(p + "attention.layer_norm_rms_epsilon", f32(c.norm_eps));
-  m.emplace_back(p + "rope.freq_base", f32(c.rope_theta));
-  // Linear scaling is a factor key; other factors a tensor (rope_freqs.weight).
-  if (!c.rope_freq_factors.empty() && all_equal(c.rope_freq_factors) && c.rope_freq_factors_short.empty()) {
-    m.emplace_back(p + "rope.scaling.type", gguf::make_string("linear"));
-    m.emplace_back(p + "rope.scaling.factor", f32(c.rope_freq_factors.front()));
-  }
-  if (!c.rope_freq_factors_short.empty()) {  // LongRoPE, as llama.cpp's converter writes it
-    m.emplace_back(p + "rope.scaling.original_context_length", u32(c.rope_original_ctx));
-    m.emplace_back(p + "rope.scaling.attn_factor", f32(c.rope_mscale));
-  }
-  if (c.attention_scale > 0) m.emplace_back(p + "attention.scale", f32(c.attention_scale));
-  // Gemma 2's readers default absent soft-caps and window to on: 0 says off.
-  const bool gemma2 = c.arch == "gemma2";
-  if (c.attn_softcap > 0 || gemma2) m.emplace_back(p + "attn_logit_softcapping", f32(c.attn_softcap));
-  if (c.logit_softcap > 0 || gemma2) m.emplace_back(p + "final_logit_softcapping", f32(c.logit_softcap));
-  if (c.sliding_window == 0 && gemma2) m.emplace_back(p + "attention.sliding_window", u32(0));
-  if (c.sliding_window > 0) {
-    m.emplace_back(p + "attention.sliding_window", u32(c.sliding_window));
-    if (const int period = sliding_period(c.sliding_layers)) {
-      m.emplace_back(p + "attention.sliding_window_pattern", u32(period));
-    } else {
-      std::vector<gguf::Value> flags;
-      for (bool f : c.sliding_layers) flags.push_back(gguf::make_bool(f));
-      m.emplace_back(p + "attention.sliding_window_pattern", gguf::make_array(ValueType::BOOL, std::move(flags)));
-    }
-  }
-  if (c.rope_theta_sliding > 0) m.emplace_back(p + "rope.freq_base_swa", f32(c.rope_theta_sliding));
-}
-
 // The vocabulary as tokenizer_gguf.cpp reads it back.
-void add_tokenizer_metadata(const Vocab& v, Metadata& m) {
+void add_tokenizer_metadata(const Vocab& v, GgufMetadata& m) {
   const bool spm = v.kind == VocabKind::Spm;
   m.emplace_back("tokenizer.ggml.model", gguf::make_string(spm ? "llama" : "gpt2"));
   if (!spm) m.emplace_back("tokenizer.ggml.pre", gguf::make_string(std::string(canonical_pre_tokenizer_name(v.pre))));
@@ -139,41 +77,42 @@ std::vector<SourceTensor> model_tensors(const Model& model, const Architecture& 
   if (!c.rope_freq_factors_short.empty()) {
     t.push_back(vector_tensor("rope_factors_long.weight", c.rope_freq_factors));
     t.push_back(vector_tensor("rope_factors_short.weight", c.rope_freq_factors_short));
-  } else if (!c.rope_freq_factors.empty() && !all_equal(c.rope_freq_factors)) {
+  } else if (!c.rope_freq_factors.empty() && !linear_rope_scaling(c)) {
     t.push_back(vector_tensor("rope_freqs.weight", c.rope_freq_factors));
   }
   // HF keeps each head's rotated pairs as halves; GGUF "llama" interleaves them.
   const bool interleave = c.rope_style == RopeStyle::kRotateHalf && arch.gguf_rope_style == RopeStyle::kInterleaved;
   for (size_t l = 0; l < w.layers.size(); ++l) {
-    const LayerWeights& L = w.layers[l];
+    const AttentionWeights& A = w.layers[l].attention;
+    const FfnWeights& F = w.layers[l].ffn;
     const std::string p = "blk." + std::to_string(l) + ".";
     auto vector_if = [&](const char* name, const std::vector<float>& v) {
       if (!v.empty()) t.push_back(vector_tensor(p + name, v));
     };
-    t.push_back(vector_tensor(p + "attn_norm.weight", L.attn_norm));
+    t.push_back(vector_tensor(p + "attn_norm.weight", A.norm));
     if (arch.fused_qkv) {
-      t.push_back(matrix_tensor(p + "attn_qkv.weight", fused({&L.wq, &L.wk, &L.wv})));
+      t.push_back(matrix_tensor(p + "attn_qkv.weight", fused({&A.wq, &A.wk, &A.wv})));
     } else {
-      t.push_back(matrix_tensor(p + "attn_q.weight", L.wq, interleave ? c.n_heads : 0));
-      t.push_back(matrix_tensor(p + "attn_k.weight", L.wk, interleave ? c.n_kv_heads : 0));
-      t.push_back(matrix_tensor(p + "attn_v.weight", L.wv));
+      t.push_back(matrix_tensor(p + "attn_q.weight", A.wq, interleave ? c.n_heads : 0));
+      t.push_back(matrix_tensor(p + "attn_k.weight", A.wk, interleave ? c.n_kv_heads : 0));
+      t.push_back(matrix_tensor(p + "attn_v.weight", A.wv));
     }
-    vector_if("attn_q.bias", L.bq);
-    vector_if("attn_k.bias", L.bk);
-    vector_if("attn_v.bias", L.bv);
-    vector_if("attn_q_norm.weight", L.q_norm);
-    vector_if("attn_k_norm.weight", L.k_norm);
-    t.push_back(matrix_tensor(p + "attn_output.weight", L.wo));
-    vector_if("post_attention_norm.weight", L.post_attn_norm);
-    t.push_back(vector_tensor(p + "ffn_norm.weight", L.ffn_norm));
+    vector_if("attn_q.bias", A.bq);
+    vector_if("attn_k.bias", A.bk);
+    vector_if("attn_v.bias", A.bv);
+    vector_if("attn_q_norm.weight", A.q_norm);
+    vector_if("attn_k_norm.weight", A.k_norm);
+    t.push_back(matrix_tensor(p + "attn_output.weight", A.wo));
+    vector_if("post_attention_norm.weight", A.post_norm);
+    t.push_back(vector_tensor(p + "ffn_norm.weight", F.norm));
     if (arch.fused_gate_up) {
-      t.push_back(matrix_tensor(p + "ffn_up.weight", fused({&L.w_gate, &L.w_up})));
+      t.push_back(matrix_tensor(p + "ffn_up.weight", fused({&F.w_gate, &F.w_up})));
     } else {
-      t.push_back(matrix_tensor(p + "ffn_gate.weight", L.w_gate));
-      t.push_back(matrix_tensor(p + "ffn_up.weight", L.w_up));
+      t.push_back(matrix_tensor(p + "ffn_gate.weight", F.w_gate));
+      t.push_back(matrix_tensor(p + "ffn_up.weight", F.w_up));
     }
-    t.push_back(matrix_tensor(p + "ffn_down.weight", L.w_down));
-    vector_if("post_ffw_norm.weight", L.post_ffn_norm);
+    t.push_back(matrix_tensor(p + "ffn_down.weight", F.w_down));
+    vector_if("post_ffw_norm.weight", F.post_norm);
   }
   t.push_back(vector_tensor("output_norm.weight", w.output_norm));
   if (!c.tied_output) t.push_back(matrix_tensor("output.weight", w.output));
@@ -196,7 +135,7 @@ ModelSource hf_source(const std::string& dir) {
     fail("{}: partial rotary embeddings (rope dim {} of head dim {}) cannot be converted", dir,
          c.rope_dim, c.head_dim);
   ModelSource source;
-  add_model_metadata(c, source.metadata);
+  source.metadata = gguf_metadata(c);
   if (Tokenizer::hf_dir_has_tokenizer(dir))
     add_tokenizer_metadata(Tokenizer::from_hf_dir(dir)->vocab(), source.metadata);
   else

@@ -9,6 +9,7 @@
 
 #include "base/error.h"
 #include "gguf/gguf.h"
+#include "gguf/gguf_writer.h"
 #include "model/architecture.h"
 
 namespace skiff {
@@ -20,30 +21,50 @@ void gguf_attention_scale(ModelConfig& c, int layers_of_27b) {
   if (c.attention_scale == 0 && c.n_layers == layers_of_27b) c.attention_scale = 1.0f / std::sqrt(static_cast<float>(c.dim / c.n_heads));
 }
 
-void common_facts(ModelConfig& c) {
-  c.activation = Activation::kGeluTanh;
+void common_facts(ModelConfig& c, bool qk_norm) {
   c.embedding_scale = std::sqrt(static_cast<float>(c.dim));
-  c.post_norms = true;
+  for (LayerSpec& layer : c.layers) {
+    layer.attention.post_norm = layer.ffn.post_norm = true;
+    layer.attention.qk_norm = qk_norm;
+    layer.ffn.activation = Activation::kGeluTanh;
+  }
 }
 
-void hf_facts(const nlohmann::json& j, ModelConfig& c, int default_period) {
-  common_facts(c);
+void set_attention_softcap(ModelConfig& c, double cap) {
+  for (LayerSpec& layer : c.layers) layer.attention.softcap = static_cast<float>(cap);
+}
+
+void hf_facts(const nlohmann::json& j, ModelConfig& c, int default_period, bool qk_norm) {
+  common_facts(c, qk_norm);
   const double scalar = hf_number(j, "query_pre_attn_scalar", c.head_dim);
   if (!(scalar > 0)) fail("'query_pre_attn_scalar' must be positive, got {}", scalar);
   c.attention_scale = static_cast<float>(1.0 / std::sqrt(scalar));
-  c.attn_softcap = static_cast<float>(hf_number(j, "attn_logit_softcapping", 0));
+  set_attention_softcap(c, hf_number(j, "attn_logit_softcapping", 0));
   c.logit_softcap = static_cast<float>(hf_number(j, "final_logit_softcapping", 0));
-  c.sliding_window = bounded_int(hf_int(j, "sliding_window", 0), "sliding_window");
-  if (c.sliding_window <= 0) return;
+  const int window = bounded_int(hf_int(j, "sliding_window", 0), "sliding_window");
+  if (window <= 0) return;
   // transformers >= 4.53 lists each layer's kind; older configs give a period.
+  std::vector<bool> sliding;
   if (const auto types = j.find("layer_types"); types != j.end() && types->is_array()) {
     if (types->size() != static_cast<size_t>(c.n_layers))
       fail("'layer_types' has {} entries for {} layers", types->size(), c.n_layers);
-    for (const auto& t : *types) c.sliding_layers.push_back(t == "sliding_attention");
+    for (const auto& t : *types) sliding.push_back(t == "sliding_attention");
   } else {
-    c.sliding_layers =
-        sliding_every(c.n_layers, bounded_int(hf_int(j, "sliding_window_pattern", default_period), "sliding_window_pattern"));
+    sliding = sliding_every(c.n_layers, bounded_int(hf_int(j, "sliding_window_pattern", default_period), "sliding_window_pattern"));
   }
+  set_windows(c, sliding, window);
+}
+
+// GGUF holds one attention soft-cap for all layers.
+float layers_softcap(const ModelConfig& c) {
+  for (const LayerSpec& layer : c.layers)
+    if (layer.attention.softcap != c.layers.front().attention.softcap)
+      fail("layers with different attention soft-caps cannot be written to GGUF");
+  return c.layers.front().attention.softcap;
+}
+
+void write_logit_softcap(const ModelConfig& c, GgufMetadata& m) {
+  m.emplace_back(c.arch + ".final_logit_softcapping", gguf::make_float(gguf::ValueType::FLOAT32, c.logit_softcap));
 }
 
 Architecture gemma(const char* name, const char* hf_class, const char* hf_type) {
@@ -63,15 +84,20 @@ Architecture gemma(const char* name, const char* hf_class, const char* hf_type) 
 const Architecture& gemma2_architecture() {
   static const Architecture arch = [] {
     Architecture a = gemma("gemma2", "Gemma2ForCausalLM", "gemma2");
+    a.gguf_sliding = {.window = 4096, .period = 2};
     a.from_gguf = [](const gguf::GgufFile& f, ModelConfig& c) {
-      common_facts(c);
+      common_facts(c, false);
       gguf_attention_scale(c, 46);
-      c.attn_softcap = static_cast<float>(f.get_float("gemma2.attn_logit_softcapping", 50.0));
+      set_attention_softcap(c, f.get_float("gemma2.attn_logit_softcapping", 50.0));
       c.logit_softcap = static_cast<float>(f.get_float("gemma2.final_logit_softcapping", 30.0));
-      c.sliding_window = 4096;
-      c.sliding_layers = sliding_every(c.n_layers, 2);
     };
-    a.from_hf = [](const nlohmann::json& j, ModelConfig& c) { hf_facts(j, c, 2); };
+    a.from_hf = [](const nlohmann::json& j, ModelConfig& c) { hf_facts(j, c, 2, false); };
+    // Its readers take absent soft-caps and window as on: 0 says off.
+    a.to_gguf = [](const ModelConfig& c, GgufMetadata& m) {
+      m.emplace_back("gemma2.attn_logit_softcapping", gguf::make_float(gguf::ValueType::FLOAT32, layers_softcap(c)));
+      write_logit_softcap(c, m);
+      if (common_window(c) == 0) m.emplace_back("gemma2.attention.sliding_window", gguf::make_uint(gguf::ValueType::UINT32, 0));
+    };
     return a;
   }();
   return arch;
@@ -80,20 +106,20 @@ const Architecture& gemma2_architecture() {
 const Architecture& gemma3_architecture() {
   static const Architecture arch = [] {
     Architecture a = gemma("gemma3", "Gemma3ForCausalLM", "gemma3_text");
+    // As llama.cpp: layers slide only when the file gives a window (its
+    // converter writes one); then five of every six, at a local base of 10000.
+    a.gguf_sliding = {.window = 0, .period = 6, .rope_theta = 10000.0f};
     a.from_gguf = [](const gguf::GgufFile& f, ModelConfig& c) {
-      common_facts(c);
+      common_facts(c, true);
       gguf_attention_scale(c, 62);
-      c.qk_norm = true;
       c.logit_softcap = static_cast<float>(f.get_float("gemma3.final_logit_softcapping", 0.0));
-      // As llama.cpp: layers slide only when the file gives a window (its
-      // converter writes one); then five of every six, at a local base of 10000.
-      c.sliding_layers = sliding_every(c.n_layers, 6);
-      c.rope_theta_sliding = 10000.0f;
     };
     a.from_hf = [](const nlohmann::json& j, ModelConfig& c) {
-      hf_facts(j, c, 6);
-      c.qk_norm = true;
-      c.rope_theta_sliding = static_cast<float>(hf_number(j, "rope_local_base_freq", 10000.0));
+      hf_facts(j, c, 6, true);
+      set_local_rope(c, static_cast<float>(hf_number(j, "rope_local_base_freq", 10000.0)));
+    };
+    a.to_gguf = [](const ModelConfig& c, GgufMetadata& m) {
+      if (c.logit_softcap > 0) write_logit_softcap(c, m);
     };
     return a;
   }();

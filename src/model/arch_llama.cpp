@@ -14,10 +14,7 @@ const Architecture& llama_architecture() {
     a.hf_model_types = {"llama", "mistral"};
     a.gguf_rope_style = RopeStyle::kInterleaved;
     a.from_gguf = [](const gguf::GgufFile&, ModelConfig&) {};
-    a.from_hf = [](const nlohmann::json& j, ModelConfig& c) {
-      c.sliding_window = bounded_int(hf_int(j, "sliding_window", 0), "sliding_window");
-      if (c.sliding_window > 0) c.sliding_layers.assign(c.n_layers, true);
-    };
+    a.from_hf = hf_window_on_every_layer;
     return a;
   }();
   return arch;

@@ -57,10 +57,7 @@ const Architecture& phi3_architecture() {
       if (c.rope_freq_factors.empty()) c.rope_freq_factors = c.rope_freq_factors_short;
       c.rope_mscale = static_cast<float>(f.get_float("phi3.rope.scaling.attn_factor", longrope_mscale(c.max_ctx, original)));
     };
-    a.from_hf = [](const nlohmann::json& j, ModelConfig& c) {
-      c.sliding_window = bounded_int(hf_int(j, "sliding_window", 0), "sliding_window");
-      if (c.sliding_window > 0) c.sliding_layers.assign(c.n_layers, true);
-    };
+    a.from_hf = hf_window_on_every_layer;
     a.hf_rope_scaling = [](const std::string& type, const nlohmann::json& scaling, const nlohmann::json& j,
                            ModelConfig& c) {
       if (type != "longrope" && type != "su") return false;

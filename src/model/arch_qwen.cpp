@@ -6,6 +6,17 @@
 #include "base/json.h"
 
 namespace skiff {
+namespace {
+
+void set_qkv_bias(ModelConfig& c) {
+  for (LayerSpec& layer : c.layers) layer.attention.qkv_bias = true;
+}
+
+void set_qk_norm(ModelConfig& c) {
+  for (LayerSpec& layer : c.layers) layer.attention.qk_norm = true;
+}
+
+}  // namespace
 
 const Architecture& qwen2_architecture() {
   static const Architecture arch = [] {
@@ -13,15 +24,15 @@ const Architecture& qwen2_architecture() {
     a.gguf_name = "qwen2";
     a.hf_classes = {"Qwen2ForCausalLM"};
     a.hf_model_types = {"qwen2"};
-    a.from_gguf = [](const gguf::GgufFile&, ModelConfig& c) { c.qkv_bias = true; };
+    a.from_gguf = [](const gguf::GgufFile&, ModelConfig& c) { set_qkv_bias(c); };
     a.from_hf = [](const nlohmann::json& j, ModelConfig& c) {
-      c.qkv_bias = true;
+      set_qkv_bias(c);
       // transformers: with use_sliding_window, layers from max_window_layers on slide.
       if (bool_field(j, "use_sliding_window", false)) {
-        c.sliding_window = bounded_int(hf_int(j, "sliding_window", 0), "sliding_window");
         const int64_t first = hf_int(j, "max_window_layers", c.n_layers);
-        c.sliding_layers.assign(c.n_layers, false);
-        for (int64_t l = first < 0 ? 0 : first; l < c.n_layers; ++l) c.sliding_layers[l] = true;
+        std::vector<bool> sliding(c.n_layers, false);
+        for (int64_t l = first < 0 ? 0 : first; l < c.n_layers; ++l) sliding[l] = true;
+        set_windows(c, sliding, bounded_int(hf_int(j, "sliding_window", 0), "sliding_window"));
       }
     };
     return a;
@@ -35,8 +46,8 @@ const Architecture& qwen3_architecture() {
     a.gguf_name = "qwen3";
     a.hf_classes = {"Qwen3ForCausalLM"};
     a.hf_model_types = {"qwen3"};
-    a.from_gguf = [](const gguf::GgufFile&, ModelConfig& c) { c.qk_norm = true; };
-    a.from_hf = [](const nlohmann::json&, ModelConfig& c) { c.qk_norm = true; };
+    a.from_gguf = [](const gguf::GgufFile&, ModelConfig& c) { set_qk_norm(c); };
+    a.from_hf = [](const nlohmann::json&, ModelConfig& c) { set_qk_norm(c); };
     return a;
   }();
   return arch;

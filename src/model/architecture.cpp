@@ -47,11 +47,42 @@ const Architecture& hf_architecture(const nlohmann::json& config) {
        fmt::join(classes, ", "), model_type, fmt::join(known_classes, ", "), fmt::join(known_types, ", "));
 }
 
+void start_layers(ModelConfig& c) {
+  LayerSpec layer;
+  layer.attention.rope.theta = c.rope_theta;
+  c.layers.assign(c.n_layers, layer);
+}
+
 std::vector<bool> sliding_every(int n_layers, int period) {
   if (period < 1) fail("a sliding-window pattern of period {} is not positive", period);
   std::vector<bool> sliding(n_layers);
   for (int l = 0; l < n_layers; ++l) sliding[l] = l % period != period - 1;
   return sliding;
+}
+
+void set_windows(ModelConfig& c, const std::vector<bool>& sliding, int window) {
+  if (sliding.size() != c.layers.size()) fail("{} sliding-window flags for {} layers", sliding.size(), c.layers.size());
+  for (size_t l = 0; l < sliding.size(); ++l) c.layers[l].attention.window = sliding[l] ? window : 0;
+}
+
+void hf_window_on_every_layer(const nlohmann::json& j, ModelConfig& c) {
+  const int window = bounded_int(hf_int(j, "sliding_window", 0), "sliding_window");
+  set_windows(c, std::vector<bool>(c.n_layers, true), window);
+}
+
+int common_window(const ModelConfig& c) {
+  int window = 0;
+  for (const LayerSpec& layer : c.layers) {
+    const int w = layer.attention.window;
+    if (w > 0 && window > 0 && w != window) fail("layers with windows of {} and {} cannot be written to GGUF", window, w);
+    if (w > 0) window = w;
+  }
+  return window;
+}
+
+void set_local_rope(ModelConfig& c, float theta) {
+  for (LayerSpec& layer : c.layers)
+    if (layer.attention.window > 0) layer.attention.rope = {theta, false};
 }
 
 std::vector<float> gguf_vector(const gguf::GgufFile& f, const std::string& name, int64_t n) {

@@ -1,20 +1,30 @@
 // An architecture as a description, not a forward pass: the names it goes by,
 // where its files keep each tensor, and the facts of ModelConfig it sets
-// beyond the hyperparameters every decoder has (read by gguf_loader.cpp and
-// hf_loader.cpp). One arch_*.cpp file per family fills one in; the single
-// forward pass in model.cpp reads only the facts.
+// beyond the hyperparameters every decoder has, most of them in each layer's
+// LayerSpec (read by gguf_loader.cpp and hf_loader.cpp, written back by
+// gguf_metadata.cpp). One arch_*.cpp file per family fills one in; the single
+// forward pass in model.cpp composes each layer from its spec.
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "gguf/gguf.h"
 #include "model/config.h"
 
 namespace skiff {
-namespace gguf {
-class GgufFile;
-}
+
+// GGUF metadata in the order it is written.
+using GgufMetadata = std::vector<std::pair<std::string, gguf::Value>>;
+
+// Sliding windows as a family's GGUF files imply them when they carry no key
+// (llama.cpp's defaults); the keys any family may carry are read over these.
+struct GgufSlidingDefaults {
+  int window = 0;          // 0: no layer slides
+  int period = 0;          // which layers slide, as sliding_every; 0: all of them
+  float rope_theta = 0.0f; // > 0: sliding layers rotate at this base, unscaled
+};
 
 struct Architecture {
   std::string gguf_name;                    // general.architecture
@@ -29,9 +39,14 @@ struct Architecture {
   // HF layer tensor names ("post_attention_layernorm") that this family maps
   // to other GGUF names ("post_attention_norm") than Llama does.
   std::vector<std::pair<std::string, std::string>> hf_layer_names;
-  // Set the family's facts once the common hyperparameters are in `c`.
+  GgufSlidingDefaults gguf_sliding;
+  // Set the family's facts once the common hyperparameters are in `c` and
+  // its layers are Llama's (start_layers).
   void (*from_gguf)(const gguf::GgufFile& f, ModelConfig& c) = nullptr;
   void (*from_hf)(const nlohmann::json& j, ModelConfig& c) = nullptr;
+  // The family's own keys, from which from_gguf reads its facts back (null:
+  // none beyond those every family's files carry).
+  void (*to_gguf)(const ModelConfig& c, GgufMetadata& m) = nullptr;
   // A config.json rope_scaling type this family defines ("longrope"); true
   // when handled. Types every family knows (linear, llama3) never get here.
   bool (*hf_rope_scaling)(const std::string& type, const nlohmann::json& scaling, const nlohmann::json& j,
@@ -52,9 +67,21 @@ const Architecture& gemma2_architecture();
 const Architecture& gemma3_architecture();
 const Architecture& phi3_architecture();
 
-// Shared by the descriptions: layers l with l % period != period - 1 slide
-// (Gemma 2: every other layer from the first; Gemma 3: five of every six).
+// Shared by the descriptions and loaders. Every layer as Llama's: global
+// attention at the model's RoPE base, a SwiGLU FFN.
+void start_layers(ModelConfig& c);
+// Layers l with l % period != period - 1 slide (Gemma 2: every other layer
+// from the first; Gemma 3: five of every six).
 std::vector<bool> sliding_every(int n_layers, int period);
+// The layers flagged in `sliding` [n_layers] get `window`.
+void set_windows(ModelConfig& c, const std::vector<bool>& sliding, int window);
+// config.json's "sliding_window", where it has one, on every layer (Mistral, Phi-3).
+void hf_window_on_every_layer(const nlohmann::json& j, ModelConfig& c);
+// The window every sliding layer has, 0 when none slides; Error when they
+// differ (GGUF keeps one).
+int common_window(const ModelConfig& c);
+// The sliding layers rotate at `theta`, without the model's RoPE scaling.
+void set_local_rope(ModelConfig& c, float theta);
 // A small GGUF tensor (RoPE factors) as floats: Error naming it when its type
 // cannot be read or its size is not n.
 std::vector<float> gguf_vector(const gguf::GgufFile& f, const std::string& name, int64_t n);

@@ -37,11 +37,18 @@ void ModelConfig::validate() const {
     fail("model config: RoPE base {} must be finite and positive", rope_theta);
   for (float f : rope_freq_factors)
     if (!(std::isfinite(f) && f > 0)) fail("model config: RoPE frequency factor {} is not finite and positive", f);
-  if (!sliding_layers.empty() && sliding_layers.size() != static_cast<size_t>(n_layers))
-    fail("model config: {} sliding-window flags for {} layers", sliding_layers.size(), n_layers);
-  if (sliding_window < 0) fail("model config: sliding window {} is negative", sliding_window);
-  for (float v : {rope_mscale, embedding_scale, attention_scale, attn_softcap, logit_softcap, rope_theta_sliding})
+  if (layers.size() != static_cast<size_t>(n_layers))
+    fail("model config: {} layer descriptions for {} layers", layers.size(), n_layers);
+  for (float v : {rope_mscale, embedding_scale, attention_scale, logit_softcap})
     if (!(std::isfinite(v) && v >= 0)) fail("model config: a scale or soft-cap of {} is not finite and >= 0", v);
+  for (const LayerSpec& layer : layers) {
+    const AttentionSpec& a = layer.attention;
+    if (a.window < 0 || a.window > (1 << 30)) fail("model config: sliding window {} is out of range", a.window);
+    if (!(std::isfinite(a.softcap) && a.softcap >= 0))
+      fail("model config: an attention soft-cap of {} is not finite and >= 0", a.softcap);
+    if (!(std::isfinite(a.rope.theta) && a.rope.theta > 0))
+      fail("model config: RoPE base {} must be finite and positive", a.rope.theta);
+  }
   if (n_heads % n_kv_heads != 0)
     fail("model config: {} heads is not a multiple of {} KV heads", n_heads, n_kv_heads);
   // The attention kernel's register tile: larger heads or groups cannot run.
@@ -50,7 +57,6 @@ void ModelConfig::validate() const {
   if (n_heads / n_kv_heads > kAttentionMaxRows)
     fail("model config: {} query heads per KV head exceed the {} the attention kernel takes", n_heads / n_kv_heads,
          kAttentionMaxRows);
-  if (sliding_window > (1 << 30)) fail("model config: sliding window {} is out of range", sliding_window);
   if (rope_dim <= 0 || rope_dim > head_dim || rope_dim % 2 != 0)
     fail("model config: RoPE dim {} must be even and at most the head dim {}", rope_dim, head_dim);
   if (!rope_freq_factors_short.empty() && rope_freq_factors_short.size() != static_cast<size_t>(rope_dim / 2))

@@ -12,9 +12,41 @@ namespace skiff {
 // with the tanh approximation of GELU (Gemma).
 enum class Activation { kSilu, kGeluTanh };
 
-// What a decoder model is: its shape, and the short list of facts in which the
-// architectures skiff runs differ (model/arch_*.cpp fill them in from a
-// file's metadata; the forward pass reads them).
+// A layer's rotary embedding: its base, and whether the model's frequency
+// factors and attention factor (Llama-3, linear or LongRoPE scaling) apply.
+// Gemma 3's local layers rotate at their own base without them.
+struct RopeSpec {
+  float theta = 10000.0f;
+  bool scaled = true;
+  bool operator==(const RopeSpec&) const = default;
+};
+
+// A layer's attention: whom a token sees and how q, k and the output are made.
+struct AttentionSpec {
+  int window = 0;         // > 0: a token at p sees only (p - window, p]; 0: the whole context
+  RopeSpec rope;
+  bool qkv_bias = false;  // Q/K/V projections add a bias (Qwen2)
+  bool qk_norm = false;   // RMSNorm over each head of q and k before RoPE (Qwen3, Gemma 3)
+  bool post_norm = false; // RMSNorm of the output before the residual add (Gemma 2/3)
+  float softcap = 0.0f;   // > 0: scores become cap·tanh(score/cap) (Gemma 2)
+};
+
+// A layer's FFN. Dense is a gated FFN of ModelConfig::ffn_dim; a mixture of
+// experts (experts, experts per token, router, shared experts) is the next kind.
+enum class FfnKind { kDense };
+struct FfnSpec {
+  FfnKind kind = FfnKind::kDense;
+  Activation activation = Activation::kSilu;
+  bool post_norm = false;  // RMSNorm of the output before the residual add (Gemma 2/3)
+};
+
+// One decoder layer: an attention block, then an FFN block, each with its
+// pre-norm and residual connection.
+struct LayerSpec {
+  AttentionSpec attention;
+  FfnSpec ffn;
+};
+
 struct ModelConfig {
   // Bounds validate() puts on what a file may declare (the largest public
   // models are 10-50x below each), so that a batch's token count times any
@@ -34,7 +66,7 @@ struct ModelConfig {
   int vocab_size = 0;
   int max_ctx = 0;      // context length the model was trained for
   float norm_eps = 1e-5f;
-  float rope_theta = 10000.0f;
+  float rope_theta = 10000.0f;  // the file's RoPE base: the layers' unless their spec gives another
   int rope_dim = 0;     // leading dims of each head that RoPE rotates
   RopeStyle rope_style = RopeStyle::kInterleaved;
   // Per-pair frequency divisors [rope_dim/2] (Llama-3, linear or LongRoPE scaling); empty: none.
@@ -50,27 +82,18 @@ struct ModelConfig {
   // empty when the file does not say or skiff has no name for its id.
   std::string file_type;
 
-  // The facts architectures differ in. Defaults are Llama's.
-  bool qkv_bias = false;     // Q/K/V projections add a bias (Qwen2)
-  bool qk_norm = false;      // RMSNorm over each head of q and k before RoPE (Qwen3, Gemma 3)
-  bool post_norms = false;   // RMSNorm of the attention and FFN outputs before the residual add (Gemma 2/3)
-  Activation activation = Activation::kSilu;
+  // The facts of the whole model. Defaults are Llama's.
   float embedding_scale = 1.0f;  // token embeddings are multiplied by it (Gemma: sqrt(dim))
   float attention_scale = 0.0f;  // scores = q·k × this; 0: 1/sqrt(head_dim)
-  float attn_softcap = 0.0f;     // > 0: scores become cap·tanh(score/cap) (Gemma 2)
-  float logit_softcap = 0.0f;    // > 0: the same for the output logits (Gemma 2)
-  // Sliding-window attention: a layer marked in sliding_layers lets a token
-  // at position p see only positions (p - sliding_window, p]. Empty: no window.
-  int sliding_window = 0;
-  std::vector<bool> sliding_layers;  // [n_layers]
-  float rope_theta_sliding = 0.0f;   // windowed layers' RoPE base without scaling (Gemma 3); 0: as the others
+  float logit_softcap = 0.0f;    // > 0: logits become cap·tanh(logit/cap) (Gemma 2)
+  // What each layer is [n_layers]; the facts the families differ in layer by
+  // layer. Loaders fill them (model/arch_*.cpp), the forward pass composes them.
+  std::vector<LayerSpec> layers;
 
   int q_dim() const { return n_heads * head_dim; }
   int kv_dim() const { return n_kv_heads * head_dim; }
   // Layer l's window, 0 when it attends to the whole context.
-  int window(int layer) const { return sliding_layers.empty() || !sliding_layers[layer] ? 0 : sliding_window; }
-  // Whether layer l uses the windowed layers' own RoPE table.
-  bool sliding_rope(int layer) const { return rope_theta_sliding > 0 && window(layer) > 0; }
+  int window(int layer) const { return layers[layer].attention.window; }
   float score_scale() const;
   // Throws Error when the shape is inconsistent.
   void validate() const;

@@ -33,19 +33,23 @@ TensorMap tensor_map(const gguf::GgufFile& f) {
 // Keys any family's file may set (skiff quantize writes them), over the
 // family's defaults: the window, which layers slide (a period, or a flag per
 // layer), and the windowed layers' RoPE base.
-void read_sliding_window(const gguf::GgufFile& f, const std::string& p, ModelConfig& c) {
-  c.sliding_window = bounded_int(f.get_int(p + "attention.sliding_window", c.sliding_window), "sliding window");
-  if (c.sliding_window > 0 && c.sliding_layers.empty()) c.sliding_layers.assign(c.n_layers, true);
+void read_sliding_window(const gguf::GgufFile& f, const std::string& p, const GgufSlidingDefaults& defaults,
+                         ModelConfig& c) {
+  const int window = bounded_int(f.get_int(p + "attention.sliding_window", defaults.window), "sliding window");
+  std::vector<bool> sliding =
+      defaults.period > 0 ? sliding_every(c.n_layers, defaults.period) : std::vector<bool>(c.n_layers, true);
   if (const gguf::Value* pattern = f.find(p + "attention.sliding_window_pattern")) {
     if (pattern->is_integer()) {
-      c.sliding_layers = sliding_every(c.n_layers, bounded_int(pattern->as_int(), "sliding-window period"));
+      sliding = sliding_every(c.n_layers, bounded_int(pattern->as_int(), "sliding-window period"));
     } else {
       const gguf::Array& flags = pattern->as_array();
-      c.sliding_layers.assign(flags.size(), false);
-      for (size_t l = 0; l < flags.size(); ++l) c.sliding_layers[l] = flags.at(l).as_bool();
+      sliding.assign(flags.size(), false);
+      for (size_t l = 0; l < flags.size(); ++l) sliding[l] = flags.at(l).as_bool();
     }
   }
-  c.rope_theta_sliding = static_cast<float>(f.get_float(p + "rope.freq_base_swa", c.rope_theta_sliding));
+  set_windows(c, sliding, window);
+  const float local_theta = static_cast<float>(f.get_float(p + "rope.freq_base_swa", defaults.rope_theta));
+  if (local_theta != 0) set_local_rope(c, local_theta);  // a negative one is refused by validate()
 }
 
 }  // namespace
@@ -93,8 +97,9 @@ ModelConfig config_from_gguf(const gguf::GgufFile& f) {
   }
   try {
     c.attention_scale = static_cast<float>(f.get_float(p + "attention.scale", 0.0));
+    start_layers(c);
     arch.from_gguf(f, c);
-    read_sliding_window(f, p, c);
+    read_sliding_window(f, p, arch.gguf_sliding, c);
     c.validate();
   } catch (const Error& e) {
     fail("{}: {}", f.path(), e.what());

@@ -67,8 +67,8 @@ void read_sliding_rope(const json& j, ModelConfig& c) {
   const auto params = j.find("rope_parameters");
   if (params == j.end() || !params->is_object()) return;
   const auto sliding = params->find("sliding_attention");
-  if (sliding != params->end() && sliding->is_object())
-    c.rope_theta_sliding = float_field(*sliding, "rope_theta", c.rope_theta_sliding);
+  if (sliding == params->end() || !sliding->is_object()) return;
+  if (const float theta = float_field(*sliding, "rope_theta", 0); theta != 0) set_local_rope(c, theta);
 }
 
 }  // namespace
@@ -93,6 +93,7 @@ ModelConfig config_from_hf(const json& j) {
   c.rope_style = RopeStyle::kRotateHalf;  // HF checkpoints keep each head's pairs as halves
   c.tied_output = bool_field(j, "tie_word_embeddings", false);
   read_rope(j, arch, c);
+  start_layers(c);
   arch.from_hf(j, c);
   read_sliding_rope(j, c);
   c.validate();

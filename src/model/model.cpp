@@ -14,22 +14,42 @@
 
 namespace skiff {
 
+namespace {
+
+// The index of `value` in `distinct`, appended when new.
+template <class T>
+int index_in(std::vector<T>& distinct, const T& value) {
+  const auto it = std::find(distinct.begin(), distinct.end(), value);
+  if (it != distinct.end()) return static_cast<int>(it - distinct.begin());
+  distinct.push_back(value);
+  return static_cast<int>(distinct.size()) - 1;
+}
+
+}  // namespace
+
 Model::Model(ModelConfig config, ModelWeights weights)
     : config_(std::move(config)), weights_(std::move(weights)) {
   config_.validate();
-  set_context_length(config_.max_ctx);
-  if (config_.rope_theta_sliding > 0) {
-    rope_freq_sliding_.resize(config_.rope_dim / 2);
-    rope_frequencies(config_.rope_dim, config_.rope_theta_sliding, nullptr, rope_freq_sliding_.data());
+  // The layers share a RoPE table and an attention plan per distinct RoPE and window.
+  std::vector<RopeSpec> ropes;
+  std::vector<int> windows;
+  for (const LayerSpec& layer : config_.layers) {
+    layer_rope_.push_back(index_in(ropes, layer.attention.rope));
+    layer_plan_.push_back(index_in(windows, layer.attention.window));
   }
+  for (const RopeSpec& rope : ropes) ropes_.push_back({rope, std::vector<float>(config_.rope_dim / 2), {}, {}});
+  for (int window : windows) s_.plans.emplace_back().window = window;
+  set_context_length(config_.max_ctx);
 }
 
 void Model::set_context_length(int n_ctx) {
   const ModelConfig& c = config_;
   const bool short_set = !c.rope_freq_factors_short.empty() && n_ctx <= c.rope_original_ctx;
   const std::vector<float>& factors = short_set ? c.rope_freq_factors_short : c.rope_freq_factors;
-  rope_freq_.resize(c.rope_dim / 2);
-  rope_frequencies(c.rope_dim, c.rope_theta, factors.empty() ? nullptr : factors.data(), rope_freq_.data());
+  for (RopeTable& rope : ropes_) {
+    const bool scaled = rope.spec.scaled && !factors.empty();
+    rope_frequencies(c.rope_dim, rope.spec.theta, scaled ? factors.data() : nullptr, rope.freq.data());
+  }
 }
 
 PagedKvCache Model::make_kv_cache(int n_seqs, int max_ctx, KvType type, int block_size) const {
@@ -55,11 +75,9 @@ void Model::grow_scratch(int n_tokens) {
   grow(s_.proj, t * c.dim);
   grow(s_.gate, t * c.ffn_dim);
   grow(s_.up, t * c.ffn_dim);
-  grow(s_.rope_cos, t * (c.rope_dim / 2));
-  grow(s_.rope_sin, t * (c.rope_dim / 2));
-  if (!rope_freq_sliding_.empty()) {
-    grow(s_.rope_cos_sliding, t * (c.rope_dim / 2));
-    grow(s_.rope_sin_sliding, t * (c.rope_dim / 2));
+  for (RopeTable& rope : ropes_) {
+    grow(rope.cos, t * (c.rope_dim / 2));
+    grow(rope.sin, t * (c.rope_dim / 2));
   }
   if (s_.token_seq.size() < t) {
     s_.token_seq.resize(t);
@@ -124,43 +142,49 @@ void Model::forward_checked(const Batch& batch, PagedKvCache& kv, float* logits)
   });
   rope_tables(n_tokens);
 
-  plan_attention(batch, kv, 0, s_.global_plan);
-  if (c.sliding_window > 0) plan_attention(batch, kv, c.sliding_window, s_.window_plan);
+  for (AttentionPlan& plan : s_.plans) plan_attention(batch, kv, plan);
   for (int l = 0; l < c.n_layers; ++l) {
-    attention_layer(batch, kv, l);
-    ffn_layer(l, n_tokens);
+    attention_block(batch, kv, l);
+    ffn_block(l, n_tokens);
   }
   output_head(batch, logits);
 }
 
-void Model::ffn_layer(int l, int n_tokens) {
-  const ModelConfig& c = config_;
-  const LayerWeights& L = weights_.layers[l];
-  norm_tokens(L.ffn_norm, n_tokens);
-  const MatmulProduct gate_up[] = {{&L.w_gate, s_.gate.data()}, {&L.w_up, s_.up.data()}};
+void Model::ffn_block(int l, int n_tokens) {
+  const FfnSpec& spec = config_.layers[l].ffn;
+  const FfnWeights& w = weights_.layers[l].ffn;
+  norm_tokens(w.norm, n_tokens);
+  switch (spec.kind) {
+    case FfnKind::kDense: dense_ffn(spec, w, n_tokens); break;
+  }
+  add_residual(w.post_norm, n_tokens);
+}
+
+void Model::dense_ffn(const FfnSpec& spec, const FfnWeights& w, int n_tokens) {
+  const MatmulProduct gate_up[] = {{&w.w_gate, s_.gate.data()}, {&w.w_up, s_.up.data()}};
   matmul_many(gate_up, s_.xb.data(), n_tokens);
-  const int64_t f = c.ffn_dim;
+  const int64_t f = config_.ffn_dim;
   for_each_range(n_tokens * f, [&](int64_t begin, int64_t end) {
-    if (c.activation == Activation::kGeluTanh) gelu_tanh_mul(&s_.gate[begin], &s_.up[begin], end - begin);
+    if (spec.activation == Activation::kGeluTanh) gelu_tanh_mul(&s_.gate[begin], &s_.up[begin], end - begin);
     else silu_mul(&s_.gate[begin], &s_.up[begin], end - begin);
   });
-  matmul(L.w_down, s_.gate.data(), n_tokens, s_.proj.data());
-  add_residual(L.post_ffn_norm, n_tokens);
+  matmul(w.w_down, s_.gate.data(), n_tokens, s_.proj.data());
 }
 
 void Model::rope_tables(int n_tokens) {
   const ModelConfig& c = config_;
   const size_t pairs = c.rope_dim / 2;
   for_each_token(n_tokens, c.rope_dim, [&](int t) {
-    rope_angles(rope_freq_.data(), c.rope_dim, s_.token_pos[t], &s_.rope_cos[t * pairs], &s_.rope_sin[t * pairs]);
-    if (c.rope_mscale != 1.0f)  // LongRoPE's attention factor
-      for (size_t i = 0; i < pairs; ++i) {
-        s_.rope_cos[t * pairs + i] *= c.rope_mscale;
-        s_.rope_sin[t * pairs + i] *= c.rope_mscale;
-      }
-    if (!rope_freq_sliding_.empty())
-      rope_angles(rope_freq_sliding_.data(), c.rope_dim, s_.token_pos[t], &s_.rope_cos_sliding[t * pairs],
-                  &s_.rope_sin_sliding[t * pairs]);
+    for (RopeTable& rope : ropes_) {
+      float* cos = &rope.cos[t * pairs];
+      float* sin = &rope.sin[t * pairs];
+      rope_angles(rope.freq.data(), c.rope_dim, s_.token_pos[t], cos, sin);
+      if (rope.spec.scaled && c.rope_mscale != 1.0f)  // LongRoPE's attention factor
+        for (size_t i = 0; i < pairs; ++i) {
+          cos[i] *= c.rope_mscale;
+          sin[i] *= c.rope_mscale;
+        }
+    }
   });
 }
 

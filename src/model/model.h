@@ -1,8 +1,9 @@
 // A decoder-only transformer: RMSNorm, RoPE, grouped-query attention, a gated
 // FFN. One forward pass over a ragged batch serves every architecture skiff
-// runs (Llama, Mistral, Qwen2/3, Gemma 2/3, Phi-3): where they differ, it
-// reads the facts in ModelConfig (see model/architecture.h). Prefill and
-// decode are its two common shapes.
+// runs (Llama, Mistral, Qwen2/3, Gemma 2/3, Phi-3): each layer is an attention
+// block and an FFN block composed from the layer's LayerSpec (model/config.h;
+// the families fill them in: model/architecture.h). Prefill and decode are its
+// two common shapes.
 #pragma once
 #include <span>
 #include <vector>
@@ -57,25 +58,36 @@ class Model {
   // The pass itself, on a checked batch whose positions are writable.
   void forward_checked(const Batch& batch, PagedKvCache& kv, float* logits);
   struct AttentionPlan;
-  void plan_attention(const Batch& batch, const PagedKvCache& kv, int window, AttentionPlan& plan);
+  void plan_attention(const Batch& batch, const PagedKvCache& kv, AttentionPlan& plan);
   void rope_tables(int n_tokens);
-  void attention_layer(const Batch& batch, PagedKvCache& kv, int layer);
+  void attention_block(const Batch& batch, PagedKvCache& kv, int layer);
   // Biases, per-head norms and RoPE of one token's q and k.
   void project_token(int layer, int t);
   void attend(const Batch& batch, const PagedKvCache& kv, int layer);
-  void ffn_layer(int layer, int n_tokens);
+  // The FFN of the layer's kind between its norm and residual.
+  void ffn_block(int layer, int n_tokens);
+  void dense_ffn(const FfnSpec& spec, const FfnWeights& w, int n_tokens);
   // xb = rmsnorm(x) · weight for each token.
   void norm_tokens(const std::vector<float>& weight, int n_tokens);
-  // x += proj, after proj = rmsnorm(proj) · post_norm where the architecture
-  // norms sublayer outputs: the residual connection.
+  // x += proj, after proj = rmsnorm(proj) · post_norm where the layer's spec
+  // norms the block's output: the residual connection.
   void add_residual(const std::vector<float>& post_norm, int n_tokens);
   void output_head(const Batch& batch, float* logits);
   void grow_scratch(int n_tokens);
 
   ModelConfig config_;
   ModelWeights weights_;
-  std::vector<float> rope_freq_;          // [rope_dim / 2]
-  std::vector<float> rope_freq_sliding_;  // windowed layers' own table, when they have one
+  // A RoPE the layers rotate by (most models have one; Gemma 3 a second for
+  // its local layers): its frequencies [rope_dim / 2], and the angles of each
+  // token of the pass [n_tokens, rope_dim / 2], shared by its layers.
+  struct RopeTable {
+    RopeSpec spec;
+    std::vector<float> freq;
+    std::vector<float> cos, sin;
+  };
+  std::vector<RopeTable> ropes_;
+  std::vector<int> layer_rope_;  // [n_layers]: each layer's index in ropes_
+  std::vector<int> layer_plan_;  // [n_layers]: each layer's index in s_.plans
 
   // One unit of attention work: some query tokens of one sequence and KV head
   // against a range of its cached positions.
@@ -91,9 +103,10 @@ class Model {
     int first_item;   // items [first_item, last_item) split one query tile's context
     int last_item;
   };
-  // Planned once per forward pass for the global layers, and once more for
-  // windowed ones, whose items read only the positions their windows reach.
+  // Planned once per forward pass for each window the layers have (0: the
+  // global layers); a window's items read only the positions it reaches.
   struct AttentionPlan {
+    int window = 0;
     std::vector<AttentionItem> items;
     std::vector<AttentionGroup> groups;
     int most_items = 0;  // in one group
@@ -113,10 +126,7 @@ class Model {
     std::vector<int> token_seq; // which batch sequence each token belongs to [n_tokens]
     std::vector<int> token_pos; // each token's position in its sequence [n_tokens]
     std::vector<int> logit_tokens;  // the tokens that need logits, in output order
-    // RoPE angles of each token, shared by all layers [n_tokens, rope_dim/2]
-    // (the _sliding ones by windowed layers with their own RoPE base).
-    std::vector<float> rope_cos, rope_sin, rope_cos_sliding, rope_sin_sliding;
-    AttentionPlan global_plan, window_plan;
+    std::vector<AttentionPlan> plans;  // one per distinct window of the layers
     std::vector<float> partials;  // [kAttentionMaxRows][head_dim + 2] per item (split) or per thread and item of a group
   } s_;
 };

@@ -26,8 +26,9 @@ constexpr int kRangePositions = 256;
 
 }  // namespace
 
-void Model::plan_attention(const Batch& batch, const PagedKvCache& kv, int window, AttentionPlan& plan) {
+void Model::plan_attention(const Batch& batch, const PagedKvCache& kv, AttentionPlan& plan) {
   const ModelConfig& c = config_;
+  const int window = plan.window;
   const int group = c.n_heads / c.n_kv_heads;
   const int tile = std::max(1, kAttentionMaxRows / group);
   const int range = (kRangePositions + kv.block_size() - 1) / kv.block_size() * kv.block_size();
@@ -57,12 +58,12 @@ void Model::plan_attention(const Batch& batch, const PagedKvCache& kv, int windo
   if (s_.partials.size() < parts * part_floats) s_.partials.resize(parts * part_floats);
 }
 
-void Model::attention_layer(const Batch& batch, PagedKvCache& kv, int l) {
+void Model::attention_block(const Batch& batch, PagedKvCache& kv, int l) {
   const ModelConfig& c = config_;
-  const LayerWeights& L = weights_.layers[l];
+  const AttentionWeights& w = weights_.layers[l].attention;
   const int n_tokens = static_cast<int>(batch.tokens.size());
-  norm_tokens(L.attn_norm, n_tokens);
-  const MatmulProduct qkv[] = {{&L.wq, s_.q.data()}, {&L.wk, s_.k.data()}, {&L.wv, s_.v.data()}};
+  norm_tokens(w.norm, n_tokens);
+  const MatmulProduct qkv[] = {{&w.wq, s_.q.data()}, {&w.wk, s_.k.data()}, {&w.wv, s_.v.data()}};
   matmul_many(qkv, s_.xb.data(), n_tokens);
 
   // Finish q and k, then append k and v to each sequence's cache. Tokens run
@@ -73,28 +74,29 @@ void Model::attention_layer(const Batch& batch, PagedKvCache& kv, int l) {
     kv.write(l, batch.seqs[s_.token_seq[t]].seq_id, s_.token_pos[t], &s_.k[t * c.kv_dim()], &s_.v[t * c.kv_dim()]);
   });
   attend(batch, kv, l);
-  matmul(L.wo, s_.att.data(), n_tokens, s_.proj.data());
-  add_residual(L.post_attn_norm, n_tokens);
+  matmul(w.wo, s_.att.data(), n_tokens, s_.proj.data());
+  add_residual(w.post_norm, n_tokens);
 }
 
 void Model::project_token(int l, int t) {
   const ModelConfig& c = config_;
-  const LayerWeights& L = weights_.layers[l];
+  const AttentionSpec& spec = c.layers[l].attention;
+  const AttentionWeights& w = weights_.layers[l].attention;
   float* q = &s_.q[t * c.q_dim()];
   float* k = &s_.k[t * c.kv_dim()];
-  if (c.qkv_bias) {
-    add(q, L.bq.data(), c.q_dim());
-    add(k, L.bk.data(), c.kv_dim());
-    add(&s_.v[t * c.kv_dim()], L.bv.data(), c.kv_dim());
+  if (spec.qkv_bias) {
+    add(q, w.bq.data(), c.q_dim());
+    add(k, w.bk.data(), c.kv_dim());
+    add(&s_.v[t * c.kv_dim()], w.bv.data(), c.kv_dim());
   }
-  if (c.qk_norm) {
-    for (int h = 0; h < c.n_heads; ++h) rmsnorm(q + h * c.head_dim, L.q_norm.data(), c.head_dim, c.norm_eps, q + h * c.head_dim);
-    for (int h = 0; h < c.n_kv_heads; ++h) rmsnorm(k + h * c.head_dim, L.k_norm.data(), c.head_dim, c.norm_eps, k + h * c.head_dim);
+  if (spec.qk_norm) {
+    for (int h = 0; h < c.n_heads; ++h) rmsnorm(q + h * c.head_dim, w.q_norm.data(), c.head_dim, c.norm_eps, q + h * c.head_dim);
+    for (int h = 0; h < c.n_kv_heads; ++h) rmsnorm(k + h * c.head_dim, w.k_norm.data(), c.head_dim, c.norm_eps, k + h * c.head_dim);
   }
   const size_t pairs = c.rope_dim / 2;
-  const bool sliding = c.sliding_rope(l);
-  const float* cos = &(sliding ? s_.rope_cos_sliding : s_.rope_cos)[t * pairs];
-  const float* sin = &(sliding ? s_.rope_sin_sliding : s_.rope_sin)[t * pairs];
+  const RopeTable& table = ropes_[layer_rope_[l]];
+  const float* cos = &table.cos[t * pairs];
+  const float* sin = &table.sin[t * pairs];
   rope(q, c.n_heads, c.head_dim, c.rope_dim, cos, sin, c.rope_style);
   rope(k, c.n_kv_heads, c.head_dim, c.rope_dim, cos, sin, c.rope_style);
 }
@@ -103,14 +105,15 @@ void Model::attend(const Batch& batch, const PagedKvCache& kv, int l) {
   const ModelConfig& c = config_;
   const int group = c.n_heads / c.n_kv_heads;
   const float scale = c.score_scale();
-  const int window = c.window(l);
-  const AttentionPlan& plan = window > 0 ? s_.window_plan : s_.global_plan;
+  const AttentionPlan& plan = s_.plans[layer_plan_[l]];
+  const int window = plan.window;
+  const float softcap = c.layers[l].attention.softcap;
   const size_t part_floats = static_cast<size_t>(kAttentionMaxRows) * (c.head_dim + 2);
   auto queries_of = [&](const AttentionItem& item) {
     const int64_t head_offset = int64_t{item.kv_head} * group * c.head_dim;
     return AttentionQueries{&s_.q[item.first_token * c.q_dim() + head_offset], c.q_dim(),
                             &s_.att[item.first_token * c.q_dim() + head_offset], c.q_dim(),
-                            item.n_tokens, group, s_.token_pos[item.first_token], window, c.attn_softcap};
+                            item.n_tokens, group, s_.token_pos[item.first_token], window, softcap};
   };
   auto partial_of = [&](int w) {
     float* base = s_.partials.data() + w * part_floats;

@@ -56,54 +56,84 @@ Matrix row_range(const Matrix& m, int64_t first, int64_t n) {
   return Matrix{m.type, n, m.cols, static_cast<const uint8_t*>(m.data) + first * row_bytes(m.type, m.cols)};
 }
 
+// Loads the tensors of layer l, checking each shape against the config.
+class LayerLoader {
+ public:
+  LayerLoader(const ModelConfig& c, const Architecture& arch, const TensorMap& tensors, float norm_offset, int l)
+      : c_(c), arch_(arch), tensors_(tensors), norm_offset_(norm_offset), l_(l) {}
+
+  AttentionWeights attention(const AttentionSpec& spec) const {
+    AttentionWeights A;
+    A.norm = norm("attn_norm", c_.dim);
+    if (arch_.fused_qkv) {
+      const Matrix qkv = matrix("attn_qkv", c_.q_dim() + 2 * c_.kv_dim(), c_.dim);
+      A.wq = row_range(qkv, 0, c_.q_dim());
+      A.wk = row_range(qkv, c_.q_dim(), c_.kv_dim());
+      A.wv = row_range(qkv, c_.q_dim() + c_.kv_dim(), c_.kv_dim());
+    } else {
+      A.wq = matrix("attn_q", c_.q_dim(), c_.dim);
+      A.wk = matrix("attn_k", c_.kv_dim(), c_.dim);
+      A.wv = matrix("attn_v", c_.kv_dim(), c_.dim);
+    }
+    if (spec.qkv_bias) {
+      A.bq = load_vector(tensors_, name("attn_q", "bias"), c_.q_dim());
+      A.bk = load_vector(tensors_, name("attn_k", "bias"), c_.kv_dim());
+      A.bv = load_vector(tensors_, name("attn_v", "bias"), c_.kv_dim());
+    }
+    if (spec.qk_norm) {
+      A.q_norm = norm("attn_q_norm", c_.head_dim);
+      A.k_norm = norm("attn_k_norm", c_.head_dim);
+    }
+    A.wo = matrix("attn_output", c_.dim, c_.q_dim());
+    if (spec.post_norm) A.post_norm = norm("post_attention_norm", c_.dim);
+    return A;
+  }
+
+  FfnWeights ffn(const FfnSpec& spec) const {
+    FfnWeights F;
+    F.norm = norm("ffn_norm", c_.dim);
+    if (arch_.fused_gate_up) {
+      const Matrix gate_up = matrix("ffn_up", 2 * int64_t{c_.ffn_dim}, c_.dim);
+      F.w_gate = row_range(gate_up, 0, c_.ffn_dim);
+      F.w_up = row_range(gate_up, c_.ffn_dim, c_.ffn_dim);
+    } else {
+      F.w_gate = matrix("ffn_gate", c_.ffn_dim, c_.dim);
+      F.w_up = matrix("ffn_up", c_.ffn_dim, c_.dim);
+    }
+    F.w_down = matrix("ffn_down", c_.dim, c_.ffn_dim);
+    if (spec.post_norm) F.post_norm = norm("post_ffw_norm", c_.dim);
+    return F;
+  }
+
+ private:
+  std::string name(const char* what, const char* kind = "weight") const {
+    return fmt::format("blk.{}.{}.{}", l_, what, kind);
+  }
+  Matrix matrix(const char* what, int64_t rows, int64_t cols) const {
+    return load_matrix(tensors_, name(what), rows, cols);
+  }
+  std::vector<float> norm(const char* what, int64_t n) const {
+    return load_vector(tensors_, name(what), n, norm_offset_);
+  }
+
+  const ModelConfig& c_;
+  const Architecture& arch_;
+  const TensorMap& tensors_;
+  float norm_offset_;
+  int l_;
+};
+
 }  // namespace
 
 ModelWeights build_weights(const ModelConfig& c, const Architecture& arch, const TensorMap& tensors,
                            float norm_offset) {
   ModelWeights w;
-  auto norm = [&](const std::string& name, int64_t n) { return load_vector(tensors, name, n, norm_offset); };
   w.token_embedding = load_matrix(tensors, "token_embd.weight", c.vocab_size, c.dim);
   for (int l = 0; l < c.n_layers; ++l) {
-    auto name = [l](const char* what, const char* kind = "weight") { return fmt::format("blk.{}.{}.{}", l, what, kind); };
-    LayerWeights L;
-    L.attn_norm = norm(name("attn_norm"), c.dim);
-    if (arch.fused_qkv) {
-      const Matrix qkv = load_matrix(tensors, name("attn_qkv"), c.q_dim() + 2 * c.kv_dim(), c.dim);
-      L.wq = row_range(qkv, 0, c.q_dim());
-      L.wk = row_range(qkv, c.q_dim(), c.kv_dim());
-      L.wv = row_range(qkv, c.q_dim() + c.kv_dim(), c.kv_dim());
-    } else {
-      L.wq = load_matrix(tensors, name("attn_q"), c.q_dim(), c.dim);
-      L.wk = load_matrix(tensors, name("attn_k"), c.kv_dim(), c.dim);
-      L.wv = load_matrix(tensors, name("attn_v"), c.kv_dim(), c.dim);
-    }
-    if (c.qkv_bias) {
-      L.bq = load_vector(tensors, name("attn_q", "bias"), c.q_dim());
-      L.bk = load_vector(tensors, name("attn_k", "bias"), c.kv_dim());
-      L.bv = load_vector(tensors, name("attn_v", "bias"), c.kv_dim());
-    }
-    if (c.qk_norm) {
-      L.q_norm = norm(name("attn_q_norm"), c.head_dim);
-      L.k_norm = norm(name("attn_k_norm"), c.head_dim);
-    }
-    L.wo = load_matrix(tensors, name("attn_output"), c.dim, c.q_dim());
-    if (c.post_norms) {
-      L.post_attn_norm = norm(name("post_attention_norm"), c.dim);
-      L.post_ffn_norm = norm(name("post_ffw_norm"), c.dim);
-    }
-    L.ffn_norm = norm(name("ffn_norm"), c.dim);
-    if (arch.fused_gate_up) {
-      const Matrix gate_up = load_matrix(tensors, name("ffn_up"), 2 * int64_t{c.ffn_dim}, c.dim);
-      L.w_gate = row_range(gate_up, 0, c.ffn_dim);
-      L.w_up = row_range(gate_up, c.ffn_dim, c.ffn_dim);
-    } else {
-      L.w_gate = load_matrix(tensors, name("ffn_gate"), c.ffn_dim, c.dim);
-      L.w_up = load_matrix(tensors, name("ffn_up"), c.ffn_dim, c.dim);
-    }
-    L.w_down = load_matrix(tensors, name("ffn_down"), c.dim, c.ffn_dim);
-    w.layers.push_back(std::move(L));
+    const LayerLoader load(c, arch, tensors, norm_offset, l);
+    w.layers.push_back({load.attention(c.layers[l].attention), load.ffn(c.layers[l].ffn)});
   }
-  w.output_norm = norm("output_norm.weight", c.dim);
+  w.output_norm = load_vector(tensors, "output_norm.weight", c.dim, norm_offset);
   w.output = c.tied_output ? w.token_embedding
                            : load_matrix(tensors, "output.weight", c.vocab_size, c.dim);
   attach_column_caches(w);
@@ -112,11 +142,17 @@ ModelWeights build_weights(const ModelConfig& c, const Architecture& arch, const
 
 namespace {
 
+template <class Layer, class M>
+std::vector<M*> layer_matrices(Layer& L) {
+  return {&L.attention.wq, &L.attention.wk, &L.attention.wv, &L.attention.wo,
+          &L.ffn.w_gate,   &L.ffn.w_up,     &L.ffn.w_down};
+}
+
 template <class Weights, class M>
 std::vector<M*> matrices_of(Weights& w) {
   std::vector<M*> out = {&w.token_embedding};
   for (auto& L : w.layers)
-    for (M* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) out.push_back(m);
+    for (M* m : L.matrices()) out.push_back(m);
   out.push_back(&w.output);
   return out;
 }
@@ -127,16 +163,20 @@ bool same_shape(const Matrix& a, const Matrix& b) {
 
 }  // namespace
 
+std::vector<Matrix*> LayerWeights::matrices() { return layer_matrices<LayerWeights, Matrix>(*this); }
+std::vector<const Matrix*> LayerWeights::matrices() const {
+  return layer_matrices<const LayerWeights, const Matrix>(*this);
+}
+
 std::vector<Matrix*> ModelWeights::matrices() { return matrices_of<ModelWeights, Matrix>(*this); }
 std::vector<const Matrix*> ModelWeights::matrices() const {
   return matrices_of<const ModelWeights, const Matrix>(*this);
 }
 
 double ModelWeights::layer_params() const {
-  const std::vector<const Matrix*> all = matrices();
   double params = 0;
-  for (auto m = all.begin() + 1; m + 1 != all.end(); ++m)  // between the embedding and the head
-    params += static_cast<double>((*m)->rows) * static_cast<double>((*m)->cols);
+  for (const LayerWeights& L : layers)
+    for (const Matrix* m : L.matrices()) params += static_cast<double>(m->rows) * static_cast<double>(m->cols);
   return params;
 }
 
@@ -159,9 +199,9 @@ int repack_for_kernels(ModelWeights& w, const std::function<uint8_t*(const void*
 }
 
 size_t ModelWeights::decode_bytes_per_token() const {
-  size_t bytes = row_bytes(token_embedding.type, token_embedding.cols);  // one embedding row
-  for (const Matrix* m : matrices())
-    if (m != &token_embedding) bytes += matrix_bytes(*m);
+  size_t bytes = row_bytes(token_embedding.type, token_embedding.cols) + matrix_bytes(output);  // one embedding row
+  for (const LayerWeights& L : layers)
+    for (const Matrix* m : L.matrices()) bytes += matrix_bytes(*m);
   return bytes;
 }
 

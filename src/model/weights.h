@@ -23,11 +23,12 @@ struct TensorRef {
 // GGUF tensor name -> tensor; loaders translate other naming schemes to this.
 using TensorMap = std::map<std::string, TensorRef>;
 
-// A layer's weights. Norm weights are the scale each element is multiplied by
-// (HF Gemma's stored w is loaded as 1 + w). Optional tensors are empty when
-// the architecture has none. Fused files (Phi-3) give views into one tensor.
-struct LayerWeights {
-  std::vector<float> attn_norm;  // [dim]
+// A layer's weights, as its LayerSpec has them. Norm weights are the scale
+// each element is multiplied by (HF Gemma's stored w is loaded as 1 + w).
+// Optional tensors are empty when the spec has none. Fused files (Phi-3)
+// give views into one tensor.
+struct AttentionWeights {
+  std::vector<float> norm;       // [dim]: the input's
   Matrix wq;                     // [q_dim, dim]
   Matrix wk;                     // [kv_dim, dim]
   Matrix wv;                     // [kv_dim, dim]
@@ -35,12 +36,25 @@ struct LayerWeights {
   std::vector<float> q_norm;     // [head_dim]: qk_norm, shared by every head
   std::vector<float> k_norm;     // [head_dim]
   Matrix wo;                     // [dim, q_dim]
-  std::vector<float> post_attn_norm;  // [dim]: post_norms
-  std::vector<float> ffn_norm;   // [dim]
+  std::vector<float> post_norm;  // [dim]: post_norm
+};
+
+// A dense gated FFN: down(act(gate·x) ⊙ up·x). A mixture of experts adds its
+// router and expert tensors here.
+struct FfnWeights {
+  std::vector<float> norm;       // [dim]: the input's
   Matrix w_gate;                 // [ffn_dim, dim]
   Matrix w_up;                   // [ffn_dim, dim]
   Matrix w_down;                 // [dim, ffn_dim]
-  std::vector<float> post_ffn_norm;  // [dim]: post_norms
+  std::vector<float> post_norm;  // [dim]: post_norm
+};
+
+struct LayerWeights {
+  AttentionWeights attention;
+  FfnWeights ffn;
+  // The layer's matrices, the attention's then the FFN's.
+  std::vector<Matrix*> matrices();
+  std::vector<const Matrix*> matrices() const;
 };
 
 struct ModelWeights {
@@ -55,7 +69,7 @@ struct ModelWeights {
 
   // Bytes of weights one decode step reads: every matrix once, plus one embedding row.
   size_t decode_bytes_per_token() const;
-  // Every matrix: the embedding, each layer's seven, then the output head
+  // Every matrix: the embedding, each layer's, then the output head
   // (whose data is the embedding's when tied).
   std::vector<Matrix*> matrices();
   std::vector<const Matrix*> matrices() const;

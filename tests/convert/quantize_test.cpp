@@ -176,8 +176,8 @@ void check_repacked_against_rows(const std::string& out, DType type) {
   set_active_isa(Isa::kAvx512);
   auto packed = load_model(out, LoadOptions{FileLoad::kCopy});
   auto rows = load_model(out, LoadOptions{FileLoad::kMmap});
-  EXPECT_EQ(packed->weights().layers[0].wq.layout, MatrixLayout::kPanels);
-  EXPECT_EQ(rows->weights().layers[0].wq.layout, MatrixLayout::kRows);
+  EXPECT_EQ(packed->weights().layers[0].attention.wq.layout, MatrixLayout::kPanels);
+  EXPECT_EQ(rows->weights().layers[0].attention.wq.layout, MatrixLayout::kRows);
   const std::vector<float> from_rows = prompt_logits(*rows);
   const std::vector<float> from_panels = prompt_logits(*packed);
   EXPECT_LE(max_abs_diff(from_panels, from_rows), 1e-5 * max_abs(from_rows));

@@ -36,6 +36,7 @@ TEST(ModelConfig, ValidateRejectsInconsistentShapes) {
   ModelConfig c;
   c.n_layers = 2; c.dim = 64; c.n_heads = 8; c.n_kv_heads = 4; c.head_dim = 8;
   c.ffn_dim = 128; c.vocab_size = 10; c.max_ctx = 16; c.rope_dim = 8;
+  c.layers.resize(2);
   EXPECT_NO_THROW(c.validate());
   ModelConfig bad = c;
   bad.n_kv_heads = 3;
@@ -80,6 +81,7 @@ TEST(ModelConfig, ValidateRejectsHeadsTheKernelCannotTake) {
   ModelConfig c;
   c.n_layers = 2; c.dim = 64; c.n_heads = 8; c.n_kv_heads = 4; c.head_dim = 8;
   c.ffn_dim = 128; c.vocab_size = 10; c.max_ctx = 16; c.rope_dim = 8;
+  c.layers.resize(2);
   ModelConfig big_head = c;
   big_head.head_dim = 512;
   EXPECT_THROW(big_head.validate(), Error);
@@ -88,8 +90,7 @@ TEST(ModelConfig, ValidateRejectsHeadsTheKernelCannotTake) {
   big_group.n_kv_heads = 1;
   EXPECT_THROW(big_group.validate(), Error);
   ModelConfig window = c;
-  window.sliding_window = (1 << 30) + 1;
-  window.sliding_layers.assign(2, true);
+  window.layers[1].attention.window = (1 << 30) + 1;
   EXPECT_THROW(window.validate(), Error);
 }
 

@@ -45,15 +45,15 @@ std::vector<int> windows(const ModelConfig& c) {
 TEST(GgufDefaults, Gemma2) {
   const ModelConfig bare = config_of("gemma2");
   EXPECT_EQ(windows(bare), (std::vector<int>{4096, 0, 4096, 0, 4096, 0}));  // every other layer from the first
-  EXPECT_FLOAT_EQ(bare.attn_softcap, 50.0f);
+  EXPECT_FLOAT_EQ(bare.layers[0].attention.softcap, 50.0f);
   EXPECT_FLOAT_EQ(bare.logit_softcap, 30.0f);
-  EXPECT_FALSE(bare.sliding_rope(0));  // the local layers keep the global base
+  EXPECT_EQ(bare.layers[0].attention.rope, bare.layers[1].attention.rope);  // the local layers keep the global base
   EXPECT_FLOAT_EQ(bare.embedding_scale, 8.0f);
   const ModelConfig set = config_of("gemma2", {{"attention.sliding_window", gguf::make_uint(ValueType::UINT32, 256)},
                                                {"attn_logit_softcapping", gguf::make_float(ValueType::FLOAT32, 20)},
                                                {"final_logit_softcapping", gguf::make_float(ValueType::FLOAT32, 15)}});
   EXPECT_EQ(windows(set), (std::vector<int>{256, 0, 256, 0, 256, 0}));
-  EXPECT_FLOAT_EQ(set.attn_softcap, 20.0f);
+  EXPECT_FLOAT_EQ(set.layers[0].attention.softcap, 20.0f);
   EXPECT_FLOAT_EQ(set.logit_softcap, 15.0f);
 }
 
@@ -61,19 +61,19 @@ TEST(GgufDefaults, Gemma3) {
   const ModelConfig bare = config_of("gemma3");
   EXPECT_EQ(windows(bare), std::vector<int>(kLayers, 0));  // no window key: every layer global
   EXPECT_FLOAT_EQ(bare.logit_softcap, 0.0f);
-  EXPECT_TRUE(bare.qk_norm);
+  EXPECT_TRUE(bare.layers[0].attention.qk_norm);
   const ModelConfig set = config_of("gemma3", {{"attention.sliding_window", gguf::make_uint(ValueType::UINT32, 512)},
                                                {"final_logit_softcapping", gguf::make_float(ValueType::FLOAT32, 30)}});
   EXPECT_EQ(windows(set), (std::vector<int>{512, 512, 512, 512, 512, 0}));  // five of every six
-  EXPECT_TRUE(set.sliding_rope(0));
-  EXPECT_FLOAT_EQ(set.rope_theta_sliding, 10000.0f);
+  EXPECT_FALSE(set.layers[0].attention.rope.scaled);  // the local layers' own base, unscaled
+  EXPECT_FLOAT_EQ(set.layers[0].attention.rope.theta, 10000.0f);
   EXPECT_FLOAT_EQ(set.logit_softcap, 30.0f);
   const ModelConfig every_other =
       config_of("gemma3", {{"attention.sliding_window", gguf::make_uint(ValueType::UINT32, 512)},
                            {"attention.sliding_window_pattern", gguf::make_uint(ValueType::UINT32, 2)},
                            {"rope.freq_base_swa", gguf::make_float(ValueType::FLOAT32, 5000)}});
   EXPECT_EQ(windows(every_other), (std::vector<int>{512, 0, 512, 0, 512, 0}));
-  EXPECT_FLOAT_EQ(every_other.rope_theta_sliding, 5000.0f);
+  EXPECT_FLOAT_EQ(every_other.layers[0].attention.rope.theta, 5000.0f);
 }
 
 // A window in a Phi-3 file (its converter writes Phi-3 mini's 2047) applies to

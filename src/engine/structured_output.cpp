@@ -36,7 +36,8 @@ std::shared_ptr<const grammar::Grammar> compile(const StructuredOutputs& so) {
   if (!so.json.empty()) return grammar::compile_json_schema(parse_ordered_json(so.json), {}, json);
   if (so.json_object) return grammar::compile_any_json_object({}, json);
   if (so.calls) {
-    grammar::CallGrammarSpec spec{so.calls->prefix, so.calls->separator, so.calls->suffix, {}, so.calls->parallel};
+    grammar::CallGrammarSpec spec{so.calls->prefix, so.calls->separator, so.calls->suffix, {}, so.calls->parallel,
+                                  std::nullopt};
     if (!so.calls->parameter_end.empty()) spec.parameters = {so.calls->parameter_begin, so.calls->parameter_end};
     for (const CallsFormat::Call& c : so.calls->calls)
       spec.calls.push_back({c.begin, parse_ordered_json(c.arguments_schema), c.end});

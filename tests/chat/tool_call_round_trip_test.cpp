@@ -257,7 +257,7 @@ std::string layout_text(const CallLayout& layout, const ordered_json& calls) {
 // The grammar tool_choice "required" puts on a reply: the layout's calls of
 // kTools' functions.
 std::shared_ptr<const grammar::Grammar> calls_grammar(const CallLayout& layout) {
-  grammar::CallGrammarSpec spec{layout.prefix, layout.separator, layout.suffix, {}, true};
+  grammar::CallGrammarSpec spec{layout.prefix, layout.separator, layout.suffix, {}, true, std::nullopt};
   if (!layout.parameter_end.empty()) spec.parameters = {layout.parameter_begin, layout.parameter_end};
   for (const ordered_json& tool : kTools) {
     const ordered_json& function = tool["function"];

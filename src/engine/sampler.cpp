@@ -154,9 +154,12 @@ bool Sampler::has_penalties() const {
 }
 
 bool Sampler::only_ends_possible(std::span<const float> logits) const {
-  constexpr float kNever = -std::numeric_limits<float>::infinity();
-  const auto possible = static_cast<size_t>(std::count_if(logits.begin(), logits.end(), [](float x) { return x != kNever; }));
-  return possible == static_cast<size_t>(std::count_if(ends_.begin(), ends_.end(), [&](int32_t id) { return logits[id] != kNever; }));
+  // Stops at the first possible token that is no end: at once for a row no constraint masked.
+  for (size_t id = 0; id < logits.size(); ++id)
+    if (logits[id] != -std::numeric_limits<float>::infinity() &&
+        !std::binary_search(ends_.begin(), ends_.end(), static_cast<int32_t>(id)))
+      return false;
+  return true;
 }
 
 bool Sampler::masks_ends(std::span<const int32_t> output_tokens) const {

@@ -75,7 +75,7 @@ class Sampler {
 
   bool has_penalties() const;
   bool masks_ends(std::span<const int32_t> output_tokens) const;
-  // Every logit that is not -inf is an end's (ends_ holds no duplicate).
+  // Every logit that is not -inf is an end's (ends_ is sorted).
   bool only_ends_possible(std::span<const float> logits) const;
   void allocate_scratch();
   void check_tokens(std::span<const int32_t> tokens) const;

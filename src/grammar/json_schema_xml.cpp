@@ -74,6 +74,7 @@ std::optional<Symbol> SchemaCompiler::raw_string_then(const ojson& schema, const
     parts.push_back(RegexNode::concat({RegexNode::alt(std::move(texts)), then_end}));
   } else {
     parts.push_back(RegexNode::concat({text_without(tag), then_end}));
+    // string_parts' first part is the length's: `.*` without bounds, which text_without covers.
     const bool bounded = has(schema, "minLength") || has(schema, "maxLength");
     std::vector<RegexNode> asked = string_parts(schema, path, key);
     for (size_t i = bounded ? 0 : 1; i < asked.size(); ++i) parts.push_back(RegexNode::concat({asked[i], then_end}));

@@ -263,6 +263,7 @@ def test_bounds_never_lead_into_a_dead_end(qwen):
     ({"guided_regex": ""}, "guided_regex", "empty"),
     ({"structured_outputs": {"grammar": ""}}, "structured_outputs.grammar", "empty"),
     ({"structured_outputs": {"xml": "<a/>"}}, "structured_outputs.xml", "xml"),
+    ({"structured_outputs": {"grammar": "start: /a/i"}}, "structured_outputs.grammar", "flags"),  # Lark
     ({"guided_regex": "a", "guided_json": PERSON}, "guided_json", "guided_regex"),
     ({"response_format": {"type": "json_object"}, "structured_outputs": {"choice": ["a"]}},
      "structured_outputs.choice", "response_format"),

@@ -194,3 +194,13 @@ def test_xml_parameters_validate_and_stream_the_same(qwen_xml, messages, tools, 
     assert (content, finish) == (whole.message.content or "", "tool_calls")
     assert [(c["name"], c["arguments"]) for c in calls] == \
         [(c.function.name, c.function.arguments) for c in whole.message.tool_calls]
+
+
+def test_xml_parameters_refuse_what_they_cannot_write(qwen_xml):
+    patterned = {"type": "function", "function": {"name": "f", "parameters": {
+        "type": "object", "patternProperties": {"^x": {"type": "string"}}}}}
+    r = qwen_xml.post("/v1/chat/completions", {"model": "qwen15", "messages": PARIS, "max_tokens": 8,
+                                               "tools": [patterned], "tool_choice": "required"})
+    assert r.status_code == 400, r.text
+    error = r.json()["error"]
+    assert error["param"] == "tools" and "patternProperties" in error["message"], error

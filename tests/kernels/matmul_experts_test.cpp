@@ -33,7 +33,14 @@ struct Experts {
   int64_t rows, cols;  // of each expert
   std::vector<uint8_t> bytes;
 
-  Matrix matrix() const { return Matrix{type, n_experts * rows, cols, bytes.data()}; }
+  // Views of each expert in the stacked bytes, as a 3-D GGUF tensor holds them.
+  std::vector<Matrix> matrices() const { return views(bytes.data()); }
+  std::vector<Matrix> views(const void* data) const {
+    std::vector<Matrix> out;
+    for (int e = 0; e < n_experts; ++e)
+      out.push_back(Matrix{type, rows, cols, static_cast<const uint8_t*>(data) + row_bytes(type, cols) * e * rows});
+    return out;
+  }
   std::vector<float> row(int expert, int64_t r) const {
     std::vector<float> out(cols);
     dequantize_row(type, bytes.data() + row_bytes(type, cols) * (expert * rows + r), out.data(), cols);
@@ -70,7 +77,7 @@ void check_against_reference(const Experts& w, int k, int x_slots, int n_tokens,
   std::vector<float> x(static_cast<size_t>(n_tokens) * x_slots * w.cols);
   for (float& v : x) v = dist(rng);
   std::vector<float> y(static_cast<size_t>(n_tokens) * k * w.rows, std::numeric_limits<float>::quiet_NaN());
-  matmul_experts(w.matrix(), w.n_experts, ids.data(), k, x.data(), x_slots, n_tokens, y.data());
+  matmul_experts(w.matrices(), ids.data(), k, x.data(), x_slots, n_tokens, y.data());
   for (int t = 0; t < n_tokens; ++t)
     for (int j = 0; j < k; ++j) {
       const float* xr = &x[(t * x_slots + (x_slots == 1 ? 0 : j)) * w.cols];
@@ -113,11 +120,11 @@ TEST(MatmulExperts, ReadsOnlyRoutedExperts) {
   ASSERT_NE(mapped, MAP_FAILED);
   std::memcpy(mapped, w.bytes.data(), 3 * page);
   ASSERT_EQ(mprotect(static_cast<uint8_t*>(mapped) + 3 * page, page, PROT_NONE), 0);
-  const Matrix guarded{DType::F32, 4 * 16, 64, mapped};
+  const std::vector<Matrix> guarded = w.views(mapped);
   const std::vector<int32_t> ids = random_ids(4, 2, 5, rng);  // never expert 3
   std::vector<float> x(5 * 64, 0.5f), y(5 * 2 * 16), expected(5 * 2 * 16);
-  matmul_experts(guarded, 4, ids.data(), 2, x.data(), 1, 5, y.data());
-  matmul_experts(w.matrix(), 4, ids.data(), 2, x.data(), 1, 5, expected.data());
+  matmul_experts(guarded, ids.data(), 2, x.data(), 1, 5, y.data());
+  matmul_experts(w.matrices(), ids.data(), 2, x.data(), 1, 5, expected.data());
   EXPECT_EQ(y, expected);
   munmap(mapped, 4 * page);
 }
@@ -127,7 +134,7 @@ TEST(MatmulExperts, RefusesAnExpertOutOfRange) {
   const Experts w = random_experts(DType::F32, 4, 16, 64, rng);
   const int32_t ids[] = {0, 4};
   std::vector<float> x(64), y(2 * 16);
-  EXPECT_THROW(matmul_experts(w.matrix(), 4, ids, 2, x.data(), 1, 1, y.data()), Error);
+  EXPECT_THROW(matmul_experts(w.matrices(), ids, 2, x.data(), 1, 1, y.data()), Error);
 }
 
 }  // namespace

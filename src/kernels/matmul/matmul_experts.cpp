@@ -8,13 +8,15 @@
 
 namespace skiff {
 
-void matmul_experts(const Matrix& experts, int n_experts, const int32_t* ids, int k, const float* x, int x_slots,
+void matmul_experts(std::span<const Matrix> experts, const int32_t* ids, int k, const float* x, int x_slots,
                     int n_tokens, float* y) {
-  if (experts.layout != MatrixLayout::kRows) fail("matmul_experts: expert weights must be stored as rows");
-  if (n_experts <= 0 || experts.rows % n_experts != 0)
-    fail("matmul_experts: {} rows are not {} experts' matrices", experts.rows, n_experts);
+  const int n_experts = static_cast<int>(experts.size());
+  if (n_experts == 0) fail("matmul_experts: no experts");
+  const int64_t rows = experts[0].rows, cols = experts[0].cols;
+  for (const Matrix& w : experts)
+    if (w.rows != rows || w.cols != cols)
+      fail("matmul_experts: experts of shapes [{}, {}] and [{}, {}]", rows, cols, w.rows, w.cols);
   if (x_slots != 1 && x_slots != k) fail("matmul_experts: {} input rows a token for {} experts", x_slots, k);
-  const int64_t rows = experts.rows / n_experts, cols = experts.cols;
   // Each expert's (token, slot) pairs, in token order.
   std::vector<std::vector<int>> routed(n_experts);
   for (int i = 0; i < n_tokens * k; ++i) {
@@ -33,8 +35,7 @@ void matmul_experts(const Matrix& experts, int n_experts, const int32_t* ids, in
       const int x_row = x_slots == 1 ? slots[j] / k : slots[j];
       std::memcpy(&xs[j * cols], x + x_row * cols, cols * sizeof(float));
     }
-    const Matrix w{experts.type, rows, cols, experts.row(e * rows)};
-    matmul(w, xs.data(), n, ys.data());
+    matmul(experts[e], xs.data(), n, ys.data());
     for (int j = 0; j < n; ++j) std::memcpy(y + slots[j] * rows, &ys[j * rows], rows * sizeof(float));
   }
 }

@@ -102,7 +102,7 @@ ModelFacts describe_model(const std::string& filename, const Model& model) {
     if (f.type_name.empty() || n > params_by_type[f.type_name]) f.type_name = type;
   if (!model.config().file_type.empty()) f.type_name = model.config().file_type;  // names a mix: Q4_K_M
   f.description = fmt::format("{} {} {}", model.config().arch, params_label(f.n_params), f.type_name);
-  f.decode_bytes_per_token = w.decode_bytes_per_token();
+  f.decode_bytes_per_token = w.decode_bytes_per_token(model.config());
   uint64_t matrix_params = 0, float_params = 0;
   for (const auto& [type, n] : params_by_type) matrix_params += n;
   for (DType t : {DType::F32, DType::F16, DType::BF16}) float_params += params_by_type[std::string(dtype_info(t).name)];
@@ -141,7 +141,7 @@ TestResult run_test(Model& model, const TestSpec& test, const std::function<void
 double prefill_flops(const Model& model, int n_prompt, int n_depth) {
   const ModelConfig& c = model.config();
   const double p = n_prompt;
-  return 2.0 * p * model.weights().layer_params() + 2.0 * c.vocab_size * c.dim +
+  return 2.0 * p * model.weights().layer_params(c) + 2.0 * c.vocab_size * c.dim +
          4.0 * c.n_layers * c.q_dim() * p * (n_depth + (p + 1) / 2);
 }
 

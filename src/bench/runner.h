@@ -19,7 +19,7 @@ struct ModelFacts {
   std::string description;     // llama-bench's model_type, e.g. "llama 134M F16"
   uint64_t size_bytes = 0;     // all weights (a tied head counted once)
   uint64_t n_params = 0;
-  uint64_t decode_bytes_per_token = 0;  // ModelWeights::decode_bytes_per_token()
+  uint64_t decode_bytes_per_token = 0;  // ModelWeights::decode_bytes_per_token(config)
   // Most parameters are of quantized types, whose products the active ISA's
   // kernels run on int8 activations: prefill is held against the int8 peak,
   // not the FMA peak (the scalar kernels multiply in floats).

@@ -216,7 +216,7 @@ double forward_flops(const Model& model, const EngineMetrics& metrics, int64_t s
   const ModelConfig& c = model.config();
   const Matrix& head = model.weights().output;
   const double head_params = static_cast<double>(head.rows) * static_cast<double>(head.cols);
-  return 2.0 * model.weights().layer_params() * static_cast<double>(metrics.step_tokens) +
+  return 2.0 * model.weights().layer_params(c) * static_cast<double>(metrics.step_tokens) +
          2.0 * head_params * static_cast<double>(sampled_rows) +
          4.0 * c.n_layers * static_cast<double>(c.q_dim()) * static_cast<double>(metrics.attended_positions);
 }

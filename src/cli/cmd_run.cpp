@@ -66,7 +66,7 @@ void print_stats(const Engine& engine, double load_seconds, const RunStats& s) {
   const double steps_per_s = s.decode_seconds > 0 ? s.decode_steps / s.decode_seconds : 0.0;
   // Each decode step reads every weight once, plus the K/V cached so far
   // (on average the middle of the decoded range).
-  const double weight_bytes = static_cast<double>(model.weights().decode_bytes_per_token());
+  const double weight_bytes = static_cast<double>(model.weights().decode_bytes_per_token(model.config()));
   const double mean_ctx = s.prompt_tokens + decoded / 2.0;
   const double kv_bytes = mean_ctx * static_cast<double>(kv.bytes_per_token());
   const double step_bytes = weight_bytes + kv_bytes;

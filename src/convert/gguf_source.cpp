@@ -2,6 +2,7 @@
 
 #include "base/error.h"
 #include "convert/model_source.h"
+#include "kernels/quant/quant.h"
 
 namespace skiff::convert {
 
@@ -9,6 +10,13 @@ int64_t SourceTensor::rows() const {
   int64_t rows = 1;
   for (size_t d = 1; d < ne.size(); ++d) rows *= ne[d];
   return rows;
+}
+
+const uint8_t* SourceTensor::row(int64_t r) const {
+  const size_t bytes = row_bytes(type, cols());
+  if (parts.empty()) return static_cast<const uint8_t*>(data) + static_cast<size_t>(r) * bytes;
+  const int64_t per_part = rows() / static_cast<int64_t>(parts.size());
+  return static_cast<const uint8_t*>(parts[r / per_part]) + static_cast<size_t>(r % per_part) * bytes;
 }
 
 ModelSource gguf_source(const std::string& path) {

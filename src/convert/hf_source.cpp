@@ -61,6 +61,17 @@ SourceTensor vector_tensor(std::string name, const std::vector<float>& v) {
   return {std::move(name), DType::F32, {static_cast<int64_t>(v.size())}, v.data(), 0};
 }
 
+// A layer's experts as GGUF's 3-D tensor [n_experts, rows, cols].
+SourceTensor stacked_tensor(std::string name, const std::vector<Matrix>& experts) {
+  SourceTensor t = matrix_tensor(std::move(name), experts.front());
+  t.ne.push_back(static_cast<int64_t>(experts.size()));
+  for (const Matrix& m : experts) {
+    if (m.type != t.type || m.layout != MatrixLayout::kRows) fail("{}: experts of different types or layouts", t.name);
+    t.parts.push_back(m.data);
+  }
+  return t;
+}
+
 // Matrices a, b (and c) as one: they are consecutive rows of one fused tensor.
 Matrix fused(std::initializer_list<const Matrix*> parts) {
   Matrix m = **parts.begin();
@@ -105,13 +116,22 @@ std::vector<SourceTensor> model_tensors(const Model& model, const Architecture& 
     t.push_back(matrix_tensor(p + "attn_output.weight", A.wo));
     vector_if("post_attention_norm.weight", A.post_norm);
     t.push_back(vector_tensor(p + "ffn_norm.weight", F.norm));
-    if (arch.fused_gate_up) {
+    const bool experts = !F.experts_gate.empty();
+    if (experts) t.push_back(matrix_tensor(p + "ffn_gate_inp.weight", F.router));
+    const std::string dense = experts ? "_shexp.weight" : ".weight";  // a mixture's dense FFN is its shared expert
+    if (arch.fused_gate_up && !experts) {
       t.push_back(matrix_tensor(p + "ffn_up.weight", fused({&F.w_gate, &F.w_up})));
-    } else {
-      t.push_back(matrix_tensor(p + "ffn_gate.weight", F.w_gate));
-      t.push_back(matrix_tensor(p + "ffn_up.weight", F.w_up));
+    } else if (F.w_gate.data) {
+      t.push_back(matrix_tensor(p + "ffn_gate" + dense, F.w_gate));
+      t.push_back(matrix_tensor(p + "ffn_up" + dense, F.w_up));
     }
-    t.push_back(matrix_tensor(p + "ffn_down.weight", F.w_down));
+    if (F.w_down.data) t.push_back(matrix_tensor(p + "ffn_down" + dense, F.w_down));
+    vector_if("ffn_gate_inp_shexp.weight", F.shared_gate);
+    if (experts) {
+      t.push_back(stacked_tensor(p + "ffn_gate_exps.weight", F.experts_gate));
+      t.push_back(stacked_tensor(p + "ffn_up_exps.weight", F.experts_up));
+      t.push_back(stacked_tensor(p + "ffn_down_exps.weight", F.experts_down));
+    }
     vector_if("post_ffw_norm.weight", F.post_norm);
   }
   t.push_back(vector_tensor("output_norm.weight", w.output_norm));

@@ -22,9 +22,15 @@ struct SourceTensor {
   // > 0: rows are in HF rotate-half order for this many heads and must be
   // interleaved per head (q_proj and k_proj); 0: rows stay as they are.
   int interleave_heads = 0;
+  // Non-empty: the rows are these parts' rows in order (a checkpoint's tensor
+  // per expert stacked into GGUF's 3-D tensor), each rows() / parts.size() rows;
+  // `data` is then unused.
+  std::vector<const void*> parts;
 
   int64_t cols() const { return ne[0]; }
   int64_t rows() const;
+  // Row r's bytes (of row_bytes(type, cols()) each).
+  const uint8_t* row(int64_t r) const;
 };
 
 struct ModelSource {

@@ -32,15 +32,14 @@ int64_t source_row(const SourceTensor& t, int64_t r) {
 
 std::vector<uint8_t> convert_tensor(const SourceTensor& t, DType out_type) {
   const int64_t rows = t.rows(), cols = t.cols();
-  const size_t in_row = row_bytes(t.type, cols), out_row = row_bytes(out_type, cols);
+  const size_t out_row = row_bytes(out_type, cols);
   std::vector<uint8_t> out(out_row * static_cast<size_t>(rows));
-  const auto* in = static_cast<const uint8_t*>(t.data);
 #pragma omp parallel
   {
     std::vector<float> row(out_type == t.type ? 0 : static_cast<size_t>(cols));
 #pragma omp for schedule(static)
     for (int64_t r = 0; r < rows; ++r) {
-      const uint8_t* src = in + static_cast<size_t>(source_row(t, r)) * in_row;
+      const uint8_t* src = t.row(source_row(t, r));
       uint8_t* dst = out.data() + static_cast<size_t>(r) * out_row;
       if (out_type == t.type) {
         std::memcpy(dst, src, out_row);  // no re-rounding of a type kept as it is

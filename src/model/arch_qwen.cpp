@@ -1,6 +1,10 @@
 // Qwen2 / Qwen2.5: Llama with biases on the Q, K and V projections. Qwen3:
 // no biases, an RMSNorm over each head of q and k before RoPE, and a head
-// size of its own. Both keep HF's rotate-half Q/K rows in GGUF.
+// size of its own. Both keep HF's rotate-half Q/K rows in GGUF. Their
+// mixtures of experts: Qwen1.5/2-MoE (Qwen2's attention; softmax top-k not
+// renormalised, and a shared expert whose output a sigmoid gates) and
+// Qwen3-MoE (Qwen3's attention; top-k renormalised, no shared expert; dense
+// layers where mlp_only_layers says).
 #include "model/architecture.h"
 
 #include "base/json.h"
@@ -14,6 +18,16 @@ void set_qkv_bias(ModelConfig& c) {
 
 void set_qk_norm(ModelConfig& c) {
   for (LayerSpec& layer : c.layers) layer.attention.qk_norm = true;
+}
+
+// config.json's experts of Qwen2-MoE and Qwen3-MoE, on their sparse layers.
+void hf_qwen_experts(const nlohmann::json& j, ModelConfig& c) {
+  // transformers 5 writes num_experts as num_local_experts.
+  const char* count = j.contains("num_experts") ? "num_experts" : "num_local_experts";
+  ExpertsSpec e = hf_experts(j, count, "moe_intermediate_size", false);
+  e.shared_ffn_dim = bounded_int(hf_int(j, "shared_expert_intermediate_size", 0), "shared_expert_intermediate_size");
+  e.shared_gate = e.shared_ffn_dim > 0;
+  set_experts(c, e, hf_sparse_layers(j, c.n_layers));
 }
 
 }  // namespace
@@ -48,6 +62,46 @@ const Architecture& qwen3_architecture() {
     a.hf_model_types = {"qwen3"};
     a.from_gguf = [](const gguf::GgufFile&, ModelConfig& c) { set_qk_norm(c); };
     a.from_hf = [](const nlohmann::json&, ModelConfig& c) { set_qk_norm(c); };
+    return a;
+  }();
+  return arch;
+}
+
+const Architecture& qwen2moe_architecture() {
+  static const Architecture arch = [] {
+    Architecture a;
+    a.gguf_name = "qwen2moe";
+    a.hf_classes = {"Qwen2MoeForCausalLM"};
+    a.hf_model_types = {"qwen2_moe"};
+    a.from_gguf = [](const gguf::GgufFile& f, ModelConfig& c) {
+      set_qkv_bias(c);
+      gguf_experts(f, c, {.normalize = false, .shared_gate = true});
+    };
+    a.from_hf = [](const nlohmann::json& j, ModelConfig& c) {
+      set_qkv_bias(c);
+      hf_qwen_experts(j, c);
+    };
+    a.to_gguf = write_gguf_experts;
+    return a;
+  }();
+  return arch;
+}
+
+const Architecture& qwen3moe_architecture() {
+  static const Architecture arch = [] {
+    Architecture a;
+    a.gguf_name = "qwen3moe";
+    a.hf_classes = {"Qwen3MoeForCausalLM"};
+    a.hf_model_types = {"qwen3_moe"};
+    a.from_gguf = [](const gguf::GgufFile& f, ModelConfig& c) {
+      set_qk_norm(c);
+      gguf_experts(f, c, {.normalize = true});  // llama.cpp renormalises Qwen3-MoE's always
+    };
+    a.from_hf = [](const nlohmann::json& j, ModelConfig& c) {
+      set_qk_norm(c);
+      hf_qwen_experts(j, c);
+    };
+    a.to_gguf = write_gguf_experts;
     return a;
   }();
   return arch;

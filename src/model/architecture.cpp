@@ -13,8 +13,9 @@ namespace skiff {
 namespace {
 
 std::vector<const Architecture*> all_architectures() {
-  return {&llama_architecture(),  &qwen2_architecture(),  &qwen3_architecture(),
-          &gemma2_architecture(), &gemma3_architecture(), &phi3_architecture()};
+  return {&llama_architecture(),    &qwen2_architecture(),    &qwen3_architecture(), &gemma2_architecture(),
+          &gemma3_architecture(),   &phi3_architecture(),     &qwen2moe_architecture(), &qwen3moe_architecture(),
+          &olmoe_architecture(),    &granitemoe_architecture()};
 }
 
 }  // namespace

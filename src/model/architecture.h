@@ -66,6 +66,10 @@ const Architecture& qwen3_architecture();
 const Architecture& gemma2_architecture();
 const Architecture& gemma3_architecture();
 const Architecture& phi3_architecture();
+const Architecture& qwen2moe_architecture();
+const Architecture& qwen3moe_architecture();
+const Architecture& olmoe_architecture();
+const Architecture& granitemoe_architecture();
 
 // Shared by the descriptions and loaders. Every layer as Llama's: global
 // attention at the model's RoPE base, a SwiGLU FFN.
@@ -85,6 +89,21 @@ void set_local_rope(ModelConfig& c, float theta);
 // A small GGUF tensor (RoPE factors) as floats: Error naming it when its type
 // cannot be read or its size is not n.
 std::vector<float> gguf_vector(const gguf::GgufFile& f, const std::string& name, int64_t n);
+// Mixtures of experts (arch_experts.cpp). The layers flagged in `sparse`
+// [n_layers] become mixtures of `experts`.
+void set_experts(ModelConfig& c, const ExpertsSpec& experts, const std::vector<bool>& sparse);
+// config.json's experts: count_key's count, num_experts_per_tok, ffn_key's
+// width, and norm_topk_prob where it is given (else `normalize`).
+ExpertsSpec hf_experts(const nlohmann::json& j, const char* count_key, const char* ffn_key, bool normalize);
+// transformers' sparse layers: every decoder_sparse_step-th, less mlp_only_layers.
+std::vector<bool> hf_sparse_layers(const nlohmann::json& j, int n_layers);
+// GGUF's {arch}.expert_count, expert_used_count, expert_feed_forward_length,
+// expert_shared_feed_forward_length and expert_weights_norm over the family's
+// `defaults`, on the layers that have a router tensor; nothing when the file
+// has no expert count (a dense model of the family).
+void gguf_experts(const gguf::GgufFile& f, ModelConfig& c, ExpertsSpec defaults);
+// Those keys back; Error when the sparse layers differ (GGUF keeps one mixture).
+void write_gguf_experts(const ModelConfig& c, GgufMetadata& m);
 // v as an int in [0, 2^30] (a window, a period): Error naming `what` otherwise.
 int bounded_int(int64_t v, const char* what);
 // An optional config.json integer field (absent or null: fallback).

@@ -1,5 +1,6 @@
 #include "model/config.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -7,6 +8,29 @@
 #include "kernels/attention/attention.h"
 
 namespace skiff {
+
+namespace {
+
+void validate_experts(const ExpertsSpec& e) {
+  if (e.n_experts < 1 || e.n_experts > ModelConfig::kMaxExperts)
+    fail("model config: {} experts is out of range (1 to {})", e.n_experts, ModelConfig::kMaxExperts);
+  if (e.n_used < 1 || e.n_used > e.n_experts)
+    fail("model config: {} experts per token of {} is out of range", e.n_used, e.n_experts);
+  if (e.ffn_dim < 1 || e.ffn_dim > ModelConfig::kMaxWidth)
+    fail("model config: expert FFN width {} is out of range", e.ffn_dim);
+  if (e.shared_ffn_dim < 0 || e.shared_ffn_dim > ModelConfig::kMaxWidth)
+    fail("model config: shared expert FFN width {} is out of range", e.shared_ffn_dim);
+  if (e.shared_gate && e.shared_ffn_dim == 0) fail("model config: a shared expert's gate without a shared expert");
+}
+
+}  // namespace
+
+int ModelConfig::widest_dense_ffn() const {
+  int widest = 0;
+  for (const LayerSpec& layer : layers)
+    widest = std::max(widest, layer.ffn.kind == FfnKind::kDense ? ffn_dim : layer.ffn.experts.shared_ffn_dim);
+  return widest;
+}
 
 void ModelConfig::validate() const {
   auto positive = [](int v, const char* what) {
@@ -39,7 +63,7 @@ void ModelConfig::validate() const {
     if (!(std::isfinite(f) && f > 0)) fail("model config: RoPE frequency factor {} is not finite and positive", f);
   if (layers.size() != static_cast<size_t>(n_layers))
     fail("model config: {} layer descriptions for {} layers", layers.size(), n_layers);
-  for (float v : {rope_mscale, embedding_scale, attention_scale, logit_softcap})
+  for (float v : {rope_mscale, embedding_scale, attention_scale, logit_softcap, residual_scale, logit_scale})
     if (!(std::isfinite(v) && v >= 0)) fail("model config: a scale or soft-cap of {} is not finite and >= 0", v);
   for (const LayerSpec& layer : layers) {
     const AttentionSpec& a = layer.attention;
@@ -48,6 +72,7 @@ void ModelConfig::validate() const {
       fail("model config: an attention soft-cap of {} is not finite and >= 0", a.softcap);
     if (!(std::isfinite(a.rope.theta) && a.rope.theta > 0))
       fail("model config: RoPE base {} must be finite and positive", a.rope.theta);
+    if (layer.ffn.kind == FfnKind::kExperts) validate_experts(layer.ffn.experts);
   }
   if (n_heads % n_kv_heads != 0)
     fail("model config: {} heads is not a multiple of {} KV heads", n_heads, n_kv_heads);

@@ -27,17 +27,34 @@ struct AttentionSpec {
   RopeSpec rope;
   bool qkv_bias = false;  // Q/K/V projections add a bias (Qwen2)
   bool qk_norm = false;   // RMSNorm over each head of q and k before RoPE (Qwen3, Gemma 3)
+  bool qk_norm_whole = false;  // with qk_norm: over the whole q and k projections, all heads at once (OLMoE)
   bool post_norm = false; // RMSNorm of the output before the residual add (Gemma 2/3)
   float softcap = 0.0f;   // > 0: scores become cap·tanh(score/cap) (Gemma 2)
 };
 
-// A layer's FFN. Dense is a gated FFN of ModelConfig::ffn_dim; a mixture of
-// experts (experts, experts per token, router, shared experts) is the next kind.
-enum class FfnKind { kDense };
+// A mixture of experts: each token goes through n_used of n_experts gated
+// FFNs of ffn_dim, its output their sum weighted by the router: a softmax over
+// the router's logits, of which the n_used largest are kept (a softmax over
+// only those, as Granite-MoE and gpt-oss compute it, is the same as
+// renormalising). A shared expert (a dense gated FFN of shared_ffn_dim) may
+// add to every token's output.
+struct ExpertsSpec {
+  int n_experts = 0;
+  int n_used = 0;        // experts per token (top-k)
+  int ffn_dim = 0;       // each expert's hidden width
+  bool normalize = false;   // the kept weights renormalised to sum 1 (Qwen3-MoE, Mixtral, Granite-MoE)
+  int shared_ffn_dim = 0;   // > 0: the shared expert's hidden width
+  bool shared_gate = false; // the shared expert's output × sigmoid(gate · x) (Qwen2-MoE)
+  bool operator==(const ExpertsSpec&) const = default;
+};
+
+// A layer's FFN: dense, a gated FFN of ModelConfig::ffn_dim, or a mixture of experts.
+enum class FfnKind { kDense, kExperts };
 struct FfnSpec {
   FfnKind kind = FfnKind::kDense;
   Activation activation = Activation::kSilu;
   bool post_norm = false;  // RMSNorm of the output before the residual add (Gemma 2/3)
+  ExpertsSpec experts;     // kExperts
 };
 
 // One decoder layer: an attention block, then an FFN block, each with its
@@ -54,6 +71,7 @@ struct ModelConfig {
   static constexpr int64_t kMaxWidth = int64_t{1} << 20;
   static constexpr int64_t kMaxVocab = int64_t{1} << 24;
   static constexpr int64_t kMaxLayers = 4096;
+  static constexpr int kMaxExperts = 4096;  // DeepSeek-V3 and Qwen3-MoE have 256 and 128
 
   std::string arch = "llama";  // GGUF's general.architecture name
   std::string name;
@@ -86,6 +104,8 @@ struct ModelConfig {
   float embedding_scale = 1.0f;  // token embeddings are multiplied by it (Gemma: sqrt(dim))
   float attention_scale = 0.0f;  // scores = q·k × this; 0: 1/sqrt(head_dim)
   float logit_softcap = 0.0f;    // > 0: logits become cap·tanh(logit/cap) (Gemma 2)
+  float residual_scale = 1.0f;   // each block's output is multiplied by it before the residual add (Granite)
+  float logit_scale = 1.0f;      // logits are multiplied by it (Granite: 1 / logits_scaling)
   // What each layer is [n_layers]; the facts the families differ in layer by
   // layer. Loaders fill them (model/arch_*.cpp), the forward pass composes them.
   std::vector<LayerSpec> layers;
@@ -94,6 +114,8 @@ struct ModelConfig {
   int kv_dim() const { return n_kv_heads * head_dim; }
   // Layer l's window, 0 when it attends to the whole context.
   int window(int layer) const { return layers[layer].attention.window; }
+  // The widest FFN hidden layer of any layer (dense, shared expert), 0 when none.
+  int widest_dense_ffn() const;
   float score_scale() const;
   // Throws Error when the shape is inconsistent.
   void validate() const;

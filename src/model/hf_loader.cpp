@@ -2,6 +2,7 @@
 // model.safetensors or shards listed in model.safetensors.index.json.
 // HF checkpoints keep Q/K rows in rotate-half order, so the model applies
 // RoPE in that style instead of permuting rows (no copy, same logits).
+#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -11,6 +12,7 @@
 #include "base/json.h"
 #include "model/architecture.h"
 #include "model/loader.h"
+#include "model/weights.h"
 #include "safetensors/safetensors.h"
 
 namespace skiff {
@@ -49,6 +51,13 @@ std::vector<fs::path> safetensors_files(const fs::path& dir) {
   return paths;
 }
 
+// A layer's or expert's index; false when it does not fit an int (the
+// tensor is then one the model does not use, as no layer has that index).
+bool parse_index(const std::string& digits, int& out) {
+  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), out);
+  return error == std::errc() && end == digits.data() + digits.size();
+}
+
 // HF tensor name -> GGUF tensor name; empty for tensors the model does not use.
 std::string gguf_name(const std::string& hf, const Architecture& arch) {
   static const std::pair<const char*, const char*> kLayer[] = {
@@ -58,7 +67,17 @@ std::string gguf_name(const std::string& hf, const Architecture& arch) {
       {"self_attn.q_norm", "attn_q_norm"},    {"self_attn.k_norm", "attn_k_norm"},
       {"post_attention_layernorm", "ffn_norm"}, {"mlp.gate_proj", "ffn_gate"},
       {"mlp.up_proj", "ffn_up"},              {"mlp.gate_up_proj", "ffn_up"},
-      {"mlp.down_proj", "ffn_down"}};
+      {"mlp.down_proj", "ffn_down"},
+      // Mixtures of experts: routers, shared experts, stacked experts (Granite).
+      {"mlp.gate", "ffn_gate_inp"},           {"block_sparse_moe.gate", "ffn_gate_inp"},
+      {"block_sparse_moe.router.layer", "ffn_gate_inp"},
+      {"mlp.shared_expert.gate_proj", "ffn_gate_shexp"}, {"mlp.shared_expert.up_proj", "ffn_up_shexp"},
+      {"mlp.shared_expert.down_proj", "ffn_down_shexp"}, {"mlp.shared_expert_gate", "ffn_gate_inp_shexp"},
+      {"block_sparse_moe.input_linear", "ffn_gate_up_exps"}, {"block_sparse_moe.output_linear", "ffn_down_exps"}};
+  // A tensor per expert: mlp.experts.E.gate_proj (Qwen-MoE, OLMoE), block_sparse_moe.experts.E.w1 (Mixtral).
+  static const std::pair<const char*, const char*> kExpert[] = {
+      {"gate_proj", "ffn_gate_exps"}, {"up_proj", "ffn_up_exps"}, {"down_proj", "ffn_down_exps"},
+      {"w1", "ffn_gate_exps"},        {"w3", "ffn_up_exps"},      {"w2", "ffn_down_exps"}};
   if (hf == "model.embed_tokens.weight") return "token_embd.weight";
   if (hf == "model.norm.weight") return "output_norm.weight";
   if (hf == "lm_head.weight") return "output.weight";
@@ -70,6 +89,13 @@ std::string gguf_name(const std::string& hf, const Architecture& arch) {
     if (m[2] == from) return prefix + to + suffix;
   for (const auto& [from, to] : kLayer)
     if (m[2] == from) return prefix + to + suffix;
+  static const std::regex kExpertName(R"((?:mlp|block_sparse_moe)\.experts\.(\d+)\.(\w+))");
+  std::smatch e;
+  const std::string part = m[2];
+  int layer = 0, expert = 0;
+  if (m[3] == "weight" && std::regex_match(part, e, kExpertName) && parse_index(m[1], layer) && parse_index(e[1], expert))
+    for (const auto& [from, to] : kExpert)
+      if (e[2] == from) return expert_name(layer, to, expert);
   return "";
 }
 

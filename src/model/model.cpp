@@ -9,7 +9,9 @@
 #include "base/error.h"
 #include "kernels/attention/attention.h"
 #include "kernels/matmul/matmul.h"
+#include "kernels/matmul/matmul_experts.h"
 #include "kernels/ops/ops.h"
+#include "model/experts.h"
 #include "model/parallel_tokens.h"
 
 namespace skiff {
@@ -73,8 +75,19 @@ void Model::grow_scratch(int n_tokens) {
   grow(s_.v, t * c.kv_dim());
   grow(s_.att, t * c.q_dim());
   grow(s_.proj, t * c.dim);
-  grow(s_.gate, t * c.ffn_dim);
-  grow(s_.up, t * c.ffn_dim);
+  grow(s_.gate, t * c.widest_dense_ffn());
+  grow(s_.up, t * c.widest_dense_ffn());
+  for (const LayerSpec& layer : c.layers) {
+    if (layer.ffn.kind != FfnKind::kExperts) continue;
+    const ExpertsSpec& e = layer.ffn.experts;
+    const size_t slots = t * e.n_used;
+    grow(s_.router_logits, t * e.n_experts);
+    grow(s_.expert_weights, slots);
+    if (s_.expert_ids.size() < slots) s_.expert_ids.resize(slots);
+    grow(s_.expert_gate, slots * e.ffn_dim);
+    grow(s_.expert_up, slots * e.ffn_dim);
+    grow(s_.expert_out, slots * c.dim);
+  }
   for (RopeTable& rope : ropes_) {
     grow(rope.cos, t * (c.rope_dim / 2));
     grow(rope.sin, t * (c.rope_dim / 2));
@@ -102,7 +115,12 @@ void Model::check_batch(const Batch& batch, const PagedKvCache& kv) const {
   }
   if (n != batch.tokens.size()) fail("batch: {} tokens but sequences claim {}", batch.tokens.size(), n);
   // Scratch offsets are token x width in int (config widths are bounded by validate()).
-  const int64_t widest = std::max<int64_t>({config_.dim, config_.q_dim(), config_.ffn_dim});
+  int64_t widest = std::max<int64_t>({config_.dim, config_.q_dim(), config_.widest_dense_ffn()});
+  for (const LayerSpec& layer : config_.layers)
+    if (layer.ffn.kind == FfnKind::kExperts) {
+      const ExpertsSpec& e = layer.ffn.experts;
+      widest = std::max<int64_t>({widest, e.n_experts, int64_t{e.n_used} * std::max(e.ffn_dim, config_.dim)});
+    }
   if (static_cast<int64_t>(n) * widest > std::numeric_limits<int32_t>::max())
     fail("batch: {} tokens of width {} are too many for one forward pass", n, widest);
   for (int32_t tok : batch.tokens)
@@ -155,20 +173,58 @@ void Model::ffn_block(int l, int n_tokens) {
   const FfnWeights& w = weights_.layers[l].ffn;
   norm_tokens(w.norm, n_tokens);
   switch (spec.kind) {
-    case FfnKind::kDense: dense_ffn(spec, w, n_tokens); break;
+    case FfnKind::kDense: dense_ffn(spec.activation, w, n_tokens); break;
+    case FfnKind::kExperts: expert_ffn(spec, w, n_tokens); break;
   }
   add_residual(w.post_norm, n_tokens);
 }
 
-void Model::dense_ffn(const FfnSpec& spec, const FfnWeights& w, int n_tokens) {
+namespace {
+
+// gate = act(gate) ⊙ up over n values, across the threads.
+void gated_activation(Activation activation, float* gate, const float* up, int64_t n) {
+  for_each_range(n, [&](int64_t begin, int64_t end) {
+    if (activation == Activation::kGeluTanh) gelu_tanh_mul(gate + begin, up + begin, end - begin);
+    else silu_mul(gate + begin, up + begin, end - begin);
+  });
+}
+
+}  // namespace
+
+void Model::dense_ffn(Activation activation, const FfnWeights& w, int n_tokens) {
   const MatmulProduct gate_up[] = {{&w.w_gate, s_.gate.data()}, {&w.w_up, s_.up.data()}};
   matmul_many(gate_up, s_.xb.data(), n_tokens);
-  const int64_t f = config_.ffn_dim;
-  for_each_range(n_tokens * f, [&](int64_t begin, int64_t end) {
-    if (spec.activation == Activation::kGeluTanh) gelu_tanh_mul(&s_.gate[begin], &s_.up[begin], end - begin);
-    else silu_mul(&s_.gate[begin], &s_.up[begin], end - begin);
-  });
+  gated_activation(activation, s_.gate.data(), s_.up.data(), n_tokens * w.w_gate.rows);
   matmul(w.w_down, s_.gate.data(), n_tokens, s_.proj.data());
+}
+
+void Model::expert_ffn(const FfnSpec& spec, const FfnWeights& w, int n_tokens) {
+  const ExpertsSpec& e = spec.experts;
+  const int d = config_.dim, k = e.n_used;
+  matmul(w.router, s_.xb.data(), n_tokens, s_.router_logits.data());
+  for_each_token(n_tokens, e.n_experts, [&](int t) {
+    route_token(e, &s_.router_logits[t * e.n_experts], &s_.expert_ids[t * k], &s_.expert_weights[t * k]);
+  });
+  const int32_t* ids = s_.expert_ids.data();
+  matmul_experts(w.experts_gate, ids, k, s_.xb.data(), 1, n_tokens, s_.expert_gate.data());
+  matmul_experts(w.experts_up, ids, k, s_.xb.data(), 1, n_tokens, s_.expert_up.data());
+  gated_activation(spec.activation, s_.expert_gate.data(), s_.expert_up.data(), int64_t{n_tokens} * k * e.ffn_dim);
+  matmul_experts(w.experts_down, ids, k, s_.expert_gate.data(), k, n_tokens, s_.expert_out.data());
+  if (e.shared_ffn_dim > 0) dense_ffn(spec.activation, w, n_tokens);
+  for_each_token(n_tokens, int64_t{k} * d, [&](int t) {
+    float* out = &s_.proj[t * d];
+    if (e.shared_ffn_dim == 0) {
+      std::fill(out, out + d, 0.0f);
+    } else if (e.shared_gate) {
+      const float g = 1.0f / (1.0f + std::exp(-dot(w.shared_gate.data(), &s_.xb[t * d], d)));
+      for (int i = 0; i < d; ++i) out[i] *= g;
+    }
+    for (int j = 0; j < k; ++j) {
+      const float weight = s_.expert_weights[t * k + j];
+      const float* y = &s_.expert_out[(static_cast<size_t>(t) * k + j) * d];
+      for (int i = 0; i < d; ++i) out[i] += weight * y[i];
+    }
+  });
 }
 
 void Model::rope_tables(int n_tokens) {
@@ -198,8 +254,11 @@ void Model::norm_tokens(const std::vector<float>& weight, int n_tokens) {
 void Model::add_residual(const std::vector<float>& post_norm, int n_tokens) {
   const int d = config_.dim;
   for_each_token(n_tokens, d, [&](int t) {
-    if (!post_norm.empty()) rmsnorm(&s_.proj[t * d], post_norm.data(), d, config_.norm_eps, &s_.proj[t * d]);
-    add(&s_.x[t * d], &s_.proj[t * d], d);
+    float* proj = &s_.proj[t * d];
+    if (!post_norm.empty()) rmsnorm(proj, post_norm.data(), d, config_.norm_eps, proj);
+    if (config_.residual_scale != 1.0f)
+      for (int i = 0; i < d; ++i) proj[i] *= config_.residual_scale;
+    add(&s_.x[t * d], proj, d);
   });
 }
 
@@ -218,10 +277,12 @@ void Model::output_head(const Batch& batch, float* logits) {
             &s_.xb[i * c.dim]);
   });
   matmul(weights_.output, s_.xb.data(), n_out, logits);
-  if (c.logit_softcap > 0) {
-    const int64_t v = c.vocab_size;
-    for_each_token(n_out, v, [&](int i) { softcap(logits + i * v, v, c.logit_softcap); });
-  }
+  const int64_t v = c.vocab_size;
+  if (c.logit_scale != 1.0f)
+    for_each_token(n_out, v, [&](int i) {
+      for (int64_t j = 0; j < v; ++j) logits[i * v + j] *= c.logit_scale;
+    });
+  if (c.logit_softcap > 0) for_each_token(n_out, v, [&](int i) { softcap(logits + i * v, v, c.logit_softcap); });
 }
 
 void Model::prefill(PagedKvCache& kv, int seq_id, std::span<const int32_t> tokens, float* logits) {

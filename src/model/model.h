@@ -66,7 +66,10 @@ class Model {
   void attend(const Batch& batch, const PagedKvCache& kv, int layer);
   // The FFN of the layer's kind between its norm and residual.
   void ffn_block(int layer, int n_tokens);
-  void dense_ffn(const FfnSpec& spec, const FfnWeights& w, int n_tokens);
+  // proj = the gated FFN of w's dense matrices (a dense layer's, a mixture's shared expert).
+  void dense_ffn(Activation activation, const FfnWeights& w, int n_tokens);
+  // proj = each token's routed experts' outputs, weighed, plus the shared expert's.
+  void expert_ffn(const FfnSpec& spec, const FfnWeights& w, int n_tokens);
   // xb = rmsnorm(x) · weight for each token.
   void norm_tokens(const std::vector<float>& weight, int n_tokens);
   // x += proj, after proj = rmsnorm(proj) · post_norm where the layer's spec
@@ -121,8 +124,15 @@ class Model {
     std::vector<float> v;       // [n_tokens, kv_dim]
     std::vector<float> att;     // attention output [n_tokens, q_dim]
     std::vector<float> proj;    // a projection back to the stream [n_tokens, dim]
-    std::vector<float> gate;    // [n_tokens, ffn_dim]
-    std::vector<float> up;      // [n_tokens, ffn_dim]
+    std::vector<float> gate;    // [n_tokens, widest dense FFN]
+    std::vector<float> up;      // [n_tokens, widest dense FFN]
+    // A mixture of experts' (the widest layer's): the router's logits
+    // [n_tokens, n_experts], each token's experts and weights [n_tokens, n_used],
+    // their hidden rows [n_tokens × n_used, expert ffn_dim] and outputs [n_tokens × n_used, dim].
+    std::vector<float> router_logits;
+    std::vector<int32_t> expert_ids;
+    std::vector<float> expert_weights;
+    std::vector<float> expert_gate, expert_up, expert_out;
     std::vector<int> token_seq; // which batch sequence each token belongs to [n_tokens]
     std::vector<int> token_pos; // each token's position in its sequence [n_tokens]
     std::vector<int> logit_tokens;  // the tokens that need logits, in output order

@@ -89,7 +89,10 @@ void Model::project_token(int l, int t) {
     add(k, w.bk.data(), c.kv_dim());
     add(&s_.v[t * c.kv_dim()], w.bv.data(), c.kv_dim());
   }
-  if (spec.qk_norm) {
+  if (spec.qk_norm && spec.qk_norm_whole) {
+    rmsnorm(q, w.q_norm.data(), c.q_dim(), c.norm_eps, q);
+    rmsnorm(k, w.k_norm.data(), c.kv_dim(), c.norm_eps, k);
+  } else if (spec.qk_norm) {
     for (int h = 0; h < c.n_heads; ++h) rmsnorm(q + h * c.head_dim, w.q_norm.data(), c.head_dim, c.norm_eps, q + h * c.head_dim);
     for (int h = 0; h < c.n_kv_heads; ++h) rmsnorm(k + h * c.head_dim, w.k_norm.data(), c.head_dim, c.norm_eps, k + h * c.head_dim);
   }

@@ -56,6 +56,14 @@ Matrix row_range(const Matrix& m, int64_t first, int64_t n) {
   return Matrix{m.type, n, m.cols, static_cast<const uint8_t*>(m.data) + first * row_bytes(m.type, m.cols)};
 }
 
+}  // namespace
+
+std::string expert_name(int layer, const std::string& what, int expert) {
+  return fmt::format("blk.{}.{}.{}.weight", layer, what, expert);
+}
+
+namespace {
+
 // Loads the tensors of layer l, checking each shape against the config.
 class LayerLoader {
  public:
@@ -81,8 +89,8 @@ class LayerLoader {
       A.bv = load_vector(tensors_, name("attn_v", "bias"), c_.kv_dim());
     }
     if (spec.qk_norm) {
-      A.q_norm = norm("attn_q_norm", c_.head_dim);
-      A.k_norm = norm("attn_k_norm", c_.head_dim);
+      A.q_norm = norm("attn_q_norm", spec.qk_norm_whole ? c_.q_dim() : c_.head_dim);
+      A.k_norm = norm("attn_k_norm", spec.qk_norm_whole ? c_.kv_dim() : c_.head_dim);
     }
     A.wo = matrix("attn_output", c_.dim, c_.q_dim());
     if (spec.post_norm) A.post_norm = norm("post_attention_norm", c_.dim);
@@ -92,20 +100,58 @@ class LayerLoader {
   FfnWeights ffn(const FfnSpec& spec) const {
     FfnWeights F;
     F.norm = norm("ffn_norm", c_.dim);
-    if (arch_.fused_gate_up) {
+    if (spec.kind == FfnKind::kExperts) {
+      experts(spec.experts, F);
+    } else if (arch_.fused_gate_up) {
       const Matrix gate_up = matrix("ffn_up", 2 * int64_t{c_.ffn_dim}, c_.dim);
       F.w_gate = row_range(gate_up, 0, c_.ffn_dim);
       F.w_up = row_range(gate_up, c_.ffn_dim, c_.ffn_dim);
     } else {
-      F.w_gate = matrix("ffn_gate", c_.ffn_dim, c_.dim);
-      F.w_up = matrix("ffn_up", c_.ffn_dim, c_.dim);
+      dense("", c_.ffn_dim, F);
     }
-    F.w_down = matrix("ffn_down", c_.dim, c_.ffn_dim);
     if (spec.post_norm) F.post_norm = norm("post_ffw_norm", c_.dim);
     return F;
   }
 
  private:
+  // ffn_gate, ffn_up and ffn_down with `suffix` ("_shexp": a shared expert).
+  void dense(const std::string& suffix, int64_t ffn_dim, FfnWeights& F) const {
+    F.w_gate = matrix(("ffn_gate" + suffix).c_str(), ffn_dim, c_.dim);
+    F.w_up = matrix(("ffn_up" + suffix).c_str(), ffn_dim, c_.dim);
+    F.w_down = matrix(("ffn_down" + suffix).c_str(), c_.dim, ffn_dim);
+  }
+
+  void experts(const ExpertsSpec& spec, FfnWeights& F) const {
+    F.router = matrix("ffn_gate_inp", spec.n_experts, c_.dim);
+    if (spec.shared_ffn_dim > 0) dense("_shexp", spec.shared_ffn_dim, F);
+    if (spec.shared_gate) F.shared_gate = load_vector(tensors_, name("ffn_gate_inp_shexp"), c_.dim);
+    const int64_t f = spec.ffn_dim;
+    if (tensors_.count(name("ffn_gate_up_exps"))) {  // each expert's gate rows, then its up rows (Granite)
+      const std::vector<Matrix> gate_up = expert_matrices("ffn_gate_up_exps", spec.n_experts, 2 * f, c_.dim);
+      for (const Matrix& m : gate_up) {
+        F.experts_gate.push_back(row_range(m, 0, f));
+        F.experts_up.push_back(row_range(m, f, f));
+      }
+    } else {
+      F.experts_gate = expert_matrices("ffn_gate_exps", spec.n_experts, f, c_.dim);
+      F.experts_up = expert_matrices("ffn_up_exps", spec.n_experts, f, c_.dim);
+    }
+    F.experts_down = expert_matrices("ffn_down_exps", spec.n_experts, c_.dim, f);
+  }
+
+  // n matrices of [rows, cols]: views into one 3-D tensor (GGUF's), or a
+  // tensor per expert (a checkpoint's, named as expert_name gives).
+  std::vector<Matrix> expert_matrices(const char* what, int n, int64_t rows, int64_t cols) const {
+    std::vector<Matrix> out;
+    if (tensors_.count(name(what))) {
+      const Matrix all = matrix(what, n * rows, cols);
+      for (int e = 0; e < n; ++e) out.push_back(row_range(all, e * rows, rows));
+      return out;
+    }
+    for (int e = 0; e < n; ++e) out.push_back(load_matrix(tensors_, expert_name(l_, what, e), rows, cols));
+    return out;
+  }
+
   std::string name(const char* what, const char* kind = "weight") const {
     return fmt::format("blk.{}.{}.{}", l_, what, kind);
   }
@@ -144,8 +190,31 @@ namespace {
 
 template <class Layer, class M>
 std::vector<M*> layer_matrices(Layer& L) {
-  return {&L.attention.wq, &L.attention.wk, &L.attention.wv, &L.attention.wo,
-          &L.ffn.w_gate,   &L.ffn.w_up,     &L.ffn.w_down};
+  std::vector<M*> out;
+  for (M* m : {&L.attention.wq, &L.attention.wk, &L.attention.wv, &L.attention.wo, &L.ffn.w_gate, &L.ffn.w_up,
+               &L.ffn.w_down, &L.ffn.router})
+    if (m->data) out.push_back(m);  // a mixture without a shared expert has no dense FFN, a dense one no router
+  for (size_t e = 0; e < L.ffn.experts_gate.size(); ++e)
+    for (auto* experts : {&L.ffn.experts_gate, &L.ffn.experts_up, &L.ffn.experts_down}) out.push_back(&(*experts)[e]);
+  return out;
+}
+
+// Sums size(m) over the layers' matrices, counting their experts' as the fraction
+// of them a token is routed to.
+template <class Size>
+double active_sum(const ModelWeights& w, const ModelConfig& c, Size size) {
+  double sum = 0;
+  for (size_t l = 0; l < w.layers.size(); ++l) {
+    const FfnWeights& F = w.layers[l].ffn;
+    const ExpertsSpec& spec = c.layers[l].ffn.experts;
+    const double used = F.experts_gate.empty() ? 1.0 : static_cast<double>(spec.n_used) / spec.n_experts;
+    double all = 0, experts = 0;
+    for (const Matrix* m : w.layers[l].matrices()) all += size(*m);
+    for (const auto* set : {&F.experts_gate, &F.experts_up, &F.experts_down})
+      for (const Matrix& m : *set) experts += size(m);
+    sum += all - (1.0 - used) * experts;
+  }
+  return sum;
 }
 
 template <class Weights, class M>
@@ -173,11 +242,8 @@ std::vector<const Matrix*> ModelWeights::matrices() const {
   return matrices_of<const ModelWeights, const Matrix>(*this);
 }
 
-double ModelWeights::layer_params() const {
-  double params = 0;
-  for (const LayerWeights& L : layers)
-    for (const Matrix* m : L.matrices()) params += static_cast<double>(m->rows) * static_cast<double>(m->cols);
-  return params;
+double ModelWeights::layer_params(const ModelConfig& c) const {
+  return active_sum(*this, c, [](const Matrix& m) { return static_cast<double>(m.rows) * static_cast<double>(m.cols); });
 }
 
 int repack_for_kernels(ModelWeights& w, const std::function<uint8_t*(const void*)>& writable) {
@@ -198,11 +264,10 @@ int repack_for_kernels(ModelWeights& w, const std::function<uint8_t*(const void*
   return repacked;
 }
 
-size_t ModelWeights::decode_bytes_per_token() const {
-  size_t bytes = row_bytes(token_embedding.type, token_embedding.cols) + matrix_bytes(output);  // one embedding row
-  for (const LayerWeights& L : layers)
-    for (const Matrix* m : L.matrices()) bytes += matrix_bytes(*m);
-  return bytes;
+size_t ModelWeights::decode_bytes_per_token(const ModelConfig& c) const {
+  const double layers = active_sum(*this, c, [](const Matrix& m) { return static_cast<double>(matrix_bytes(m)); });
+  // One embedding row, the layers, the head.
+  return row_bytes(token_embedding.type, token_embedding.cols) + static_cast<size_t>(layers) + matrix_bytes(output);
 }
 
 }  // namespace skiff

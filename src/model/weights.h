@@ -39,20 +39,24 @@ struct AttentionWeights {
   std::vector<float> post_norm;  // [dim]: post_norm
 };
 
-// A dense gated FFN: down(act(gate·x) ⊙ up·x). A mixture of experts adds its
-// router and expert tensors here.
+// A dense gated FFN: down(act(gate·x) ⊙ up·x); in a mixture of experts, the
+// shared expert (empty when it has none) beside the router and the experts.
 struct FfnWeights {
   std::vector<float> norm;       // [dim]: the input's
-  Matrix w_gate;                 // [ffn_dim, dim]
+  Matrix w_gate;                 // [ffn_dim, dim] (a shared expert: [shared_ffn_dim, dim])
   Matrix w_up;                   // [ffn_dim, dim]
   Matrix w_down;                 // [dim, ffn_dim]
+  std::vector<float> shared_gate;  // [dim]: ExpertsSpec::shared_gate
+  Matrix router;                 // [n_experts, dim]
+  std::vector<Matrix> experts_gate, experts_up, experts_down;  // one per expert, of ExpertsSpec::ffn_dim
   std::vector<float> post_norm;  // [dim]: post_norm
 };
 
 struct LayerWeights {
   AttentionWeights attention;
   FfnWeights ffn;
-  // The layer's matrices, the attention's then the FFN's.
+  // The layer's matrices, the attention's then the FFN's (the router, then
+  // each expert's gate, up and down, after the dense or shared ones).
   std::vector<Matrix*> matrices();
   std::vector<const Matrix*> matrices() const;
 };
@@ -67,18 +71,24 @@ struct ModelWeights {
   // storage, which loaders fill after build_weights.
   std::vector<std::shared_ptr<ColumnCache>> column_caches;
 
-  // Bytes of weights one decode step reads: every matrix once, plus one embedding row.
-  size_t decode_bytes_per_token() const;
+  // Bytes of weights one token's decode step reads: every matrix once but only
+  // the experts it is routed to (n_used of n_experts' bytes), plus one embedding row.
+  size_t decode_bytes_per_token(const ModelConfig& c) const;
   // Every matrix: the embedding, each layer's, then the output head
   // (whose data is the embedding's when tied).
   std::vector<Matrix*> matrices();
   std::vector<const Matrix*> matrices() const;
-  // Parameters of the layers' matrices (not the embedding or the head): a
-  // token's forward pass makes 2 FLOP of each.
-  double layer_params() const;
+  // Parameters of the layers' matrices a token uses (not the embedding or the
+  // head; of the experts, the n_used it is routed to): its forward pass makes 2 FLOP of each.
+  double layer_params(const ModelConfig& c) const;
 };
 
 struct Architecture;
+
+// The name a checkpoint's tensor of one expert goes by among GGUF names
+// ("blk.3.ffn_gate_exps.7.weight"); GGUF itself stacks a layer's experts in
+// one 3-D tensor ("blk.3.ffn_gate_exps.weight").
+std::string expert_name(int layer, const std::string& what, int expert);
 
 // Builds the weights from tensors named as GGUF names them, as the
 // architecture lays them out, checking every shape against the config; norm

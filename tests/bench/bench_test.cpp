@@ -62,7 +62,7 @@ TEST(BenchRunner, ModelFactsAddUp) {
   EXPECT_EQ(f.n_params, embedding * (c.tied_output ? 1 : 2) + c.n_layers * per_layer + c.dim);
   EXPECT_EQ(f.size_bytes, 4 * f.n_params);  // all F32
   EXPECT_EQ(f.type_name, "F32");
-  EXPECT_EQ(f.decode_bytes_per_token, model->weights().decode_bytes_per_token());
+  EXPECT_EQ(f.decode_bytes_per_token, model->weights().decode_bytes_per_token(model->config()));
 }
 
 TEST(BenchRunner, PrefillFlopsFormula) {

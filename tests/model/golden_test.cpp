@@ -126,7 +126,7 @@ TEST(Loader, LayerParamsCountTheSevenLayerMatrices) {
   auto model = load_model(kModels + "/derived/stories260K-f32.gguf");
   const ModelConfig& c = model->config();
   const double per_layer = 2.0 * c.dim * c.q_dim() + 2.0 * c.dim * c.kv_dim() + 3.0 * c.dim * c.ffn_dim;
-  EXPECT_EQ(model->weights().layer_params(), c.n_layers * per_layer);
+  EXPECT_EQ(model->weights().layer_params(c), c.n_layers * per_layer);
 }
 
 TEST(Loader, MissingModelIsAClearError) {

@@ -191,7 +191,8 @@ TEST_P(HfReference, ConvertedToGgufAgrees) {
 INSTANTIATE_TEST_SUITE_P(Transformers, HfReference,
                          ::testing::Values("llama3_gqa", "llama_mha_tied_linear", "mistral_gqa", "mistral_swa",
                                            "qwen2_gqa_bias_tied", "qwen3_qknorm", "gemma2_softcap_swa",
-                                           "gemma3_swa_qknorm", "phi3_plain", "phi3_longrope"),
+                                           "gemma3_swa_qknorm", "phi3_plain", "phi3_longrope", "qwen3_moe",
+                                           "qwen2_moe", "olmoe", "mixtral", "granite_moe"),
                          [](const auto& info) { return info.param; });
 
 // The loaded configuration itself, so a failure above points at the field.

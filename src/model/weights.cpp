@@ -106,6 +106,7 @@ class LayerLoader {
       const Matrix gate_up = matrix("ffn_up", 2 * int64_t{c_.ffn_dim}, c_.dim);
       F.w_gate = row_range(gate_up, 0, c_.ffn_dim);
       F.w_up = row_range(gate_up, c_.ffn_dim, c_.ffn_dim);
+      F.w_down = matrix("ffn_down", c_.dim, c_.ffn_dim);
     } else {
       dense("", c_.ffn_dim, F);
     }

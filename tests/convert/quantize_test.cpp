@@ -123,7 +123,7 @@ struct TypeCase {
   int fallbacks;  // stories260K: the 5 ffn_down (rows of 172); for the K-quants all 37 matrices (dim 64)
   // Bound on max |logit - F32 logit| / max |F32 logit|, about 2.5x the measured
   // 0, 8.8e-4 (F16), 4.8e-3 (BF16), 2.5e-2 (Q8_0), 0.25 (Q4_0), 0.26 (Q4_1), 0.13 (Q5_0,
-  // and Q4_K, which is Q5_0 here), 0.14 (Q5_1), 0.21 (IQ4_NL, and Q2_K / Q3_K, IQ4_NL here).
+  // and Q4_K, which is Q5_0 here), 0.14 (Q5_1), 0.21 (IQ4_NL, and Q2_K / Q3_K, IQ4_NL here), 0.36 (MXFP4).
   double max_rel_error;
 };
 
@@ -168,7 +168,7 @@ INSTANTIATE_TEST_SUITE_P(
                       TypeCase{DType::Q4_1, 5, 0.65}, TypeCase{DType::Q5_0, 5, 0.35},
                       TypeCase{DType::Q5_1, 5, 0.35}, TypeCase{DType::IQ4_NL, 5, 0.55},
                       TypeCase{DType::Q2_K, 37, 0.55}, TypeCase{DType::Q3_K, 37, 0.55},
-                      TypeCase{DType::MXFP4, 5, MXFP4_BOUND}),
+                      TypeCase{DType::MXFP4, 5, 0.9}),
     [](const auto& info) { return std::string(dtype_info(info.param.type).name); });
 
 // See QuantizeStories.RepackedMatchesTheRows.

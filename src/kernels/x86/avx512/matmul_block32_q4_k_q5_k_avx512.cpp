@@ -192,10 +192,11 @@ struct LoadPanel {
   [[gnu::always_inline]] __m512 scale(int64_t u) const {
     if constexpr (kType == DType::Q4_K) return q4_k_factor(u, kQ4KPanelD, 0);
     if constexpr (kType == DType::IQ4_XS) return iq4_xs_scale(u);
-    if constexpr (kType == DType::MXFP4) {  // the 16 rows' E8M0 bytes, as two halves of 8
-      const __m128i e = _mm_loadu_si128(reinterpret_cast<const __m128i*>(unit(u) + kWeightBytes));
-      return _mm512_insertf32x8(_mm512_castps256_ps512(e8m0_half(_mm256_cvtepu8_epi32(e))),
-                                e8m0_half(_mm256_cvtepu8_epi32(_mm_unpackhi_epi64(e, e))), 1);
+    if constexpr (kType == DType::MXFP4) {  // the 16 rows' E8M0 bytes, as quant_blocks_simd.h's e8m0_half
+      const __m512i e = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(unit(u) + kWeightBytes)));
+      const __m512i normal = _mm512_slli_epi32(_mm512_sub_epi32(e, _mm512_set1_epi32(1)), 23);
+      const __m512i subnormal = _mm512_sllv_epi32(_mm512_set1_epi32(0x00200000), e);
+      return _mm512_castsi512_ps(_mm512_mask_blend_epi32(_mm512_cmpgt_epi32_mask(e, _mm512_set1_epi32(1)), subnormal, normal));
     }
     return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(unit(u) + kWeightBytes)));
   }

@@ -1,4 +1,4 @@
-// Times matmul() on integer-weight types (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K,
+// Times matmul() on integer-weight types (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, MXFP4, Q2_K,
 // Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS; any DType name) for the matrix
 // shapes of the 1B Llama (width 2048, FFN 8192, 8 KV heads of 64, vocab 32000),
 // at decode (1 token) and prefill (512 tokens) batch sizes, per ISA.

@@ -206,6 +206,22 @@ def quantize_inputs(rng):
     return rows.ravel()
 
 
+def mxfp4_inputs(rng):
+    """quantize_inputs' rows, then MXFP4's edges: a block max just below a power
+    of two (log2 rounds up to it) and one exactly on it, every midpoint between
+    two E2M1 values and beyond the largest (ties take the smaller magnitude, past
+    6 it clamps), at two scales; and rows of random magnitudes."""
+    values = [quantize_inputs(rng)]
+    ties = np.array([0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5, 6.5], dtype=np.float32)
+    for scale, top in ((1.0, np.nextafter(np.float32(4), np.float32(0))), (2.0 ** -6, np.float32(4))):
+        row = np.concatenate([ties, -ties, ties, -ties]).astype(np.float32) * np.float32(scale)
+        row[7] = top * np.float32(scale)
+        row[15] = -top * np.float32(scale)
+        values.append(row)
+    values.append((rng.normal(0, 1, (4, 32)) * np.exp2(rng.integers(-60, 60, (4, 1)))).astype(np.float32).ravel())
+    return np.concatenate(values)
+
+
 def quantize_cases(rng):
     values = quantize_inputs(rng)
     cases = []
@@ -213,6 +229,10 @@ def quantize_cases(rng):
         data = quants.quantize(values.reshape(-1, 32), qtype)
         cases.append({"type": qtype.name, "f32_bits": f32_bits(values),
                       "bytes_hex": np.ascontiguousarray(data).view(np.uint8).tobytes().hex()})
+    values = mxfp4_inputs(rng)  # added later: drawn after the cases above
+    data = quants.quantize(values.reshape(-1, 32), T.MXFP4)
+    cases.append({"type": T.MXFP4.name, "f32_bits": f32_bits(values),
+                  "bytes_hex": np.ascontiguousarray(data).view(np.uint8).tobytes().hex()})
     return cases
 
 

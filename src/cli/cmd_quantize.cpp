@@ -37,8 +37,9 @@ void add_quantize_command(CLI::App& app) {
   cmd->add_option("input", args->input, "GGUF file or Hugging Face directory")->required();
   cmd->add_option("output", args->output, "output .gguf path")->required();
   cmd->add_option("type", args->type,
-                  fmt::format("{} (the mixes: Q6_K for the output head and some attn_v / ffn_down, as "
-                              "llama-quantize)", gguf::kWritableFileTypes))
+                  fmt::format("{} (as llama-quantize: the _M mixes give Q6_K to the output head and some attn_v / "
+                              "ffn_down; MXFP4_MOE gives MXFP4 to the experts, Q8_0 to the rest)",
+                              gguf::kWritableFileTypes))
       ->required();
   cmd->callback([args] { quantize(*args); });
 }

@@ -1,5 +1,5 @@
 // skiff quantize: a GGUF file or HF directory in, a GGUF file out, with every
-// matrix converted to one type, or to the Q4_K_M / Q5_K_M mixes as
+// matrix converted to one type, or to the Q4_K_M / Q5_K_M / MXFP4_MOE mixes as
 // llama.cpp's llama-quantize makes them (gguf/file_type.h).
 #pragma once
 #include <cstdint>

@@ -9,7 +9,7 @@
 namespace skiff::gguf {
 namespace {
 
-constexpr std::string_view kMediumSuffix = "_M";
+constexpr std::string_view kMediumSuffix = "_M", kMoeSuffix = "_MOE";
 
 // llama-quantize's choice of layers that get more bits.
 bool use_more_bits(int layer, int n_layers) {
@@ -50,8 +50,14 @@ FileType::FileType(DType type, bool k_medium) : base(type), medium(k_medium) {
     fail("no _M mix of {}: only Q4_K_M and Q5_K_M", dtype_info(base).name);
 }
 
+FileType FileType::mxfp4_moe() {
+  FileType type(DType::MXFP4);
+  type.moe = true;
+  return type;
+}
+
 std::string FileType::name() const {
-  return std::string(dtype_info(base).name) + (medium ? std::string(kMediumSuffix) : "");
+  return std::string(dtype_info(base).name) + std::string(medium ? kMediumSuffix : moe ? kMoeSuffix : "");
 }
 
 uint32_t FileType::id() const {
@@ -69,7 +75,7 @@ uint32_t FileType::id() const {
     case DType::IQ4_XS: return 30;
     case DType::TQ1_0: return 36;
     case DType::TQ2_0: return 37;
-    case DType::MXFP4: return 38;  // MOSTLY_MXFP4_MOE
+    case DType::MXFP4: return 38;  // MOSTLY_MXFP4_MOE (llama.cpp has no plain MXFP4 file type)
     case DType::NVFP4: return 39;
     case DType::IQ2_XXS: return 19;
     case DType::IQ2_XS: return 20;
@@ -87,6 +93,7 @@ uint32_t FileType::id() const {
 }
 
 DType FileType::matrix_type(std::string_view tensor, const MixModel& model) const {
+  if (moe) return tensor.find("_exps") != std::string_view::npos ? DType::MXFP4 : DType::Q8_0;
   if (!medium) return base;
   if (tensor == "output.weight" || (!model.has_output && tensor == "token_embd.weight")) return DType::Q6_K;
   const int layer = layer_of(tensor);
@@ -99,6 +106,7 @@ DType FileType::matrix_type(std::string_view tensor, const MixModel& model) cons
 }
 
 std::optional<FileType> file_type_from_id(int64_t id) {
+  if (id == FileType::mxfp4_moe().id()) return FileType::mxfp4_moe();
   for (DType type : {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0,
                      DType::Q5_1, DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::IQ4_NL,
                      DType::IQ4_XS})
@@ -116,6 +124,7 @@ std::optional<FileType> file_type_from_name(std::string_view name) {
                  [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
   if (upper == "Q4_K_M") return FileType(DType::Q4_K, true);
   if (upper == "Q5_K_M") return FileType(DType::Q5_K, true);
+  if (upper == "MXFP4_MOE") return FileType::mxfp4_moe();
   if (const auto type = dtype_from_name(upper)) return FileType(*type);
   return std::nullopt;
 }

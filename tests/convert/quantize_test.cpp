@@ -123,7 +123,7 @@ struct TypeCase {
   int fallbacks;  // stories260K: the 5 ffn_down (rows of 172); for the K-quants all 37 matrices (dim 64)
   // Bound on max |logit - F32 logit| / max |F32 logit|, about 2.5x the measured
   // 0, 8.8e-4 (F16), 4.8e-3 (BF16), 2.5e-2 (Q8_0), 0.25 (Q4_0), 0.26 (Q4_1), 0.13 (Q5_0,
-  // and Q4_K, which is Q5_0 here), 0.14 (Q5_1), 0.21 (IQ4_NL, and Q2_K / Q3_K, IQ4_NL here).
+  // and Q4_K, which is Q5_0 here), 0.14 (Q5_1), 0.21 (IQ4_NL, and Q2_K / Q3_K, IQ4_NL here), 0.36 (MXFP4).
   double max_rel_error;
 };
 
@@ -167,7 +167,8 @@ INSTANTIATE_TEST_SUITE_P(
                       TypeCase{DType::Q4_0, 5, 0.6}, TypeCase{DType::Q4_K, 37, 0.35},
                       TypeCase{DType::Q4_1, 5, 0.65}, TypeCase{DType::Q5_0, 5, 0.35},
                       TypeCase{DType::Q5_1, 5, 0.35}, TypeCase{DType::IQ4_NL, 5, 0.55},
-                      TypeCase{DType::Q2_K, 37, 0.55}, TypeCase{DType::Q3_K, 37, 0.55}),
+                      TypeCase{DType::Q2_K, 37, 0.55}, TypeCase{DType::Q3_K, 37, 0.55},
+                      TypeCase{DType::MXFP4, 5, 0.9}),
     [](const auto& info) { return std::string(dtype_info(info.param.type).name); });
 
 // See QuantizeStories.RepackedMatchesTheRows.
@@ -199,7 +200,8 @@ void check_repacked_against_rows(const std::string& out, DType type) {
 // model's logits.
 TEST(QuantizeStories, RepackedMatchesTheRows) {
   if (!isa_supported(Isa::kAvx512)) GTEST_SKIP() << "no AVX-512 on this CPU";
-  for (DType type : {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::IQ4_NL, DType::F16}) {
+  for (DType type : {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::IQ4_NL, DType::MXFP4,
+                     DType::F16}) {
     SCOPED_TRACE(dtype_info(type).name);
     const std::string out = temp_path(std::string(dtype_info(type).name) + "_repacked");
     quantize_model(kStoriesF32, out, type);
@@ -255,6 +257,21 @@ TEST(QuantizeRandom, KQuantsWithRowsOf256) {
   EXPECT_LE(max_abs_diff(prompt_logits(*load_model(mixed)), reference), 1e-5 * max_abs(reference));
   std::remove(mixed.c_str());
   std::remove(f32.c_str());
+}
+
+// MXFP4_MOE on a dense model (no experts): every matrix Q8_0 (the 5 ffn_down,
+// rows of 172, F16), llama.cpp's file type 38; the model loads and gives its
+// dequantized twin's logits.
+TEST(QuantizeStories, Mxfp4MoeMixOfADenseModelIsQ8_0) {
+  const std::string out = temp_path("mxfp4_moe");
+  EXPECT_EQ(quantize_model(kStoriesF32, out, gguf::FileType::mxfp4_moe()).n_fallbacks, 5);
+  expect_tensor_types(out, DType::Q8_0, 5);
+  EXPECT_EQ(gguf::GgufFile(out).get_int("general.file_type", -1), 38);
+  const testing::IsaGuard restore_isa;
+  set_active_isa(Isa::kScalar);
+  const std::vector<float> reference = prompt_logits(*dequantized_model(out));
+  EXPECT_LE(max_abs_diff(prompt_logits(*load_model(out)), reference), 1e-5 * max_abs(reference));
+  std::remove(out.c_str());
 }
 
 TEST(QuantizeErrors, OutputOverInputAndMissingInput) {

@@ -28,11 +28,18 @@ TEST(FileType, NamesAndIds) {
   EXPECT_EQ(file_type_from_name("q8_0")->name(), "Q8_0");
   EXPECT_FALSE(file_type_from_name("Q8_0")->medium);
   EXPECT_FALSE(file_type_from_name("Q3_K_M").has_value());
-  for (const char* name : {"F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_K", "Q5_K", "Q6_K", "Q4_K_M", "Q5_K_M"})
+  for (const char* name : {"F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_K", "Q5_K", "Q6_K", "Q4_K_M", "Q5_K_M", "MXFP4_MOE"})
     EXPECT_EQ(file_type_from_id(file_type_from_name(name)->id())->name(), name);
   EXPECT_FALSE(file_type_from_id(12).has_value());  // Q3_K_M
   EXPECT_FALSE(file_type_from_id(-1).has_value());
   EXPECT_FALSE(file_type_from_name("Q4_K_M2").has_value());
+  const auto moe = file_type_from_name("mxfp4_moe");
+  ASSERT_TRUE(moe.has_value());
+  EXPECT_TRUE(moe->moe);
+  EXPECT_EQ(moe->base, DType::MXFP4);
+  EXPECT_EQ(moe->id(), 38u);  // LLAMA_FTYPE_MOSTLY_MXFP4_MOE
+  EXPECT_FALSE(file_type_from_name("MXFP4")->moe);
+  EXPECT_EQ(file_type_from_name("MXFP4")->id(), 38u);  // llama.cpp has no plain MXFP4 file type
 }
 
 // The help texts' list (kWritableFileTypes) names exactly the types skiff can
@@ -49,7 +56,7 @@ TEST(FileType, WritableListMatchesWhatQuantizeWrites) {
     listed.push_back(list.substr(begin, end - begin));
     begin = end + 2;
   }
-  std::vector<std::string> writable = {"Q4_K_M", "Q5_K_M"};
+  std::vector<std::string> writable = {"Q4_K_M", "Q5_K_M", "MXFP4_MOE"};
   for (uint32_t id = 0; id < 64; ++id) {
     const auto info = dtype_info(id);
     if (!info || !can_quantize(info->type)) continue;
@@ -100,6 +107,24 @@ TEST(FileType, SeventyBillionAttnVGetsQ5K) {
   EXPECT_EQ(q4km.matrix_type("blk.40.attn_v.weight", llama65b), DType::Q4_K);
   EXPECT_EQ(q5km.matrix_type("blk.40.attn_v.weight", llama70b), DType::Q5_K);
   EXPECT_THROW(FileType(DType::Q8_0, true), Error);
+}
+
+// llama-quantize's MXFP4_MOE: the experts (3-D tensors, `*_exps` in GGUF)
+// MXFP4, every other matrix Q8_0: attention, the router, shared experts,
+// the embedding and the head, tied or not. Plain MXFP4 is MXFP4 throughout.
+TEST(FileType, Mxfp4MoeGivesMxfp4ToExpertsOnly) {
+  const FileType mix = FileType::mxfp4_moe();
+  for (const MixModel& model : {MixModel{24, true, true}, MixModel{24, false, true}}) {
+    for (const char* name : {"blk.0.ffn_gate_exps.weight", "blk.0.ffn_up_exps.weight", "blk.23.ffn_down_exps.weight"})
+      EXPECT_EQ(mix.matrix_type(name, model), DType::MXFP4) << name;
+    for (const char* name : {"blk.0.attn_q.weight", "blk.0.attn_v.weight", "blk.0.attn_output.weight",
+                             "blk.0.ffn_gate_inp.weight", "blk.0.ffn_up_shexp.weight", "blk.0.ffn_down_shexp.weight",
+                             "blk.5.ffn_down.weight", "token_embd.weight", "output.weight"})
+      EXPECT_EQ(mix.matrix_type(name, model), DType::Q8_0) << name;
+  }
+  EXPECT_EQ(FileType(DType::MXFP4).matrix_type("blk.0.attn_q.weight", MixModel{24, true}), DType::MXFP4);
+  EXPECT_EQ(FileType(DType::MXFP4).matrix_type("output.weight", MixModel{24, true}), DType::MXFP4);
+  EXPECT_EQ(mix.name(), "MXFP4_MOE");
 }
 
 TEST(FileType, MixModelFromTensorNames) {

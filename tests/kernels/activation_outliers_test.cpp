@@ -25,7 +25,7 @@ using testing::PrecisionGuard;
 
 constexpr DType kPanelTypes[] = {DType::F32,  DType::F16,  DType::BF16, DType::Q8_0, DType::Q4_0,
                                  DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::IQ4_NL, DType::Q2_K,
-                                 DType::Q3_K, DType::Q4_K, DType::Q6_K, DType::IQ4_XS};
+                                 DType::Q3_K, DType::Q4_K, DType::Q6_K, DType::IQ4_XS, DType::MXFP4};
 constexpr DType kRowOnlyTypes[] = {DType::Q5_K};  // no panels; quantize_row writes it
 
 struct Weights {

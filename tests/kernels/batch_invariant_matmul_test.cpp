@@ -18,7 +18,7 @@ namespace {
 
 constexpr DType kTypes[] = {DType::F32,  DType::F16,  DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_1,
                             DType::Q5_0, DType::Q5_1, DType::IQ4_NL, DType::Q2_K, DType::Q3_K, DType::Q4_K,
-                            DType::Q5_K, DType::Q6_K};  // the types quantize_row writes, with SIMD kernels
+                            DType::Q5_K, DType::Q6_K, DType::MXFP4};  // the types quantize_row writes, with SIMD kernels
 
 // Sets the mode for one scope.
 class InvariantMode {

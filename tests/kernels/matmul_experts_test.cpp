@@ -25,7 +25,7 @@
 namespace skiff {
 namespace {
 
-constexpr DType kTypes[] = {DType::F32, DType::F16, DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K};
+constexpr DType kTypes[] = {DType::F32, DType::F16, DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K, DType::MXFP4};
 
 struct Experts {
   DType type;

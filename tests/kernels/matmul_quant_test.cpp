@@ -36,7 +36,7 @@
 namespace skiff {
 namespace {
 
-constexpr DType kTypes[] = {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::IQ4_NL,
+constexpr DType kTypes[] = {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1,  DType::IQ4_NL, DType::MXFP4,
                             DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::IQ4_XS};
 
 bool k_quant(DType type) { return dtype_info(type).block_size == 256; }
@@ -62,10 +62,10 @@ constexpr BlockFields kFields[] = {
     {DType::IQ1_M, {-1, -1}, 0, 0},  {DType::NVFP4, {-1, -1}, 0, 0},
 };
 // What the loader repacks into panels on AVX-512 (besides F16).
-constexpr DType kRepackedTypes[] = {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1,   DType::IQ4_NL,
-                                    DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q6_K, DType::IQ4_XS};
+constexpr DType kRepackedTypes[] = {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::IQ4_NL,
+                                    DType::MXFP4, DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q6_K, DType::IQ4_XS};
 // Formats read through the scalar kernel alone.
-constexpr DType kReadOnlyTypes[] = {DType::TQ1_0, DType::TQ2_0,   DType::MXFP4, DType::NVFP4, DType::IQ2_XXS, DType::IQ2_XS,
+constexpr DType kReadOnlyTypes[] = {DType::TQ1_0, DType::TQ2_0,   DType::NVFP4, DType::IQ2_XXS, DType::IQ2_XS,
                                     DType::IQ2_S, DType::IQ3_XXS, DType::IQ3_S, DType::IQ1_S, DType::IQ1_M};
 const BlockFields& fields(DType type) {
   for (const BlockFields& f : kFields)
@@ -125,8 +125,8 @@ struct Problem {
 // Weight bytes beyond what quantize_row writes: random bytes in every field
 // of a block but its fp16 factors (negative Q6_K scales, q = 0, ...); or every
 // quant at its extreme (Q8_0 -128, the largest level of the unsigned types,
-// the IQ4 and Q3_K levels of largest magnitude with their most negative
-// scales, Q6_K scales -128) against activations all +1 (quantized to 127),
+// the IQ4, MXFP4 (-12) and Q3_K levels of largest magnitude with their most
+// negative scales, Q6_K scales -128) against activations all +1 (quantized to 127),
 // the largest sums the integer kernels' int16 and int32 steps must hold.
 enum class WeightBytes { kQuantized, kRandom, kExtreme };
 
@@ -384,8 +384,8 @@ TEST(MatmulQuant, SimdKernelsAreDispatched) {
   // Repacked matrices: the AVX-512 panel kernels there, AVX2's for the integer types, the scalar
   // one elsewhere; the loader repacks for an ISA only what it has kernels for.
   const bool avx512 = isa_supported(Isa::kAvx512);  // its selectors may run AVX-512 code
-  for (DType type : {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::IQ4_NL, DType::Q2_K,
-                     DType::Q3_K, DType::Q4_K, DType::Q6_K, DType::IQ4_XS, DType::F16}) {
+  for (DType type : {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::IQ4_NL, DType::MXFP4,
+                     DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q6_K, DType::IQ4_XS, DType::F16}) {
     const Matrix panels{type, 16, 256, nullptr, MatrixLayout::kPanels};
     if (avx512) {
       const KernelEntry want = table_kernel(matmul_table_avx512(), type, MatrixLayout::kPanels);

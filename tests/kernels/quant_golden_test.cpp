@@ -72,7 +72,7 @@ TEST(QuantGolden, DequantizeMatchesNumpyReferenceBitForBit) {
 
 TEST(QuantGolden, QuantizeMatchesGgmlReferenceBitForBit) {
   const auto& cases = golden().at("quantize");
-  ASSERT_EQ(cases.size(), 7u);  // F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1
+  ASSERT_EQ(cases.size(), 8u);  // F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, MXFP4
   for (const auto& c : cases) {
     const DType type = type_of(c);
     const std::vector<float> input = from_bits(c.at("f32_bits"));

@@ -16,10 +16,13 @@
 //   Q4_K |e| <= R/15 * 0.53                  (half a step; 6-bit scale/min rounding adds ~3%)
 //   Q5_K |e| <= R/31 * 0.53                  (the same grid with 32 levels)
 //   Q6_K |e| <= A/31 * 0.51                  (half a step; 8-bit scale rounding adds ~1%)
+//   MXFP4 |e| <= A/4                          (A in [2^k, 2^(k+1)) on E2M1 values times 2^(k-2): half the gap 4 -> 6,
+//                                              or where A > 6·2^(k-2) clamps)
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "base/error.h"
@@ -35,7 +38,8 @@ struct Format {
   double (*bound)(double x, double amax, double range);
   double max_rms;  // RMS error on N(0, 1) data (measured: F16 2.1e-4, BF16 1.7e-3,
                    // Q8_0 5.4e-3, Q4_0 0.086, Q4_1 0.079, Q5_0 0.043, Q5_1 0.038,
-                   // IQ4_NL 0.080, IQ4_XS 0.081, Q2_K 0.357, Q3_K 0.157, Q4_K 0.080, Q5_K 0.039, Q6_K 0.020)
+                   // IQ4_NL 0.080, IQ4_XS 0.081, Q2_K 0.357, Q3_K 0.157, Q4_K 0.080, Q5_K 0.039, Q6_K 0.020,
+                   // MXFP4 0.115 (the gguf package's quantizer on the same kind of data: 0.115))
 };
 
 const Format kFormats[] = {
@@ -54,6 +58,7 @@ const Format kFormats[] = {
     {DType::Q4_K, [](double, double, double r) { return r / 15 * 0.53; }, 0.1},
     {DType::Q5_K, [](double, double, double r) { return r / 31 * 0.53; }, 0.05},
     {DType::Q6_K, [](double, double a, double) { return a / 31 * 0.51; }, 0.025},
+    {DType::MXFP4, [](double, double a, double) { return a / 4; }, 0.13},
 };
 
 // Blocks of N(0, 1) with a per-block scale over six decades, some blocks
@@ -125,6 +130,25 @@ TEST(QuantRoundTrip, RmsErrorIsSmallOnGaussianData) {
     const double rms = std::sqrt(sq / x.size());
     EXPECT_LE(rms, f.max_rms) << dtype_info(f.type).name;
   }
+}
+
+// MXFP4 blocks where ggml's exponent cast is undefined: a max under 2^-125
+// (the exponent would be negative) takes e = 0, its values 0 or the smallest
+// steps; an infinity takes the largest finite exponent; NaNs are skipped.
+TEST(QuantRoundTrip, Mxfp4ExponentsOutsideGgmlsRangeClamp) {
+  std::vector<float> x(32, 0x1p-130f);
+  x[5] = -0x1p-127f;
+  std::vector<uint8_t> q(17);
+  quantize_row(DType::MXFP4, x.data(), q.data(), 32);
+  EXPECT_EQ(q[0], 0);
+  std::vector<float> y(32);
+  dequantize_row(DType::MXFP4, q.data(), y.data(), 32);
+  for (int i = 0; i < 32; ++i) ASSERT_LE(std::fabs(x[i] - y[i]), 0x1p-128f) << i;
+  x.assign(32, 1.0f);
+  x[3] = std::numeric_limits<float>::infinity();
+  x[4] = std::numeric_limits<float>::quiet_NaN();
+  quantize_row(DType::MXFP4, x.data(), q.data(), 32);
+  EXPECT_EQ(q[0], 254);
 }
 
 TEST(QuantRoundTrip, RejectsPartialBlocks) {

@@ -1,6 +1,6 @@
 // Activation quantization for the integer kernels (layout: quant_activation_layout.h).
 //
-// kQ8_0 (the blocks of 32: Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL): per block of
+// kQ8_0 (the blocks of 32: Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, MXFP4): per block of
 // 32, d = max|x| / 127 and q = round(x / d) in [-127, 127]. d stays f32 (ggml
 // stores fp16), which keeps the error at half a step. The block sums Σq let the
 // kernels make one operand unsigned for the u8 × s8 dot instructions and

@@ -13,7 +13,7 @@ namespace skiff {
 // The form in which a kernel reads the activations.
 enum class ActivationFormat {
   kF32,   // the float rows themselves
-  kQ8_0,  // per row, blocks of 32 int8 with a scale (for Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL weights)
+  kQ8_0,  // per row, blocks of 32 int8 with a scale (for Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, MXFP4 weights)
   kQ8_K,  // per row, blocks of 256 int8 with a scale, 32- and 16-element sums (for K-quant, IQ4_XS weights)
 };
 
@@ -68,7 +68,7 @@ struct KernelEntry {
 // type, the kernel for weights as stored (kRows) and for weights repacked into
 // panels at load (kPanels); an empty entry where the ISA has none. Kernel
 // files are named <op>_<family>_<layout>_<isa>.cpp, the families being type
-// sets: float (F32, F16, BF16), block32 (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1,
+// sets: float (F32, F16, BF16), block32 (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, MXFP4,
 // IQ4_NL, IQ4_XS: units of 32 weights with one scale each), k16 (Q6_K, Q3_K,
 // Q2_K: a scale per 16 weights), quant (every integer type of the table but
 // Q6_K), or the types named; no layout in the name: both.

@@ -12,8 +12,9 @@
 namespace skiff {
 namespace {
 
-// Where a GGUF block of 32 keeps its parts: fp16 d at 0, then its fp16 min,
-// 32-bit fifth bits and quants (32 int8 for Q8_0, else 16 nibble bytes); -1: none.
+// Where a GGUF block of 32 keeps its parts: its scale at 0 (fp16 d, MXFP4's
+// E8M0 byte), then its fp16 min, 32-bit fifth bits and quants (32 int8 for
+// Q8_0, else 16 nibble bytes); -1: none.
 struct Block32Parts {
   int bytes, m, qh, qs;
 };
@@ -23,6 +24,7 @@ Block32Parts block32_parts(DType type) {
     case DType::Q4_1: return {20, 2, -1, 4};
     case DType::Q5_0: return {22, -1, 2, 6};
     case DType::Q5_1: return {24, 2, 4, 8};
+    case DType::MXFP4: return {17, -1, -1, 1};
     default: return {18, -1, -1, 2};  // Q4_0, IQ4_NL
   }
 }
@@ -61,7 +63,7 @@ struct UnitPlace {
 };
 UnitPlace unit_place(DType type, int i) {
   const int64_t weights = panel_weight_bytes(type);
-  return {weights + 2 * i, panel_has_min(type) ? weights + 2 * kPanelRowCount + 2 * i : -1,
+  return {weights + panel_scale_bytes(type) * i, panel_has_min(type) ? weights + 2 * kPanelRowCount + 2 * i : -1,
           panel_has_qh(type) ? kPanelQhAt + 4 * i : -1};
 }
 
@@ -89,7 +91,7 @@ void repack_blocks_panel(DType type, const uint8_t* rows, int64_t cols, uint8_t*
     for (int i = 0; i < kPanelRowCount; ++i) {
       const uint8_t* block = rows + i * row_bytes + u * b.bytes;
       const UnitPlace at = unit_place(type, i);
-      std::memcpy(unit + at.d, block, 2);
+      std::memcpy(unit + at.d, block, panel_scale_bytes(type));
       if (b.m >= 0) std::memcpy(unit + at.m, block + b.m, 2);
       if (b.qh >= 0) {
         uint32_t qh;
@@ -112,7 +114,7 @@ void block32_from_panel(DType type, const uint8_t* panel, int64_t u, int i, uint
   const Block32Parts b = block32_parts(type);
   const uint8_t* unit = panel + u * panel_unit_bytes(type);
   const UnitPlace at = unit_place(type, i);
-  std::memcpy(block, unit + at.d, 2);
+  std::memcpy(block, unit + at.d, panel_scale_bytes(type));
   if (b.m >= 0) std::memcpy(block + b.m, unit + at.m, 2);
   if (b.qh >= 0) {
     uint32_t qh;
@@ -385,7 +387,7 @@ void q2_k_block_from_panel(const uint8_t* panel, int64_t s, int i, uint8_t* bloc
 bool can_repack(const Matrix& m) {
   switch (m.type) {
     case DType::Q8_0: case DType::Q4_0: case DType::Q4_1: case DType::Q5_0: case DType::Q5_1: case DType::IQ4_NL:
-    case DType::Q2_K: case DType::Q3_K: case DType::Q4_K: case DType::Q6_K: case DType::IQ4_XS:
+    case DType::MXFP4: case DType::Q2_K: case DType::Q3_K: case DType::Q4_K: case DType::Q6_K: case DType::IQ4_XS:
     case DType::F32: case DType::F16: case DType::BF16:
       break;
     default:
@@ -500,10 +502,10 @@ float iq4_xs_element(const uint8_t* group, int e, int i) {
 }
 
 // Column c (0..31) of row i of a unit of a blocks-of-32 panel, with
-// dequantize_row's float operations (quant.cpp, quant_blocks32.cpp).
+// dequantize_row's float operations (quant.cpp, quant_blocks32.cpp, quant_other.cpp).
 float block32_element(DType type, const uint8_t* unit, int c, int i) {
   const UnitPlace at = unit_place(type, i);
-  const float d = fp16_at(unit + at.d);
+  const float d = type == DType::MXFP4 ? e8m0_half(unit[at.d]) : fp16_at(unit + at.d);
   if (type == DType::Q8_0) return static_cast<float>(static_cast<int8_t>(unit[panel_offset(c, i)] ^ 0x80)) * d;
   const uint8_t byte = unit[panel_offset(c % 16, i)];
   int q = c < 16 ? byte & 0x0F : byte >> 4;
@@ -514,6 +516,7 @@ float block32_element(DType type, const uint8_t* unit, int c, int i) {
   }
   if (at.m >= 0) return d * static_cast<float>(q) + fp16_at(unit + at.m);
   if (type == DType::IQ4_NL) return d * static_cast<float>(kIq4Levels[q]);
+  if (type == DType::MXFP4) return d * static_cast<float>(kE2M1Doubled[q]);
   return type == DType::Q5_0 ? d * static_cast<float>(q - 16) : static_cast<float>(q - 8) * d;
 }
 

@@ -10,7 +10,7 @@
 //
 // F32, F16, BF16: [cols][16] elements: column k of the 16 rows together (one
 // vector after conversion, times the broadcast activation k).
-// Q8_0 and the other blocks of 32 (Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL): U = cols/32
+// Q8_0 and the other blocks of 32 (Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, MXFP4): U = cols/32
 // units, unit u at byte u · unit_bytes within the panel, unit_bytes = 16 rows ×
 // the block's bytes:
 //   Q8_0 (544 bytes): 8 vectors of 64 bytes, vector g holding columns
@@ -24,7 +24,8 @@
 //        the one beside it in group j's vector (j >= 4: the high nibbles of
 //        vector j - 4), so a group's fifth bits are one shift and an and on
 //        AVX2, one vptestmb on AVX-512;
-//   then the 16 rows' fp16 block scales d; Q4_1 / Q5_1: then their fp16 mins m.
+//   then the 16 rows' fp16 block scales d (MXFP4: their E8M0 bytes); Q4_1 /
+//   Q5_1: then their fp16 mins m.
 // Q4_K: per super-block of 256 columns, 16 × 144 = 2304 bytes: the 16 rows'
 //   12 packed scale/min bytes as 3 vectors of 64 bytes (vector v: bytes
 //   4v..4v+3 of row i at 4i, so lane i of a dword vector is row i), the 16
@@ -84,8 +85,10 @@ constexpr int64_t panel_weight_bytes(DType type) {
 }
 // Where a Q5_0 / Q5_1 unit's qh vector starts: after its 4 vectors of nibbles.
 constexpr int64_t kPanelQhAt = 4 * 64;
+// Bytes of a row's block scale (and min): fp16, or MXFP4's E8M0 byte.
+constexpr int64_t panel_scale_bytes(DType type) { return type == DType::MXFP4 ? 1 : 2; }
 constexpr int64_t panel_unit_bytes(DType type) {
-  return panel_weight_bytes(type) + (panel_has_min(type) ? 2 : 1) * 2 * kPanelRowCount;
+  return panel_weight_bytes(type) + (panel_has_min(type) ? 2 : 1) * panel_scale_bytes(type) * kPanelRowCount;
 }
 
 // A Q4_K super-block's parts within a panel (byte offsets from its start).
@@ -136,7 +139,7 @@ static_assert(kIq4XsPanelWeights + 8 * 4 * 64 == kIq4XsPanelGroupBytes, "an IQ4_
 // tables, x86/<isa>/matmul_table_<isa>.cpp; matmul.cpp).
 bool panel_kernel_for(Isa isa, DType type);
 
-// Whether m can be repacked: Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, Q4_K, Q6_K, IQ4_XS, F32, F16 or BF16 rows,
+// Whether m can be repacked: Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, MXFP4, Q2_K, Q3_K, Q4_K, Q6_K, IQ4_XS, F32, F16 or BF16 rows,
 // rows a multiple of 16, cols of 64.
 bool can_repack(const Matrix& m);
 

@@ -283,7 +283,7 @@ void dequantize_row(DType type, const void* src, float* dst, int64_t n) {
 
 bool can_quantize(DType type) {
   switch (type) {
-    case DType::TQ1_0: case DType::TQ2_0: case DType::MXFP4: case DType::NVFP4: case DType::IQ2_XXS:
+    case DType::TQ1_0: case DType::TQ2_0: case DType::NVFP4: case DType::IQ2_XXS:
     case DType::IQ2_XS: case DType::IQ2_S: case DType::IQ3_XXS: case DType::IQ3_S: case DType::IQ1_S:
     case DType::IQ1_M:
       return false;
@@ -324,6 +324,7 @@ void quantize_row(DType type, const float* src, void* dst, int64_t n) {
     case DType::Q3_K: return quantize_q3_k(src, static_cast<uint8_t*>(dst), nb);
     case DType::IQ4_NL: return quantize_iq4_nl(src, static_cast<uint8_t*>(dst), nb);
     case DType::IQ4_XS: return quantize_iq4_xs(src, static_cast<uint8_t*>(dst), nb);
+    case DType::MXFP4: return quantize_mxfp4(src, static_cast<uint8_t*>(dst), nb);
     default: break;  // read only (can_quantize)
   }
   fail("cannot quantize type {}", static_cast<uint32_t>(type));

@@ -17,8 +17,9 @@ void dequantize_row(DType type, const void* src, float* dst, int64_t n);
 // ggml's search; its worst-case error per element is half a quantization step
 // (a whole one where Q3_K clamps, as Q4_0 does; see quant.cpp, quant_k_low.cpp).
 // IQ4_NL takes each element's nearest table level (not ggml's scale search:
-// |error| at most 14/127 of the block's max |x|). IQ4_XS is read only:
-// quantize_row fails for it (see can_quantize).
+// |error| at most 14/127 of the block's max |x|). MXFP4 as ggml's
+// quantize_row_mxfp4_ref (bit-exact). The read-only types (see can_quantize):
+// quantize_row fails for them.
 void quantize_row(DType type, const float* src, void* dst, int64_t n);
 
 // Whether quantize_row writes `type`.

@@ -14,6 +14,16 @@ namespace skiff {
 // IQ4_NL's and IQ4_XS's 16 levels (a non-linear grid, ggml-common.h's kvalues_iq4nl).
 constexpr int8_t kIq4Levels[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 
+// MXFP4's and NVFP4's 16 E2M1 values, doubled to integers (ggml-common.h's
+// kvalues_mxfp4: 0, 0.5, 1, 1.5, 2, 3, 4, 6 and their negatives, times 2).
+constexpr int8_t kE2M1Doubled[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+
+// An E8M0 scale 2^(e - 127), halved to match the doubled values: 2^(e - 128),
+// subnormal below e = 2 (ggml's ggml_e8m0_to_fp32_half, bit for bit).
+inline float e8m0_half(uint8_t e) {
+  return bits_to_f32(e < 2 ? uint32_t{0x00200000} << e : (uint32_t{e} - 1) << 23);
+}
+
 // The index of the level nearest v (the lower of two as near).
 inline uint8_t nearest_iq4_level(float v) {
   int best = 0;
@@ -84,11 +94,13 @@ void quantize_q2_k(const float* x, uint8_t* dst, int64_t nb);
 void quantize_q3_k(const float* x, uint8_t* dst, int64_t nb);
 void quantize_iq4_xs(const float* x, uint8_t* dst, int64_t nb);
 
-// quant_other.cpp: read only, through the scalar kernel.
+// quant_other.cpp: MXFP4, and formats read only, through the scalar kernel.
 void dequantize_tq1_0(const uint8_t* src, float* y, int64_t nb);
 void dequantize_tq2_0(const uint8_t* src, float* y, int64_t nb);
 void dequantize_mxfp4(const uint8_t* src, float* y, int64_t nb);
 void dequantize_nvfp4(const uint8_t* src, float* y, int64_t nb);
+// As ggml's quantize_row_mxfp4_ref (bit-exact where ggml's is defined).
+void quantize_mxfp4(const float* x, uint8_t* dst, int64_t nb);
 // quant_iq.cpp: the lattice i-quants, read only.
 void dequantize_iq2_xxs(const uint8_t* src, float* y, int64_t nb);
 void dequantize_iq2_xs(const uint8_t* src, float* y, int64_t nb);

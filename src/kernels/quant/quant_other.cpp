@@ -1,5 +1,6 @@
-// Formats skiff reads through dequantize_row only (the scalar matmul kernel:
-// dequantize a row, then dot it), as ggml defines them (ggml-common.h):
+// MXFP4 (with integer kernels and a quantizer), and formats skiff reads through
+// dequantize_row only (the scalar matmul kernel: dequantize a row, then dot
+// it), as ggml defines them (ggml-common.h):
 //   TQ1_0 (256 in 54 bytes): u8 qs[48], u8 qh[4], fp16 d; ternary digits
 //         (x = d·(t - 1), t in 0..2) packed 5 per byte (qs) or 4 (qh) in base 3
 //         as a fixed-point fraction: digit k of byte b is (b·3^k mod 256)·3 >> 8.
@@ -13,6 +14,7 @@
 //   NVFP4 (64 in 36 bytes): u8 scales[4], unsigned E4M3 (bias 7, halved as
 //         MXFP4's; 0 and 0x7F read as 0), one per 16 elements; u8 qs[32]: 16
 //         elements s take qs[8s .. 8s + 8], low nibbles first, as E2M1 codes.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -22,7 +24,6 @@ namespace skiff {
 namespace {
 
 constexpr int kTq1Bytes = 54, kTq2Bytes = 66, kMxfp4Bytes = 17, kNvfp4Bytes = 36;
-constexpr int8_t kE2M1Doubled[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
 
 uint16_t load_u16(const uint8_t* p) {
   uint16_t v;
@@ -72,14 +73,42 @@ void dequantize_tq2_0(const uint8_t* src, float* y, int64_t nb) {
 
 void dequantize_mxfp4(const uint8_t* src, float* y, int64_t nb) {
   for (int64_t i = 0; i < nb; ++i, src += kMxfp4Bytes, y += 32) {
-    const uint32_t e = src[0];
-    const uint32_t bits = e < 2 ? uint32_t{0x00200000} << e : (e - 1) << 23;  // 2^(e - 128), subnormal below 2
-    float d;
-    std::memcpy(&d, &bits, 4);
+    const float d = e8m0_half(src[0]);
     for (int j = 0; j < 16; ++j) {
       y[j] = d * static_cast<float>(kE2M1Doubled[src[1 + j] & 0xF]);
       y[j + 16] = d * static_cast<float>(kE2M1Doubled[src[1 + j] >> 4]);
     }
+  }
+}
+
+// ggml's best_index_mxfp4: the E2M1 value nearest x / d, the first of equals
+// (so 0 before -0, and a tie between two values takes the one of smaller magnitude).
+uint8_t nearest_e2m1(float x, float d) {
+  int best = 0;
+  float best_err = std::fabs(static_cast<float>(kE2M1Doubled[0]) * d - x);
+  for (int k = 1; k < 16; ++k) {
+    const float err = std::fabs(static_cast<float>(kE2M1Doubled[k]) * d - x);
+    if (err < best_err) {
+      best = k;
+      best_err = err;
+    }
+  }
+  return static_cast<uint8_t>(best);
+}
+
+// The exponent e = floor(log2 max|x|) - 2 + 127 puts max|x| in [4, 8)·2^(e - 127),
+// where the top values 4 and 6 (doubled: 8, 12 on the halved scale) lie; above
+// 6 it clamps. ggml casts that float to uint8 unchecked: a block under 2^-125
+// (a negative e) or with an infinity is undefined there, clamped to 0..254 here.
+void quantize_mxfp4(const float* x, uint8_t* dst, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i, x += 32, dst += kMxfp4Bytes) {
+    float amax = 0;
+    for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[j]));  // a NaN is skipped, as in ggml
+    const float e = amax > 0 ? std::clamp(std::floor(std::log2(amax)) - 2 + 127, 0.0f, 254.0f) : 0.0f;
+    dst[0] = static_cast<uint8_t>(e);
+    const float d = e8m0_half(dst[0]);
+    for (int j = 0; j < 16; ++j)
+      dst[1 + j] = static_cast<uint8_t>(nearest_e2m1(x[j], d) | nearest_e2m1(x[j + 16], d) << 4);
   }
 }
 

@@ -17,22 +17,6 @@ inline __m256 bytes_to_f32(uint64_t bytes) {
   return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<int64_t>(bytes))));
 }
 
-// Scales of up to 8 consecutive _0 blocks (stride S bytes) as floats, 0 past n.
-// Scalar loads (a vpgatherdd costs more than the 8 loads on Zen 4) assembled
-// in general registers: stored to memory and reloaded as one vector, they
-// stalled store forwarding.
-template <int S>
-[[gnu::always_inline]] inline __m256 block_scales(const uint8_t* first, int n) {
-  uint64_t h[2] = {0, 0};
-#pragma GCC unroll 8
-  for (int j = 0; j < n; ++j) {
-    uint16_t v;
-    std::memcpy(&v, first + S * j, 2);
-    h[j / 4] |= static_cast<uint64_t>(v) << (16 * (j % 4));
-  }
-  return _mm256_cvtph_ps(_mm_set_epi64x(static_cast<int64_t>(h[1]), static_cast<int64_t>(h[0])));
-}
-
 struct DecodeGroup {
   __m256i w[8];  // unit j's 32 weights as bytes (signed for Q8_0, else unsigned)
   __m256 scale;  // lane j: the float factor of unit j's int32 dot
@@ -61,7 +45,7 @@ struct RowsQ8_0 : Q8_0Units {
   }
 };
 
-// Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL: 8 blocks; the _1 types' min is -m.
+// Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, MXFP4: 8 blocks; the _1 types' min is -m.
 template <class Units>
 struct RowsBlock32 : Units {
   [[gnu::always_inline]] static void load_group(const uint8_t* row, int64_t g, int n, DecodeGroup& G) {
@@ -69,7 +53,7 @@ struct RowsBlock32 : Units {
 #pragma GCC unroll 8
     for (int j = 0; j < n; ++j) G.w[j] = Units::bytes(row, 8 * g + j);
     const uint8_t* first = row + kStride * 8 * g;
-    G.scale = block_scales<kStride>(first, n);
+    G.scale = Units::scales(first, n);
     if constexpr (Units::kMinTerm)
       G.min = _mm256_sub_ps(_mm256_setzero_ps(), block_scales<kStride>(first + Units::kMinOffset, n));
   }
@@ -79,6 +63,7 @@ using RowsQ4_1 = RowsBlock32<Q4_1Units>;
 using RowsQ5_0 = RowsBlock32<Q5_0Units>;
 using RowsQ5_1 = RowsBlock32<Q5_1Units>;
 using RowsIq4Nl = RowsBlock32<Iq4NlUnits>;
+using RowsMxfp4 = RowsBlock32<Mxfp4Units>;
 
 // Group g is super-block g, loaded whole (one qs and qh load per half).
 template <class Block>

@@ -6,7 +6,7 @@
 //
 // A "unit" is 32 consecutive weights of a row sharing one scale (and, for
 // Q4_1 / Q5_1 / Q4_K / Q5_K, one min): a block of 32 (Q8_0, Q4_0, Q4_1, Q5_0,
-// Q5_1, IQ4_NL) or a sub-block of 256 (Q4_K, Q5_K, IQ4_XS). Q2_K / Q3_K scale
+// Q5_1, IQ4_NL, MXFP4) or a sub-block of 256 (Q4_K, Q5_K, IQ4_XS). Q2_K / Q3_K scale
 // each 16 weights (matmul_quant_rows.h), Q6_K has kernels of its own.
 #pragma once
 #include <immintrin.h>
@@ -145,6 +145,8 @@ inline __m256i block_fifth_bits(const uint8_t* p) {
 
 // IQ4_NL's and IQ4_XS's 16 levels (ggml-common.h's kvalues_iq4nl) as bytes.
 inline __m128i iq4_table() { return _mm_setr_epi8(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113); }
+// MXFP4's 16 E2M1 values doubled to integers (ggml-common.h's kvalues_mxfp4) as bytes.
+inline __m128i e2m1_table() { return _mm_setr_epi8(0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12); }
 
 // IQ4_NL / IQ4_XS levels of 32 nibbles (a 16-entry table lookup per byte).
 inline __m256i iq4_levels(__m256i nibbles) {
@@ -156,19 +158,66 @@ enum class Block32Levels {
   kNibbles,   // 0..15 (Q4_0, Q4_1)
   kFiveBits,  // 0..31, nibbles and a 32-bit qh (Q5_0, Q5_1)
   kIq4,       // signed table values of the nibbles (IQ4_NL)
+  kE2M1,      // signed doubled E2M1 values of the nibbles (MXFP4)
 };
+// The 16 signed values a table kind's nibbles index.
+constexpr bool is_table(Block32Levels kind) { return kind == Block32Levels::kIq4 || kind == Block32Levels::kE2M1; }
+inline __m128i level_table(Block32Levels kind) { return kind == Block32Levels::kE2M1 ? e2m1_table() : iq4_table(); }
 
-// A _0 / _1 block type: the block's bytes, the offsets of its fp16 min (or
-// -1), fifth bits (or -1) and nibbles after the fp16 d at 0; its levels, and
-// the offset its unsigned levels carry (kOffsetShift as above).
+// The fp16 fields of up to 8 consecutive blocks (stride S bytes) as floats, 0
+// past n. Scalar loads (a vpgatherdd costs more than the 8 loads on Zen 4)
+// assembled in general registers: stored to memory and reloaded as one vector,
+// they stalled store forwarding.
+template <int S>
+[[gnu::always_inline]] inline __m256 block_scales(const uint8_t* first, int n) {
+  uint64_t h[2] = {0, 0};
+#pragma GCC unroll 8
+  for (int j = 0; j < n; ++j) {
+    uint16_t v;
+    std::memcpy(&v, first + S * j, 2);
+    h[j / 4] |= static_cast<uint64_t>(v) << (16 * (j % 4));
+  }
+  return _mm256_cvtph_ps(_mm_set_epi64x(static_cast<int64_t>(h[1]), static_cast<int64_t>(h[0])));
+}
+
+// 8 E8M0 exponents (int32 lanes) as MXFP4's halved scales 2^(e - 128), bit for
+// bit ggml's ggml_e8m0_to_fp32_half: (e - 1) << 23, or the subnormal
+// 0x00200000 << e below e = 2.
+[[gnu::always_inline]] inline __m256 e8m0_half(__m256i e) {
+  const __m256i normal = _mm256_slli_epi32(_mm256_sub_epi32(e, _mm256_set1_epi32(1)), 23);
+  const __m256i subnormal = _mm256_sllv_epi32(_mm256_set1_epi32(0x00200000), e);
+  return _mm256_castsi256_ps(_mm256_blendv_epi8(subnormal, normal, _mm256_cmpgt_epi32(e, _mm256_set1_epi32(1))));
+}
+inline float e8m0_half(uint8_t e) { return _mm256_cvtss_f32(e8m0_half(_mm256_set1_epi32(e))); }
+
+// The E8M0 bytes of up to 8 consecutive blocks (stride S) as scales, 0 past n.
+template <int S>
+[[gnu::always_inline]] inline __m256 block_e8m0_scales(const uint8_t* first, int n) {
+  uint64_t bytes = 0;
+#pragma GCC unroll 8
+  for (int j = 0; j < n; ++j) bytes |= static_cast<uint64_t>(first[S * j]) << (8 * j);
+  const __m256 scales = e8m0_half(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<int64_t>(bytes))));
+  if (n == 8) return scales;
+  const __m256i live = _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  return _mm256_and_ps(scales, _mm256_castsi256_ps(live));
+}
+
+// A block of 32 type: the block's bytes, the offsets of its fp16 min (or -1),
+// fifth bits (or -1) and nibbles after its scale at 0 (fp16 d, or MXFP4's
+// E8M0 byte); its levels, and the offset its unsigned levels carry
+// (kOffsetShift as above).
 template <DType T, int kBlockBytes, int kMinAt, int kQhAt, int kQsAt, Block32Levels kLevels, int kOffset>
 struct Block32Units {
   static constexpr DType kType = T;
   static constexpr ActivationFormat kAct = ActivationFormat::kQ8_0;
-  static constexpr bool kSigned = kLevels == Block32Levels::kIq4;
+  static constexpr bool kSigned = is_table(kLevels);
   static constexpr int kOffsetShift = kOffset;
-  static constexpr int kMaxByte = kSigned ? 127 : kLevels == Block32Levels::kFiveBits ? 31 : 15;
+  static constexpr int kMaxByte = kLevels == Block32Levels::kE2M1 ? 12
+                                  : kSigned                       ? 127
+                                  : kLevels == Block32Levels::kFiveBits ? 31
+                                                                  : 15;
   static constexpr bool kMinTerm = kMinAt >= 0;
+  static constexpr bool kE8M0 = kLevels == Block32Levels::kE2M1;
   static constexpr int kMinOffset = kMinAt, kQhOffset = kQhAt, kQsOffset = kQsAt;
   static constexpr Block32Levels kLevelKind = kLevels;
   static constexpr int64_t kBytesPerUnit = kBlockBytes;
@@ -176,20 +225,29 @@ struct Block32Units {
     const uint8_t* block = row + kBlockBytes * u;
     const __m256i nibbles = block_nibbles(block + kQsAt);
     if constexpr (kLevels == Block32Levels::kFiveBits) return _mm256_or_si256(nibbles, block_fifth_bits(block + kQhAt));
-    if constexpr (kLevels == Block32Levels::kIq4) return iq4_levels(nibbles);
+    if constexpr (kSigned) return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(level_table(kLevels)), nibbles);
     return nibbles;
   }
   // x = d·q + m for the _1 types: their min is -m.
   static void scale_min(const uint8_t* row, int64_t u, float& scale, float& min) {
     const uint8_t* block = row + kBlockBytes * u;
-    uint16_t h;
-    std::memcpy(&h, block, 2);
-    scale = half(h);
     min = 0;
-    if constexpr (kMinTerm) {
-      std::memcpy(&h, block + kMinAt, 2);
-      min = -half(h);
+    if constexpr (kE8M0) {
+      scale = e8m0_half(block[0]);
+    } else {
+      uint16_t h;
+      std::memcpy(&h, block, 2);
+      scale = half(h);
+      if constexpr (kMinTerm) {
+        std::memcpy(&h, block + kMinAt, 2);
+        min = -half(h);
+      }
     }
+  }
+  // The scales of up to 8 consecutive blocks from `first`, 0 past n.
+  [[gnu::always_inline]] static __m256 scales(const uint8_t* first, int n) {
+    if constexpr (kE8M0) return block_e8m0_scales<kBlockBytes>(first, n);
+    return block_scales<kBlockBytes>(first, n);
   }
 };
 using Q4_0Units = Block32Units<DType::Q4_0, 18, -1, -1, 2, Block32Levels::kNibbles, 3>;  // nibbles are the value + 8
@@ -197,6 +255,7 @@ using Q4_1Units = Block32Units<DType::Q4_1, 20, 2, -1, 4, Block32Levels::kNibble
 using Q5_0Units = Block32Units<DType::Q5_0, 22, -1, 2, 6, Block32Levels::kFiveBits, 4>;  // levels are the value + 16
 using Q5_1Units = Block32Units<DType::Q5_1, 24, 2, 4, 8, Block32Levels::kFiveBits, -1>;
 using Iq4NlUnits = Block32Units<DType::IQ4_NL, 18, -1, -1, 2, Block32Levels::kIq4, -1>;
+using Mxfp4Units = Block32Units<DType::MXFP4, 17, -1, -1, 1, Block32Levels::kE2M1, -1>;
 static_assert(Q4_0Units::kBytesPerUnit == sizeof(BlockQ4_0));
 
 // Sub-block j's float scale d·sc_j and min dmin·m_j of a Q4_K / Q5_K block.

@@ -1,4 +1,4 @@
-// The blocks of 32 (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, IQ4_XS) on the AVX2
+// The blocks of 32 (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, MXFP4, IQ4_XS) on the AVX2
 // panels repacked at load (kernels/matmul/repack.h), through the tiles the rows
 // kernels use (matmul_quant_tiles_avx2.h).
 #include <immintrin.h>
@@ -19,10 +19,10 @@ namespace {
 
 #include "kernels/x86/avx2/matmul_quant_tiles_avx2.h"
 
-// The blocks of 32 (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL) on the load-time
+// The blocks of 32 (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, MXFP4) on the load-time
 // panels (repack.h: per unit of 32 columns, 16 rows' levels as 4 vectors of
 // nibbles, Q5's fifth bits as a fifth, or 8 vectors of Q8_0 bytes + 128; then
-// their fp16 d, and the _1 types' fp16 m). Rows as stored left Q5_0 decode
+// their fp16 d (MXFP4: E8M0 bytes), and the _1 types' fp16 m). Rows as stored left Q5_0 decode
 // compute-bound (figures: docs/notes/kernel-design-figures.md): per block of 22
 // bytes a row spent a nibble unpack, a fifth-bit spread, an fp16 scale and a
 // horizontal sum. On panels each unpack serves 8 rows a vector and the sums
@@ -44,7 +44,9 @@ struct Block32Panels {
   // Rows 8h..8h+7's d of unit u, and the _1 types' mins as the row types
   // take them (x = d·q + m: the min is -m).
   [[gnu::always_inline]] static __m256 scales(const uint8_t* panel, int64_t u, int h) {
-    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(unit(panel, u) + panel_weight_bytes(kType) + 16 * h)));
+    const uint8_t* at = unit(panel, u) + panel_weight_bytes(kType) + panel_scale_bytes(kType) * kPanelRows * h;
+    if constexpr (kType == DType::MXFP4) return e8m0_half(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(at))));
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(at)));
   }
   [[gnu::always_inline]] static __m256 mins(const uint8_t* panel, int64_t u, int h) {
     if constexpr (!W::kMinTerm) return _mm256_setzero_ps();
@@ -73,9 +75,10 @@ struct Block32Panels {
   // Group j's nibbles made levels: Q5's fifth bits are bit j of the qh bytes
   // (repack.h), moved to bit 4 by a 16-bit shift (what crosses from the
   // neighbouring byte lands below bit 4 or above it) and kept by a mask;
-  // IQ4_NL's are its table's values.
+  // IQ4_NL's and MXFP4's are their table's values.
   [[gnu::always_inline]] static __m256i finish(__m256i nibbles, const uint8_t* unit, int h, int j) {
-    if constexpr (W::kLevelKind == Block32Levels::kIq4) return iq4_levels(nibbles);
+    if constexpr (is_table(W::kLevelKind))
+      return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(level_table(W::kLevelKind)), nibbles);
     if constexpr (W::kLevelKind == Block32Levels::kFiveBits) {
       const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(unit + kPanelQhAt + 32 * h));
       const __m256i at4 = j < 4 ? _mm256_slli_epi16(qh, 4 - j) : j > 4 ? _mm256_srli_epi16(qh, j - 4) : qh;
@@ -185,6 +188,8 @@ KernelEntry matmul_block32_panels_avx2(DType type) {
     case DType::Q5_1: return {block32_panel_matmul<Block32Panels<RowsQ5_1>>, ActivationFormat::kQ8_0, kPanelRowCount};
     case DType::IQ4_NL:
       return {block32_panel_matmul<Block32Panels<RowsIq4Nl>>, ActivationFormat::kQ8_0, kPanelRowCount};
+    case DType::MXFP4:
+      return {block32_panel_matmul<Block32Panels<RowsMxfp4>>, ActivationFormat::kQ8_0, kPanelRowCount};
     case DType::IQ4_XS: return {block32_panel_matmul<Iq4XsPanels>, ActivationFormat::kQ8_K, kPanelRowCount};
     default: return {};
   }

@@ -1,5 +1,5 @@
-// Integer matmul kernels for Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q4_K, Q5_K,
-// IQ4_XS, Q3_K and Q2_K weights as stored on AVX2 (no VNNI); Q3_K and Q2_K
+// Integer matmul kernels for Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, MXFP4, Q4_K,
+// Q5_K, IQ4_XS, Q3_K and Q2_K weights as stored on AVX2 (no VNNI); Q3_K and Q2_K
 // through the decode body for any number of tokens (decode_all_tokens).
 // Activations come quantized to 8 bits (quant_activation_layout.h). The dot
 // product is vpmaddubsw (u8 × s8 pairs, saturating to int16) then vpmaddwd:
@@ -10,7 +10,8 @@
 //    widened every 4 steps. Q4_1 / Q5_1 / K-quant mins come out through the sums.
 //  * Q8_0 and the IQ4 table values (signed) use the sign trick (|w| × x·sign(w),
 //    at most 2·128·127 = 32512), widening every step since two such pairs could
-//    overflow int16.
+//    overflow int16. MXFP4's doubled E2M1 values (|w| ≤ 12) too, but their
+//    pairs (at most 2·12·127 = 3048) add up over a whole unit.
 //
 // Decode (1-3 tokens) streams the rows as stored (matmul_quant_rows.h, shared
 // with AVX-512). More tokens of the other types: 8 rows at a time are packed so
@@ -135,6 +136,7 @@ KernelEntry matmul_quant_rows_avx2(DType type) {
     case DType::Q5_0: return {quant_matmul<RowsQ5_0>, RowsQ5_0::kAct, kPanelRows};
     case DType::Q5_1: return {quant_matmul<RowsQ5_1>, RowsQ5_1::kAct, kPanelRows};
     case DType::IQ4_NL: return {quant_matmul<RowsIq4Nl>, RowsIq4Nl::kAct, kPanelRows};
+    case DType::MXFP4: return {quant_matmul<RowsMxfp4>, RowsMxfp4::kAct, kPanelRows};
     case DType::IQ4_XS: return {quant_matmul<RowsIq4Xs>, RowsIq4Xs::kAct, kPanelRows};
     case DType::Q2_K: return {decode_all_tokens<RowsQ2K>, RowsQ2K::kAct, 1};
     case DType::Q3_K: return {decode_all_tokens<RowsQ3K>, RowsQ3K::kAct, 1};

@@ -27,11 +27,12 @@ using Q5_K = RowsQ5_K;
 
 // Steps (4 weights each) summed in int16 before widening to int32: a
 // vpmaddubsw pair is at most 2·kMaxByte·127 (Q8_0 through the sign trick, |w|
-// up to 128: every step; Q4: 8, a whole unit; Q5_K: 4).
+// up to 128: every step; Q4 and MXFP4: 8, a whole unit; Q5_K: 4). A unit has
+// 8 steps: kWiden divides it.
 template <class W>
 constexpr int kWiden = 32767 / (2 * W::kMaxByte * 127) < 8 ? 32767 / (2 * W::kMaxByte * 127) : 8;
 static_assert(kWiden<Q8_0> == 1 && kWiden<Q4_0> == 8 && kWiden<Q4_K> == 8 && kWiden<Q5_K> == 4 &&
-              kWiden<RowsQ5_0> == 4 && kWiden<RowsIq4Nl> == 1);
+              kWiden<RowsQ5_0> == 4 && kWiden<RowsIq4Nl> == 1 && kWiden<RowsMxfp4> == 8);
 
 // One unit (32 columns) of an 8-row panel: w[g] holds columns 4g..4g+3 of
 // every row (row i in bytes 4i..4i+3), then each row's scale and min.

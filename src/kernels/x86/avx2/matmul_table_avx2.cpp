@@ -19,6 +19,7 @@ constexpr TypeKernels kTable[] = {
     {DType::Q5_1,    matmul_quant_rows_avx2,     matmul_block32_panels_avx2},
     {DType::IQ4_NL,  matmul_quant_rows_avx2,     matmul_block32_panels_avx2},
     {DType::IQ4_XS,  matmul_quant_rows_avx2,     matmul_block32_panels_avx2},
+    {DType::MXFP4,   matmul_quant_rows_avx2,     matmul_block32_panels_avx2},
     {DType::Q4_K,    matmul_quant_rows_avx2,     matmul_q4_k_panels_avx2},
     {DType::Q5_K,    matmul_quant_rows_avx2,     nullptr},
     {DType::Q6_K,    matmul_q6_k_rows_avx2,      matmul_k16_panels_avx2},

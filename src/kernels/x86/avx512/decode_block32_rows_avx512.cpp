@@ -1,4 +1,4 @@
-// Decode (1-3 tokens) of Q4_1, Q5_0, Q5_1, IQ4_NL and IQ4_XS rows as GGUF
+// Decode (1-3 tokens) of Q4_1, Q5_0, Q5_1, IQ4_NL, MXFP4 and IQ4_XS rows as GGUF
 // stores them, on AVX-512 VNNI: two blocks of 32 per zmm, where the shared row
 // decoder (matmul_quant_rows.h) spends a ymm per block and ran out of vector
 // issue slots on Zen 5 well below a core's bandwidth (figures:
@@ -9,8 +9,9 @@
 // block's by a masked broadcast), the upper lane of each shifted right by 4,
 // and the nibbles masked, so the vector's bytes are the two blocks' elements
 // in order, against one 64-byte load of the activations. Q5 fifth bits are
-// the two 32-bit qh words as one 64-bit mask: a masked add of 16. IQ4_NL levels
-// come from a 16-entry table shuffle (signed: |w| against x·sign(w)). Q5_0's
+// the two 32-bit qh words as one 64-bit mask: a masked add of 16. IQ4_NL and
+// MXFP4 levels come from a 16-entry table shuffle (signed: |w| against
+// x·sign(w)); MXFP4's scales are its E8M0 bytes. Q5_0's
 // +16 and the _1 mins come back out through the block sums, 8 blocks at a time
 // as in the shared decoder.
 // One vpdpbusd gives 16 int32 lanes, 8 per block; one vpermps spreads the two
@@ -49,11 +50,12 @@ template <class U>
     std::memcpy(&hb, b + U::kQhOffset, 4);
     q = _mm512_mask_add_epi8(q, _cvtu64_mask64(static_cast<uint64_t>(hb) << 32 | ha), q, _mm512_set1_epi8(0x10));
   }
-  if constexpr (U::kLevelKind == Block32Levels::kIq4) q = _mm512_shuffle_epi8(_mm512_broadcast_i32x4(iq4_table()), q);
+  if constexpr (is_table(U::kLevelKind))
+    q = _mm512_shuffle_epi8(_mm512_broadcast_i32x4(level_table(U::kLevelKind)), q);
   return q;
 }
 
-// Signed levels (IQ4_NL) go in as |w| against x·sign(w): exact in int32, where
+// Signed levels (IQ4_NL, MXFP4) go in as |w| against x·sign(w): exact in int32, where
 // an offset of 128 taken out in float would cancel away bits of the dot.
 template <class U>
 [[gnu::always_inline]] inline __m512i pair_dot(__m512i q, __m512i x) {
@@ -81,21 +83,6 @@ template <class U, int NT>
 template <class U>
 constexpr int kShift = U::kOffsetShift;
 
-// The fp16 fields of up to 8 blocks (stride S) as floats, 0 past n: gathered
-// in two general registers (8 halves stored to memory and loaded as one
-// vector would stall store forwarding on the scales' path).
-template <int S>
-[[gnu::always_inline]] inline __m256 fp16_fields(const uint8_t* first, int n) {
-  uint64_t half_words[2] = {0, 0};
-#pragma GCC unroll 8
-  for (int j = 0; j < n; ++j) {
-    uint16_t h;
-    std::memcpy(&h, first + S * j, 2);
-    half_words[j / 4] |= static_cast<uint64_t>(h) << (16 * (j % 4));
-  }
-  return _mm256_cvtph_ps(_mm_set_epi64x(static_cast<int64_t>(half_words[1]), static_cast<int64_t>(half_words[0])));
-}
-
 // Adds group g (n blocks from `first`; n = 8 but in a row's last group) of
 // one row times NT tokens to acc and corr. Inlined with n = 8 for the full
 // groups, so every loop unrolls and the scale words stay in registers.
@@ -103,9 +90,9 @@ template <class U, int NT>
 [[gnu::always_inline]] inline void decode_group(const uint8_t* first, int64_t g, int n, const ActRow act[NT],
                                                 __m512 acc[NT], __m256 corr[NT]) {
   constexpr int S = static_cast<int>(U::kBytesPerUnit);
-  const __m256 dw = fp16_fields<S>(first, n);
+  const __m256 dw = U::scales(first, n);
   __m256 min = _mm256_setzero_ps();
-  if constexpr (U::kMinTerm) min = fp16_fields<S>(first + U::kMinOffset, n);  // x = d·q + m
+  if constexpr (U::kMinTerm) min = block_scales<S>(first + U::kMinOffset, n);  // x = d·q + m
   __m512 s16[NT];  // lanes 0-7: dw·dx of the group's blocks
   const int8_t* x[NT];
 #pragma GCC unroll 4
@@ -216,6 +203,7 @@ void decode_block32_rows_avx512(const Matrix& w, const Activations& x, float* y,
     case DType::Q5_0: return decode_tokens<Q5_0Units>(w, x, y, ldy, r0, r1);
     case DType::Q5_1: return decode_tokens<Q5_1Units>(w, x, y, ldy, r0, r1);
     case DType::IQ4_NL: return decode_tokens<Iq4NlUnits>(w, x, y, ldy, r0, r1);
+    case DType::MXFP4: return decode_tokens<Mxfp4Units>(w, x, y, ldy, r0, r1);
     case DType::IQ4_XS:
       switch (x.n_tokens) {
         case 1: return decode_iq4_xs_rows<1>(w, x, y, ldy, r0, r1);

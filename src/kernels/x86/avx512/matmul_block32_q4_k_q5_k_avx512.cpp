@@ -1,5 +1,5 @@
-// Integer matmul kernels for Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q4_K, Q5_K and
-// IQ4_XS weights on AVX-512 VNNI.
+// Integer matmul kernels for Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, MXFP4, Q4_K,
+// Q5_K and IQ4_XS weights on AVX-512 VNNI.
 // Activations come quantized to 8 bits (quant_activation_layout.h); products
 // are u8 × s8 dot products (vpdpbusd) with the weights as the unsigned operand:
 // Q4 nibbles are unsigned already, packed Q8_0 weights get +128, and the
@@ -9,7 +9,7 @@
 //
 // Decode (1-3 tokens) streams the rows as stored (matmul_quant_rows.h, shared
 // with AVX2); Q4_0 has its own decode kernel, 4 blocks per zmm
-// (decode_q4_0_rows_avx512.cpp), Q4_1 / Q5_0 / Q5_1 / IQ4_NL / IQ4_XS one of
+// (decode_q4_0_rows_avx512.cpp), Q4_1 / Q5_0 / Q5_1 / IQ4_NL / MXFP4 / IQ4_XS one of
 // 2 blocks (or sub-blocks) per zmm (decode_block32_rows_avx512.cpp).
 //
 // Prefill (more tokens) repacks 16 rows at a time into a panel where each
@@ -20,8 +20,8 @@
 // every token. The tokens' activations are interleaved per unit first
 // (QuadUnit), so one pointer reaches all of a tile's.
 //
-// Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q4_K and IQ4_XS matrices the loader repacked
-// into such panels (kernels/matmul/repack.h; nibbles, fifth bits and IQ4 levels
+// Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, MXFP4, Q4_K and IQ4_XS matrices the loader repacked
+// into such panels (kernels/matmul/repack.h; nibbles, fifth bits and IQ4 / E2M1 levels
 // unpacked as the tile loads them, the 6-bit scales (and Q4_K's mins) per unit) skip the packing and use the same tiles for every
 // token count, decode included: one panel at a time for 1-8 tokens (one memory
 // stream; two measured slower), no per-row reductions.
@@ -171,8 +171,8 @@ struct LoadPanel {
   // The unit's k-th 64-byte vector.
   [[gnu::always_inline]] __m512i vector(int64_t u, int k) const { return _mm512_loadu_si512(unit(u) + 64 * k); }
   // Columns 4g..4g+3 of the 16 rows: nibbles, with Q5's fifth bits (bit g
-  // of the qh bytes, repack.h: 16 added where set), or the IQ4 levels + 128
-  // (the unsigned operand).
+  // of the qh bytes, repack.h: 16 added where set), or the IQ4 / E2M1 levels
+  // + 128 (the unsigned operand).
   [[gnu::always_inline]] __m512i w(int64_t u, int g) const {
     if constexpr (kType == DType::Q8_0) return vector(u, g);
     const __m512i v = vector(u, g % 4);
@@ -183,13 +183,21 @@ struct LoadPanel {
       q = _mm512_mask_add_epi8(q, _mm512_test_epi8_mask(qh, _mm512_set1_epi8(static_cast<char>(1 << g))), q,
                                _mm512_set1_epi8(0x10));
     }
-    if constexpr (kType == DType::IQ4_NL || kType == DType::IQ4_XS)
-      q = _mm512_shuffle_epi8(_mm512_xor_si512(_mm512_broadcast_i32x4(iq4_table()), _mm512_set1_epi8(-128)), q);
+    if constexpr (kType == DType::IQ4_NL || kType == DType::IQ4_XS || kType == DType::MXFP4) {
+      const __m128i table = kType == DType::MXFP4 ? e2m1_table() : iq4_table();
+      q = _mm512_shuffle_epi8(_mm512_xor_si512(_mm512_broadcast_i32x4(table), _mm512_set1_epi8(-128)), q);
+    }
     return q;
   }
   [[gnu::always_inline]] __m512 scale(int64_t u) const {
     if constexpr (kType == DType::Q4_K) return q4_k_factor(u, kQ4KPanelD, 0);
     if constexpr (kType == DType::IQ4_XS) return iq4_xs_scale(u);
+    if constexpr (kType == DType::MXFP4) {  // the 16 rows' E8M0 bytes, as quant_blocks_simd.h's e8m0_half
+      const __m512i e = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(unit(u) + kWeightBytes)));
+      const __m512i normal = _mm512_slli_epi32(_mm512_sub_epi32(e, _mm512_set1_epi32(1)), 23);
+      const __m512i subnormal = _mm512_sllv_epi32(_mm512_set1_epi32(0x00200000), e);
+      return _mm512_castsi512_ps(_mm512_mask_blend_epi32(_mm512_cmpgt_epi32_mask(e, _mm512_set1_epi32(1)), subnormal, normal));
+    }
     return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(unit(u) + kWeightBytes)));
   }
   [[gnu::always_inline]] __m512 min(int64_t u) const {  // x = d·q + m: the min is -m
@@ -373,7 +381,7 @@ void quant_matmul(const Matrix& w, const Activations& x, float* y, int64_t ldy, 
   if constexpr (T == DType::Q4_0) {
     if (x.n_tokens <= kMaxDecodeTokens) return decode_q4_0_rows_avx512(w, x, y, ldy, r0, r1);
   } else if constexpr (T == DType::Q4_1 || T == DType::Q5_0 || T == DType::Q5_1 || T == DType::IQ4_NL ||
-                       T == DType::IQ4_XS) {
+                       T == DType::MXFP4 || T == DType::IQ4_XS) {
     if (x.n_tokens <= kMaxDecodeTokens) return decode_block32_rows_avx512(w, x, y, ldy, r0, r1);
   } else if (decode_few_tokens<W>(w, x, y, ldy, r0, r1)) {
     return;
@@ -392,6 +400,7 @@ KernelEntry matmul_block32_q4_k_panels_avx512(DType type) {
     case DType::Q5_0: return {panel_matmul<RowsQ5_0>, RowsQ5_0::kAct, kPanelRows, 2, true};
     case DType::Q5_1: return {panel_matmul<RowsQ5_1>, RowsQ5_1::kAct, kPanelRows, 2, true};
     case DType::IQ4_NL: return {panel_matmul<RowsIq4Nl>, RowsIq4Nl::kAct, kPanelRows, 2, true};
+    case DType::MXFP4: return {panel_matmul<RowsMxfp4>, RowsMxfp4::kAct, kPanelRows, 2, true};
     case DType::IQ4_XS: return {panel_matmul<RowsIq4Xs>, RowsIq4Xs::kAct, kPanelRows, 2, true};
     default: return {};
   }
@@ -407,6 +416,7 @@ KernelEntry matmul_block32_q4_k_q5_k_rows_avx512(DType type) {
     case DType::Q5_0: return {quant_matmul<RowsQ5_0>, RowsQ5_0::kAct, kPanelRows, kMaxDecodeTokens + 1};
     case DType::Q5_1: return {quant_matmul<RowsQ5_1>, RowsQ5_1::kAct, kPanelRows, kMaxDecodeTokens + 1};
     case DType::IQ4_NL: return {quant_matmul<RowsIq4Nl>, RowsIq4Nl::kAct, kPanelRows, kMaxDecodeTokens + 1};
+    case DType::MXFP4: return {quant_matmul<RowsMxfp4>, RowsMxfp4::kAct, kPanelRows, kMaxDecodeTokens + 1};
     case DType::IQ4_XS: return {quant_matmul<RowsIq4Xs>, RowsIq4Xs::kAct, kPanelRows, kMaxDecodeTokens + 1};
     default: return {};
   }

@@ -19,6 +19,7 @@ constexpr TypeKernels kTable[] = {
     {DType::Q5_1,    matmul_block32_q4_k_q5_k_rows_avx512,   matmul_block32_q4_k_panels_avx512},
     {DType::IQ4_NL,  matmul_block32_q4_k_q5_k_rows_avx512,   matmul_block32_q4_k_panels_avx512},
     {DType::IQ4_XS,  matmul_block32_q4_k_q5_k_rows_avx512,   matmul_block32_q4_k_panels_avx512},
+    {DType::MXFP4,   matmul_block32_q4_k_q5_k_rows_avx512,   matmul_block32_q4_k_panels_avx512},
     {DType::Q4_K,    matmul_block32_q4_k_q5_k_rows_avx512,   matmul_block32_q4_k_panels_avx512},
     {DType::Q5_K,    matmul_block32_q4_k_q5_k_rows_avx512,   nullptr},
     {DType::Q6_K,    matmul_q6_k_rows_avx512,                matmul_q6_k_panels_avx512},

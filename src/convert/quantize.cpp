@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 
@@ -69,12 +70,17 @@ gguf::MixModel mix_model_of(const ModelSource& source) {
   std::vector<std::string> names;
   for (const SourceTensor& t : source.tensors) names.push_back(t.name);
   gguf::MixModel model = gguf::mix_model_of(names);
-  int64_t heads = 0, kv_heads = 0;
+  std::string arch;
+  for (const auto& [key, value] : source.metadata)
+    if (key == "general.architecture") arch = value.as_string();
+  int64_t heads = 0, kv_heads = 0, experts = 0;
   for (const auto& [key, value] : source.metadata) {
-    if (key == "llama.attention.head_count") heads = value.as_int();
-    if (key == "llama.attention.head_count_kv") kv_heads = value.as_int();
+    if (key == arch + ".attention.head_count") heads = value.as_int();
+    if (key == arch + ".attention.head_count_kv") kv_heads = value.as_int();
+    if (key == arch + ".expert_count") experts = value.as_int();
   }
   model.grouped_kv = kv_heads > 0 && kv_heads < heads;
+  model.n_experts = static_cast<int>(std::clamp<int64_t>(experts, 0, 1 << 20));
   return model;
 }
 

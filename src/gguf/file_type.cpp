@@ -93,13 +93,17 @@ uint32_t FileType::id() const {
 }
 
 DType FileType::matrix_type(std::string_view tensor, const MixModel& model) const {
+  // A router is small and decides which experts run: llama-quantize never quantizes it.
+  if (tensor.find(".ffn_gate_inp") != std::string_view::npos) return DType::F32;
   if (moe) return tensor.find("_exps") != std::string_view::npos ? DType::MXFP4 : DType::Q8_0;
   if (!medium) return base;
   if (tensor == "output.weight" || (!model.has_output && tensor == "token_embd.weight")) return DType::Q6_K;
   const int layer = layer_of(tensor);
   const bool attn_v = ends_with(tensor, ".attn_v.weight");
-  if (layer >= 0 && (attn_v || ends_with(tensor, ".ffn_down.weight")) && use_more_bits(layer, model.n_layers))
-    return DType::Q6_K;
+  // Mixtral's 8 experts: llama-quantize spends the bytes on attn_k and attn_v.
+  if (model.n_experts == 8 && (attn_v || ends_with(tensor, ".attn_k.weight"))) return DType::Q8_0;
+  const bool ffn_down = tensor.find(".ffn_down") != std::string_view::npos;  // dense, shared or experts'
+  if (layer >= 0 && (attn_v || ffn_down) && use_more_bits(layer, model.n_layers)) return DType::Q6_K;
   // llama.cpp's 70B: 8 query heads share each attn_v, a small matrix worth more bits.
   if (attn_v && base == DType::Q4_K && model.n_layers == 80 && model.grouped_kv) return DType::Q5_K;
   return base;

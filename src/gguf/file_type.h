@@ -5,7 +5,10 @@
 // when tied) and to attn_v and ffn_down in the layers llama-quantize's
 // use_more_bits picks: the first and last eighth of the layers and every third
 // one in between; in an 80-layer model with grouped K/V heads (Llama 70B) the
-// other attn_v of a Q4_K_M get Q5_K. MXFP4_MOE (gpt-oss's release) gives MXFP4
+// other attn_v of a Q4_K_M get Q5_K. In a mixture of experts, ffn_down's rule
+// covers the experts' and the shared expert's, 8 experts (Mixtral) give
+// attn_k and attn_v Q8_0, and a router (ffn_gate_inp) stays F32 in every file
+// type, as llama-quantize never quantizes it. MXFP4_MOE (gpt-oss's release) gives MXFP4
 // to the experts (the 3-D `*_exps` tensors: llama-quantize takes every tensor
 // with more than one expert slice) and Q8_0 to every other matrix, the head
 // and a shared expert's included.
@@ -25,6 +28,7 @@ struct MixModel {
   int n_layers = 0;
   bool has_output = true;   // false: the head is tied to token_embd
   bool grouped_kv = false;  // fewer K/V heads than query heads
+  int n_experts = 0;        // a mixture of experts' count, 0 when dense
 };
 // The MixModel of a model with these tensors (GGUF names): layers counted from
 // the blk.N names.

@@ -110,21 +110,43 @@ TEST(FileType, SeventyBillionAttnVGetsQ5K) {
 }
 
 // llama-quantize's MXFP4_MOE: the experts (3-D tensors, `*_exps` in GGUF)
-// MXFP4, every other matrix Q8_0: attention, the router, shared experts,
-// the embedding and the head, tied or not. Plain MXFP4 is MXFP4 throughout.
+// MXFP4, every other matrix Q8_0: attention, shared experts, the embedding
+// and the head, tied or not; the router stays F32. Plain MXFP4 is MXFP4
+// throughout.
 TEST(FileType, Mxfp4MoeGivesMxfp4ToExpertsOnly) {
   const FileType mix = FileType::mxfp4_moe();
   for (const MixModel& model : {MixModel{24, true, true}, MixModel{24, false, true}}) {
     for (const char* name : {"blk.0.ffn_gate_exps.weight", "blk.0.ffn_up_exps.weight", "blk.23.ffn_down_exps.weight"})
       EXPECT_EQ(mix.matrix_type(name, model), DType::MXFP4) << name;
     for (const char* name : {"blk.0.attn_q.weight", "blk.0.attn_v.weight", "blk.0.attn_output.weight",
-                             "blk.0.ffn_gate_inp.weight", "blk.0.ffn_up_shexp.weight", "blk.0.ffn_down_shexp.weight",
+                             "blk.0.ffn_up_shexp.weight", "blk.0.ffn_down_shexp.weight",
                              "blk.5.ffn_down.weight", "token_embd.weight", "output.weight"})
       EXPECT_EQ(mix.matrix_type(name, model), DType::Q8_0) << name;
   }
+  EXPECT_EQ(mix.matrix_type("blk.0.ffn_gate_inp.weight", MixModel{24, true}), DType::F32);
   EXPECT_EQ(FileType(DType::MXFP4).matrix_type("blk.0.attn_q.weight", MixModel{24, true}), DType::MXFP4);
   EXPECT_EQ(FileType(DType::MXFP4).matrix_type("output.weight", MixModel{24, true}), DType::MXFP4);
   EXPECT_EQ(mix.name(), "MXFP4_MOE");
+}
+
+// A mixture of experts in Q4_K_M: routers stay F32 (in every file type),
+// each layer's ffn_down of every kind (experts', shared, dense) follows
+// ffn_down's rule, and 8 experts (Mixtral) give attn_k and attn_v Q8_0.
+TEST(FileType, MediumMixOfExperts) {
+  const FileType mix(DType::Q4_K, true);
+  const MixModel qwen3moe{48, true, true, 128}, mixtral{32, true, true, 8};
+  for (const char* name : {"blk.0.ffn_down_exps.weight", "blk.0.ffn_down_shexp.weight", "blk.0.ffn_down.weight"}) {
+    EXPECT_EQ(mix.matrix_type(name, qwen3moe), DType::Q6_K) << name;
+    EXPECT_EQ(mix.matrix_type(name, qwen3moe), mix.matrix_type("blk.0.attn_v.weight", qwen3moe)) << name;
+  }
+  EXPECT_EQ(mix.matrix_type("blk.7.ffn_down_exps.weight", qwen3moe), DType::Q4_K);  // 7 - 6 = 1: not more bits
+  EXPECT_EQ(mix.matrix_type("blk.7.ffn_gate_exps.weight", qwen3moe), DType::Q4_K);
+  EXPECT_EQ(mix.matrix_type("blk.7.attn_k.weight", qwen3moe), DType::Q4_K);
+  for (const FileType& type : {mix, FileType(DType::Q8_0), FileType(DType::F16)})
+    EXPECT_EQ(type.matrix_type("blk.3.ffn_gate_inp.weight", qwen3moe), DType::F32);
+  EXPECT_EQ(mix.matrix_type("blk.13.attn_k.weight", mixtral), DType::Q8_0);
+  EXPECT_EQ(mix.matrix_type("blk.13.attn_v.weight", mixtral), DType::Q8_0);
+  EXPECT_EQ(mix.matrix_type("blk.13.attn_q.weight", mixtral), DType::Q4_K);
 }
 
 TEST(FileType, MixModelFromTensorNames) {

@@ -78,6 +78,8 @@ CompletionRequest parse_completion_request(const ApiModel& model, const nlohmann
     if (key == "logprobs") {
       if (!v.is_null()) r.params.logprobs = static_cast<int32_t>(integer_field(v, key, 0, kMaxLogprobs));
     } else if (key == "echo") {  // read above
+    } else if (key == "return_tokens_as_token_ids") {
+      r.tokens_as_ids = !v.is_null() && boolean_field(v, key);
     } else if (read_stream_field(key, v, r.stream)) {
     } else if (key == "suffix") {
       if (!v.is_null()) bad_field(key, "suffix is not supported");

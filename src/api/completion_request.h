@@ -21,6 +21,9 @@ struct CompletionRequest {
   SamplingParams params;
   StreamFields stream;
   bool echo = false;
+  // vLLM's return_tokens_as_token_ids: logprobs name tokens "token_id:N", so
+  // that tokens which are not whole UTF-8 (byte tokens) stay distinguishable.
+  bool tokens_as_ids = false;
 };
 CompletionRequest parse_completion_request(const ApiModel& model, const nlohmann::ordered_json& body);
 

@@ -20,11 +20,12 @@ void set_qk_norm(ModelConfig& c) {
   for (LayerSpec& layer : c.layers) layer.attention.qk_norm = true;
 }
 
-// config.json's experts of Qwen2-MoE and Qwen3-MoE, on their sparse layers.
-void hf_qwen_experts(const nlohmann::json& j, ModelConfig& c) {
+// config.json's experts of Qwen2-MoE and Qwen3-MoE, on their sparse layers;
+// norm_topk_prob, where absent, as llama.cpp runs the family's GGUF files.
+void hf_qwen_experts(const nlohmann::json& j, ModelConfig& c, bool normalize) {
   // transformers 5 writes num_experts as num_local_experts.
   const char* count = j.contains("num_experts") ? "num_experts" : "num_local_experts";
-  ExpertsSpec e = hf_experts(j, count, "moe_intermediate_size", false);
+  ExpertsSpec e = hf_experts(j, count, "moe_intermediate_size", normalize);
   e.shared_ffn_dim = bounded_int(hf_int(j, "shared_expert_intermediate_size", 0), "shared_expert_intermediate_size");
   e.shared_gate = e.shared_ffn_dim > 0;
   set_experts(c, e, hf_sparse_layers(j, c.n_layers));
@@ -79,7 +80,7 @@ const Architecture& qwen2moe_architecture() {
     };
     a.from_hf = [](const nlohmann::json& j, ModelConfig& c) {
       set_qkv_bias(c);
-      hf_qwen_experts(j, c);
+      hf_qwen_experts(j, c, false);
     };
     a.to_gguf = write_gguf_experts;
     return a;
@@ -99,7 +100,7 @@ const Architecture& qwen3moe_architecture() {
     };
     a.from_hf = [](const nlohmann::json& j, ModelConfig& c) {
       set_qk_norm(c);
-      hf_qwen_experts(j, c);
+      hf_qwen_experts(j, c, true);
     };
     a.to_gguf = write_gguf_experts;
     return a;

@@ -9,6 +9,9 @@
 #include "gguf/gguf.h"
 #include "gguf/gguf_writer.h"
 #include "kernels/quant/quant.h"
+#include "model/architecture.h"
+#include "model/gguf_metadata.h"
+#include "model/loader.h"
 
 namespace skiff {
 namespace {
@@ -53,83 +56,157 @@ class RowRng {
 struct TensorPlan {
   std::string name;
   DType type;
-  int64_t cols, rows;  // ggml ne[0], ne[1] (rows == 1 for vectors)
-  bool is_norm;
+  std::vector<int64_t> ne;  // ggml order: ne[0] is a row
+  bool is_norm;             // filled with 1, not random
+
+  int64_t cols() const { return ne[0]; }
+  int64_t rows() const {
+    int64_t rows = 1;
+    for (size_t d = 1; d < ne.size(); ++d) rows *= ne[d];
+    return rows;
+  }
 };
 
-std::vector<TensorPlan> llama_tensors(const RandomLlamaSpec& s, int64_t vocab) {
-  const int64_t head_dim = s.dim / s.n_heads, kv_dim = head_dim * s.n_kv_heads;
-  const gguf::MixModel model{s.n_layers, true, s.n_kv_heads < s.n_heads};
-  std::vector<TensorPlan> t;
-  auto matrix = [&](const std::string& name, int64_t cols, int64_t rows) {
-    t.push_back({name, s.file_type.matrix_type(name, model), cols, rows, false});
-  };
-  matrix("token_embd.weight", s.dim, vocab);
-  for (int l = 0; l < s.n_layers; ++l) {
-    const std::string p = "blk." + std::to_string(l) + ".";
-    t.push_back({p + "attn_norm.weight", DType::F32, s.dim, 1, true});
-    matrix(p + "attn_q.weight", s.dim, s.dim);
-    matrix(p + "attn_k.weight", s.dim, kv_dim);
-    matrix(p + "attn_v.weight", s.dim, kv_dim);
-    matrix(p + "attn_output.weight", s.dim, s.dim);
-    t.push_back({p + "ffn_norm.weight", DType::F32, s.dim, 1, true});
-    matrix(p + "ffn_gate.weight", s.dim, s.ffn_dim);
-    matrix(p + "ffn_up.weight", s.dim, s.ffn_dim);
-    matrix(p + "ffn_down.weight", s.ffn_dim, s.dim);
+// The family's config from a config.json of the spec's shapes: the family
+// then sets its own facts (q/k norms, biases, which layers are sparse) as it
+// does for a real checkpoint.
+ModelConfig random_config(const RandomModelSpec& s, int64_t vocab) {
+  const Architecture& arch = gguf_architecture(s.arch);
+  nlohmann::json j = {{"architectures", {arch.hf_classes.front()}},
+                      {"hidden_size", s.dim},
+                      {"num_hidden_layers", s.n_layers},
+                      {"num_attention_heads", s.n_heads},
+                      {"num_key_value_heads", s.n_kv_heads},
+                      {"head_dim", s.head_dim > 0 ? s.head_dim : s.dim / s.n_heads},
+                      {"intermediate_size", s.n_experts > 0 ? s.expert_ffn_dim : s.ffn_dim},
+                      {"vocab_size", vocab},
+                      {"max_position_embeddings", s.context_length},
+                      {"rms_norm_eps", s.norm_eps},
+                      {"rope_theta", s.rope_theta},
+                      {"tie_word_embeddings", false}};
+  if (s.n_experts > 0) {
+    // Each family's spelling; a family reads the ones it knows.
+    j["num_experts"] = j["num_local_experts"] = s.n_experts;
+    j["num_experts_per_tok"] = s.n_experts_used;
+    j["moe_intermediate_size"] = s.expert_ffn_dim;
+    j["shared_expert_intermediate_size"] = s.shared_expert_ffn_dim;
   }
-  t.push_back({"output_norm.weight", DType::F32, s.dim, 1, true});
-  matrix("output.weight", s.dim, vocab);
+  ModelConfig c = config_from_hf(j);
+  c.name = s.name;
+  if (s.n_experts > 0 && c.layers.front().ffn.kind != FfnKind::kExperts)
+    fail("random model: architecture '{}' has no mixture of experts", s.arch);
+  return c;
+}
+
+// Every tensor of the config's layers, in llama.cpp's order, with the file type's choice of matrix types.
+std::vector<TensorPlan> model_tensors(const ModelConfig& c, const gguf::FileType& file_type) {
+  const Architecture& arch = gguf_architecture(c.arch);
+  const gguf::MixModel mix{c.n_layers, true, c.n_kv_heads < c.n_heads,
+                           c.layers.front().ffn.kind == FfnKind::kExperts ? c.layers.front().ffn.experts.n_experts : 0};
+  std::vector<TensorPlan> t;
+  auto matrix = [&](const std::string& name, std::vector<int64_t> ne) {
+    t.push_back({name, file_type.matrix_type(name, mix), std::move(ne), false});
+  };
+  auto vector = [&](const std::string& name, int64_t n, bool is_norm) { t.push_back({name, DType::F32, {n}, is_norm}); };
+  const int64_t d = c.dim, q = c.q_dim(), kv = c.kv_dim();
+  matrix("token_embd.weight", {d, c.vocab_size});
+  for (int l = 0; l < c.n_layers; ++l) {
+    const AttentionSpec& A = c.layers[l].attention;
+    const FfnSpec& F = c.layers[l].ffn;
+    const std::string p = "blk." + std::to_string(l) + ".";
+    vector(p + "attn_norm.weight", d, true);
+    if (arch.fused_qkv) {
+      matrix(p + "attn_qkv.weight", {d, q + 2 * kv});
+    } else {
+      matrix(p + "attn_q.weight", {d, q});
+      matrix(p + "attn_k.weight", {d, kv});
+      matrix(p + "attn_v.weight", {d, kv});
+    }
+    if (A.qkv_bias) {
+      vector(p + "attn_q.bias", q, false);
+      vector(p + "attn_k.bias", kv, false);
+      vector(p + "attn_v.bias", kv, false);
+    }
+    if (A.qk_norm) {
+      vector(p + "attn_q_norm.weight", A.qk_norm_whole ? q : c.head_dim, true);
+      vector(p + "attn_k_norm.weight", A.qk_norm_whole ? kv : c.head_dim, true);
+    }
+    matrix(p + "attn_output.weight", {q, d});
+    if (A.post_norm) vector(p + "post_attention_norm.weight", d, true);
+    vector(p + "ffn_norm.weight", d, true);
+    if (F.kind == FfnKind::kExperts) {
+      const ExpertsSpec& e = F.experts;
+      matrix(p + "ffn_gate_inp.weight", {d, e.n_experts});
+      if (e.shared_ffn_dim > 0) {
+        matrix(p + "ffn_gate_shexp.weight", {d, e.shared_ffn_dim});
+        matrix(p + "ffn_up_shexp.weight", {d, e.shared_ffn_dim});
+        matrix(p + "ffn_down_shexp.weight", {e.shared_ffn_dim, d});
+      }
+      if (e.shared_gate) vector(p + "ffn_gate_inp_shexp.weight", d, false);
+      matrix(p + "ffn_gate_exps.weight", {d, e.ffn_dim, e.n_experts});
+      matrix(p + "ffn_up_exps.weight", {d, e.ffn_dim, e.n_experts});
+      matrix(p + "ffn_down_exps.weight", {e.ffn_dim, d, e.n_experts});
+    } else if (arch.fused_gate_up) {
+      matrix(p + "ffn_up.weight", {d, 2 * int64_t{c.ffn_dim}});
+      matrix(p + "ffn_down.weight", {c.ffn_dim, d});
+    } else {
+      matrix(p + "ffn_gate.weight", {d, c.ffn_dim});
+      matrix(p + "ffn_up.weight", {d, c.ffn_dim});
+      matrix(p + "ffn_down.weight", {c.ffn_dim, d});
+    }
+    if (F.post_norm) vector(p + "post_ffw_norm.weight", d, true);
+  }
+  vector("output_norm.weight", d, true);
+  matrix("output.weight", {d, c.vocab_size});
   return t;
 }
 
-void check_spec(const RandomLlamaSpec& s) {
-  if (s.n_layers < 1 || s.dim < 1 || s.n_heads < 1 || s.n_kv_heads < 1 || s.ffn_dim < 1 ||
-      s.context_length < 1)
+void check_spec(const RandomModelSpec& s) {
+  if (s.n_layers < 1 || s.dim < 1 || s.n_heads < 1 || s.n_kv_heads < 1 || s.ffn_dim < 1 || s.context_length < 1)
     fail("random model: layers, dim, heads, kv heads, ffn and context must all be positive");
-  if (s.dim % s.n_heads != 0) fail("random model: dim {} is not divisible by {} heads", s.dim, s.n_heads);
+  if (s.head_dim == 0 && s.dim % s.n_heads != 0) fail("random model: dim {} is not divisible by {} heads", s.dim, s.n_heads);
   if (s.n_heads % s.n_kv_heads != 0)
     fail("random model: {} heads are not a multiple of {} kv heads", s.n_heads, s.n_kv_heads);
-  if ((s.dim / s.n_heads) % 2 != 0) fail("random model: head size {} is odd (RoPE needs pairs)", s.dim / s.n_heads);
-  const DTypeInfo& info = dtype_info(s.file_type.base);  // a mix's Q6_K has the same 256
-  for (int cols : {s.dim, s.ffn_dim})
-    if (cols % static_cast<int>(info.block_size) != 0)
-      fail("random model: {} rows need a multiple of {} elements; dim {} and ffn {} are not both",
-           info.name, info.block_size, s.dim, s.ffn_dim);
+  const int head_dim = s.head_dim > 0 ? s.head_dim : s.dim / s.n_heads;
+  if (head_dim % 2 != 0) fail("random model: head size {} is odd (RoPE needs pairs)", head_dim);
+  if (s.n_experts > 0 && (s.n_experts_used < 1 || s.n_experts_used > s.n_experts || s.expert_ffn_dim < 1))
+    fail("random model: {} experts need 1 to {} used per token and a positive expert FFN width", s.n_experts,
+         s.n_experts);
 }
 
-void set_llama_metadata(gguf::GgufWriter& w, const RandomLlamaSpec& s, const gguf::GgufFile& vocab) {
-  auto u32 = [](int64_t v) { return gguf::make_uint(ValueType::UINT32, static_cast<uint64_t>(v)); };
-  auto f32 = [](double v) { return gguf::make_float(ValueType::FLOAT32, v); };
-  w.set("general.architecture", gguf::make_string("llama"));
-  w.set("general.name", gguf::make_string(s.name));
-  w.set("general.file_type", u32(s.file_type.id()));
-  if (dtype_info(s.file_type.base).block_size > 1) w.set("general.quantization_version", u32(2));
-  w.set("llama.context_length", u32(s.context_length));
-  w.set("llama.embedding_length", u32(s.dim));
-  w.set("llama.block_count", u32(s.n_layers));
-  w.set("llama.feed_forward_length", u32(s.ffn_dim));
-  w.set("llama.rope.dimension_count", u32(s.dim / s.n_heads));
-  w.set("llama.attention.head_count", u32(s.n_heads));
-  w.set("llama.attention.head_count_kv", u32(s.n_kv_heads));
-  w.set("llama.attention.layer_norm_rms_epsilon", f32(s.norm_eps));
-  w.set("llama.rope.freq_base", f32(s.rope_theta));
+// Each matrix's rows must be whole blocks of its type.
+void check_blocks(const std::vector<TensorPlan>& plan) {
+  for (const TensorPlan& t : plan) {
+    const DTypeInfo& info = dtype_info(t.type);
+    if (t.cols() % static_cast<int64_t>(info.block_size) != 0)
+      fail("random model: {} rows of {} elements are not whole {} blocks of {}", t.name, t.cols(), info.name,
+           info.block_size);
+  }
+}
+
+void set_metadata(gguf::GgufWriter& w, const ModelConfig& c, const RandomModelSpec& s, const gguf::GgufFile& vocab) {
+  for (const auto& [key, value] : gguf_metadata(c)) w.set(key, value);
+  w.set("general.file_type", gguf::make_uint(ValueType::UINT32, s.file_type.id()));
+  if (dtype_info(s.file_type.base).block_size > 1)
+    w.set("general.quantization_version", gguf::make_uint(ValueType::UINT32, 2));
   for (const auto& [key, value] : vocab.metadata())
     if (key.rfind("tokenizer.", 0) == 0) w.set(key, value);
 }
 
 std::vector<uint8_t> generate_tensor(const TensorPlan& t, uint64_t seed, uint64_t tensor_index) {
-  const size_t row_size = row_bytes(t.type, t.cols);
-  std::vector<uint8_t> bytes(row_size * static_cast<size_t>(t.rows));
+  const int64_t rows = t.rows(), cols = t.cols();
+  const size_t row_size = row_bytes(t.type, cols);
+  std::vector<uint8_t> bytes(row_size * static_cast<size_t>(rows));
 #pragma omp parallel
   {
-    std::vector<float> row(static_cast<size_t>(t.cols), 1.0f);
+    std::vector<float> row(static_cast<size_t>(cols), 1.0f);
 #pragma omp for schedule(static)
-    for (int64_t r = 0; r < t.rows; ++r) {
+    for (int64_t r = 0; r < rows; ++r) {
       if (!t.is_norm) {
         RowRng rng(mix64(mix64(mix64(seed) + tensor_index) + static_cast<uint64_t>(r)));
-        rng.fill_normal(row.data(), t.cols, kWeightStd);
+        rng.fill_normal(row.data(), cols, kWeightStd);
       }
-      quantize_row(t.type, row.data(), bytes.data() + static_cast<size_t>(r) * row_size, t.cols);
+      quantize_row(t.type, row.data(), bytes.data() + static_cast<size_t>(r) * row_size, cols);
     }
   }
   return bytes;
@@ -142,25 +219,30 @@ std::string default_random_llama_vocab() {
   return std::string(models ? models : "../shared/models") + "/gguf/llama-2-tiny-random.gguf";
 }
 
-void write_random_llama(const RandomLlamaSpec& spec, const std::string& out_path) {
+void write_random_model(const RandomModelSpec& spec, const std::string& out_path) {
   check_spec(spec);
   const gguf::GgufFile vocab(spec.vocab_path);
   const auto n_vocab = static_cast<int64_t>(vocab.get_string_array("tokenizer.ggml.tokens").size());
   if (n_vocab == 0) fail("{}: no tokenizer.ggml.tokens to take the vocab from", spec.vocab_path);
+  ModelConfig config;
+  try {
+    config = random_config(spec, n_vocab);
+  } catch (const Error& e) {
+    fail("random model: {}", e.what());
+  }
+  const std::vector<TensorPlan> plan = model_tensors(config, spec.file_type);
+  check_blocks(plan);
 
   gguf::GgufWriter w;
-  set_llama_metadata(w, spec, vocab);
-  const std::vector<TensorPlan> plan = llama_tensors(spec, n_vocab);
+  set_metadata(w, config, spec, vocab);
   int64_t n_params = 0;
-  for (const TensorPlan& t : plan) n_params += t.cols * t.rows;
-  std::fprintf(stderr, "gen-model: %zu tensors, %.1f M parameters, vocab %lld, matrices %s\n",
+  for (const TensorPlan& t : plan) n_params += t.cols() * t.rows();
+  std::fprintf(stderr, "gen-model: %s, %zu tensors, %.1f M parameters, vocab %lld, matrices %s\n", spec.arch.c_str(),
                plan.size(), static_cast<double>(n_params) / 1e6, static_cast<long long>(n_vocab),
                spec.file_type.name().c_str());
 
   for (size_t i = 0; i < plan.size(); ++i) {
-    std::vector<int64_t> ne = {plan[i].cols};
-    if (!plan[i].is_norm) ne.push_back(plan[i].rows);
-    w.add_tensor(plan[i].name, plan[i].type, std::move(ne), [&plan, &spec, i] {
+    w.add_tensor(plan[i].name, plan[i].type, plan[i].ne, [&plan, &spec, i] {
       std::fprintf(stderr, "gen-model: [%zu/%zu] %s\n", i + 1, plan.size(), plan[i].name.c_str());
       return generate_tensor(plan[i], spec.seed, i);
     });

@@ -15,7 +15,8 @@ ojson choice_json(const Tokenizer& tokenizer, const CompletionRequest& r, int in
   ojson choice;
   choice["index"] = index;
   choice["text"] = prefix + c.text;
-  choice["logprobs"] = r.params.logprobs ? completion_logprobs(tokenizer, c.logprobs, prefix.size()) : ojson(nullptr);
+  choice["logprobs"] =
+      r.params.logprobs ? completion_logprobs(tokenizer, c.logprobs, prefix.size(), r.tokens_as_ids) : ojson(nullptr);
   choice["finish_reason"] = finish_reason_json(c.finish_reason);
   choice["stop_reason"] = stop_reason_json(c);
   return choice;
@@ -63,7 +64,9 @@ void respond_streaming(const ServedModel& served, std::shared_ptr<CompletionRequ
     if (d.text.empty() && d.token_ids.empty() && !d.finish_reason) return {};
     const size_t index = static_cast<size_t>(e.prompt) * n + d.index;
     ojson choice{{"index", index}, {"text", d.text}};
-    choice["logprobs"] = r->params.logprobs ? completion_logprobs(tokenizer, d.logprobs, state->text_offset[index]) : ojson(nullptr);
+    choice["logprobs"] = r->params.logprobs
+                             ? completion_logprobs(tokenizer, d.logprobs, state->text_offset[index], r->tokens_as_ids)
+                             : ojson(nullptr);
     choice["finish_reason"] = finish_reason_json(d.finish_reason);
     state->text_offset[index] += d.text.size();
     state->completion_tokens += static_cast<int64_t>(d.token_ids.size());

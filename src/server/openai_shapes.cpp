@@ -84,15 +84,18 @@ ojson stop_reason_json(const CompletionOutput& c) {
 }
 
 ojson completion_logprobs(const Tokenizer& tokenizer, const std::vector<TokenLogprob>& logprobs,
-                          size_t text_offset) {
+                          size_t text_offset, bool tokens_as_ids) {
   ojson tokens = ojson::array(), token_logprobs = ojson::array(), top = ojson::array(),
         offsets = ojson::array();
+  auto name = [&](int32_t token) {
+    return tokens_as_ids ? "token_id:" + std::to_string(token) : tokenizer.token_to_piece(token);
+  };
   for (const TokenLogprob& lp : logprobs) {
     const std::string piece = tokenizer.token_to_piece(lp.token);
-    tokens.push_back(piece);
+    tokens.push_back(name(lp.token));
     token_logprobs.push_back(lp.logprob);
     ojson alternatives = ojson::object();
-    for (const auto& [token, logprob] : lp.top) alternatives[tokenizer.token_to_piece(token)] = logprob;
+    for (const auto& [token, logprob] : lp.top) alternatives[name(token)] = logprob;
     top.push_back(std::move(alternatives));
     offsets.push_back(text_offset);
     text_offset += piece.size();

@@ -32,9 +32,10 @@ ojson finish_reason_json(const std::optional<FinishReason>& reason);
 ojson stop_reason_json(const CompletionOutput& c);
 
 // /v1/completions: {"tokens", "token_logprobs", "top_logprobs", "text_offset"},
-// offsets counted from text_offset (where this part of the text starts).
+// offsets counted from text_offset (where this part of the text starts);
+// tokens named by their text, or as "token_id:N" with tokens_as_ids.
 ojson completion_logprobs(const Tokenizer& tokenizer, const std::vector<TokenLogprob>& logprobs,
-                          size_t text_offset);
+                          size_t text_offset, bool tokens_as_ids);
 // /v1/chat/completions: {"content": [{"token", "logprob", "bytes", "top_logprobs"}]}.
 ojson chat_logprobs(const Tokenizer& tokenizer, const std::vector<TokenLogprob>& logprobs, int top);
 

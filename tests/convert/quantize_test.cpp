@@ -213,7 +213,7 @@ TEST(QuantizeStories, RepackedMatchesTheRows) {
 // The K-quants and IQ4_XS need rows of 256: a generated dim-256 model, every
 // matrix converted; and the Q4_K_M mix.
 TEST(QuantizeRandom, KQuantsWithRowsOf256) {
-  RandomLlamaSpec spec;
+  RandomModelSpec spec;
   spec.n_layers = 2;
   spec.dim = 256;
   spec.n_heads = 4;
@@ -223,7 +223,7 @@ TEST(QuantizeRandom, KQuantsWithRowsOf256) {
   spec.file_type = DType::F32;
   spec.vocab_path = kModels + "/gguf/llama-2-tiny-random.gguf";
   const std::string f32 = temp_path("random-f32");
-  write_random_llama(spec, f32);
+  write_random_model(spec, f32);
   for (DType type : {DType::Q4_K, DType::Q5_K, DType::Q2_K, DType::Q3_K, DType::IQ4_XS}) {
     SCOPED_TRACE(dtype_info(type).name);
     const std::string out = temp_path("random-k");

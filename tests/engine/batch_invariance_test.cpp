@@ -96,7 +96,7 @@ Outputs run(Model& model, const Tokenizer& tok, EngineOptions o, bool alone, int
 // Every check on a random model of `type`: read into memory (repacked into
 // panels on AVX-512) or, with batch_invariant_mode, mapped (rows as stored).
 void check_invariance(DType type, bool batch_invariant_mode) {
-  RandomLlamaSpec spec;
+  RandomModelSpec spec;
   spec.n_layers = 2;
   spec.dim = 256;  // K-quant rows are whole super-blocks of 256
   spec.n_heads = 4;
@@ -106,7 +106,7 @@ void check_invariance(DType type, bool batch_invariant_mode) {
   spec.file_type = type;
   spec.context_length = 1024;
   const std::string path = ::testing::TempDir() + "/invariance-" + std::string(dtype_info(type).name) + ".gguf";
-  write_random_llama(spec, path);
+  write_random_model(spec, path);
   auto model = load_model(path, LoadOptions{batch_invariant_mode ? FileLoad::kMmap : FileLoad::kCopy});
   const auto tok = Tokenizer::from_path(path);
 

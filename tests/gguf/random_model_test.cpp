@@ -1,4 +1,4 @@
-// write_random_llama and `skiff gen-model`: the files parse, carry llama.cpp's
+// write_random_model and `skiff gen-model`: the files parse, carry llama.cpp's
 // names, shapes, types and metadata, and the weights have the stated spread.
 #include <gtest/gtest.h>
 
@@ -23,8 +23,8 @@ using gguf::testing::TempFile;
 const std::string kModels = SKIFF_MODELS_DIR;
 const std::string kSmallVocab = kModels + "/derived/stories260K-f32.gguf";  // 512 tokens
 
-RandomLlamaSpec small_spec(DType type) {
-  RandomLlamaSpec s;
+RandomModelSpec small_spec(DType type) {
+  RandomModelSpec s;
   s.n_layers = 2;
   s.dim = dtype_info(type).block_size == 256 ? 256 : 64;
   s.n_heads = 4;
@@ -51,7 +51,7 @@ void expect_shape(const GgufFile& f, const std::string& name, DType type, std::v
   EXPECT_EQ(t->ne, ne) << name;
 }
 
-void expect_llama_layout(const GgufFile& f, const RandomLlamaSpec& s, int64_t vocab) {
+void expect_llama_layout(const GgufFile& f, const RandomModelSpec& s, int64_t vocab) {
   const int64_t kv_dim = s.dim / s.n_heads * s.n_kv_heads;
   const DType m = s.file_type.base;
   EXPECT_EQ(f.tensors().size(), 3u + 9u * s.n_layers);
@@ -89,9 +89,9 @@ TEST(RandomLlama, EveryMatrixTypeHasLlamaLayoutAndWeightSpread) {
       {DType::Q4_0, 2}, {DType::Q4_K, 14}, {DType::Q5_K, 16}, {DType::Q6_K, 18}};
   for (const auto& [type, ftype] : types_and_ftypes) {
     SCOPED_TRACE(std::string(dtype_info(type).name));
-    const RandomLlamaSpec s = small_spec(type);
+    const RandomModelSpec s = small_spec(type);
     TempFile out;
-    write_random_llama(s, out.path());
+    write_random_model(s, out.path());
     const GgufFile f(out.path());
     expect_llama_layout(f, s, 512);
     EXPECT_EQ(f.get_int("general.file_type", -1), ftype);
@@ -108,11 +108,11 @@ TEST(RandomLlama, EveryMatrixTypeHasLlamaLayoutAndWeightSpread) {
 
 // gen-model --type q4_k_m: each matrix has the type the mix rule gives it.
 TEST(RandomLlama, Q4KMediumMix) {
-  RandomLlamaSpec s = small_spec(DType::Q4_K);
+  RandomModelSpec s = small_spec(DType::Q4_K);
   s.n_layers = 8;
   s.file_type = gguf::FileType(DType::Q4_K, true);
   TempFile out;
-  write_random_llama(s, out.path());
+  write_random_model(s, out.path());
   const GgufFile f(out.path());
   EXPECT_EQ(f.get_int("general.file_type", -1), 15);
   int q6k = 0;
@@ -126,11 +126,11 @@ TEST(RandomLlama, Q4KMediumMix) {
 }
 
 TEST(RandomLlama, CopiesTheTokenizerOfTheVocabSource) {
-  RandomLlamaSpec s = small_spec(DType::F16);
+  RandomModelSpec s = small_spec(DType::F16);
   s.vocab_path = kModels + "/gguf/llama-2-tiny-random.gguf";
   s.n_layers = 1;
   TempFile out;
-  write_random_llama(s, out.path());
+  write_random_model(s, out.path());
   const GgufFile f(out.path());
   const GgufFile vocab(s.vocab_path);
   expect_llama_layout(f, s, 32000);
@@ -152,31 +152,31 @@ std::vector<char> file_bytes(const std::string& path) {
 }
 
 TEST(RandomLlama, TheSeedDecidesTheWeights) {
-  RandomLlamaSpec s = small_spec(DType::Q8_0);
+  RandomModelSpec s = small_spec(DType::Q8_0);
   TempFile a, b, c;
-  write_random_llama(s, a.path());
-  write_random_llama(s, b.path());
+  write_random_model(s, a.path());
+  write_random_model(s, b.path());
   s.seed = 6;
-  write_random_llama(s, c.path());
+  write_random_model(s, c.path());
   EXPECT_EQ(file_bytes(a.path()), file_bytes(b.path()));
   EXPECT_NE(file_bytes(a.path()), file_bytes(c.path()));
 }
 
 TEST(RandomLlama, RejectsImpossibleSpecs) {
   TempFile out;
-  RandomLlamaSpec s = small_spec(DType::F16);
+  RandomModelSpec s = small_spec(DType::F16);
   s.n_heads = 5;  // 64 / 5
-  EXPECT_THROW(write_random_llama(s, out.path()), Error);
+  EXPECT_THROW(write_random_model(s, out.path()), Error);
   s = small_spec(DType::F16);
   s.n_kv_heads = 3;  // 4 heads
-  EXPECT_THROW(write_random_llama(s, out.path()), Error);
+  EXPECT_THROW(write_random_model(s, out.path()), Error);
   s = small_spec(DType::Q4_K);
   s.dim = 128;  // Q4_K rows need multiples of 256
   s.n_heads = 2;
-  EXPECT_THROW(write_random_llama(s, out.path()), Error);
+  EXPECT_THROW(write_random_model(s, out.path()), Error);
   s = small_spec(DType::F16);
   s.vocab_path = kModels + "/no-such.gguf";
-  EXPECT_THROW(write_random_llama(s, out.path()), Error);
+  EXPECT_THROW(write_random_model(s, out.path()), Error);
 }
 
 TEST(GenModelCommand, WritesTheModelItsFlagsDescribe) {
@@ -186,7 +186,7 @@ TEST(GenModelCommand, WritesTheModelItsFlagsDescribe) {
                           kSmallVocab + " --ctx 64 --seed 2 2>/dev/null";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
   const GgufFile f(out.path());
-  RandomLlamaSpec s = small_spec(DType::Q8_0);
+  RandomModelSpec s = small_spec(DType::Q8_0);
   s.n_layers = 3, s.n_heads = 8, s.n_kv_heads = 4, s.ffn_dim = 96, s.context_length = 64;
   s.rope_theta = 10000.0f;
   expect_llama_layout(f, s, 512);

@@ -62,7 +62,7 @@ TEST(PagedModel, Q8KvHalvesMemoryPerTokenOfF16) {
 // (flash decoding); it must give the logits a whole-prompt prefill gives.
 TEST(PagedModel, SplitKvDecodeMatchesPrefill) {
   const std::string path = ::testing::TempDir() + "/long_context.gguf";
-  RandomLlamaSpec spec;
+  RandomModelSpec spec;
   spec.n_layers = 2;
   spec.dim = 128;
   spec.n_heads = 4;
@@ -71,7 +71,7 @@ TEST(PagedModel, SplitKvDecodeMatchesPrefill) {
   spec.vocab_path = kModels + "/gguf/llama-2-tiny-random.gguf";
   spec.file_type = DType::F32;
   spec.context_length = 2048;
-  write_random_llama(spec, path);
+  write_random_model(spec, path);
   auto model = load_model(path);
   std::vector<int32_t> tokens(1500);
   for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<int32_t>((i * 7919) % 32000);

@@ -201,7 +201,12 @@ void Model::dense_ffn(Activation activation, const FfnWeights& w, int n_tokens) 
 void Model::expert_ffn(const FfnSpec& spec, const FfnWeights& w, int n_tokens) {
   const ExpertsSpec& e = spec.experts;
   const int d = config_.dim, k = e.n_used;
-  matmul(w.router, s_.xb.data(), n_tokens, s_.router_logits.data());
+  // Which experts a token gets must not depend on its batch: a router too
+  // short for panels (8 or 40 experts) runs through the decode kernels a few
+  // tokens at a time, whose sums are a token's own (it is small and stays in cache).
+  const int step = w.router.layout == MatrixLayout::kPanels ? n_tokens : kInvariantTokens;
+  for (int t = 0; t < n_tokens; t += step)
+    matmul(w.router, &s_.xb[t * d], std::min(step, n_tokens - t), &s_.router_logits[t * e.n_experts]);
   for_each_token(n_tokens, e.n_experts, [&](int t) {
     route_token(e, &s_.router_logits[t * e.n_experts], &s_.expert_ids[t * k], &s_.expert_weights[t * k]);
   });

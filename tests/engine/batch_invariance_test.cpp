@@ -93,9 +93,10 @@ Outputs run(Model& model, const Tokenizer& tok, EngineOptions o, bool alone, int
   return r;
 }
 
-// Every check on a random model of `type`: read into memory (repacked into
-// panels on AVX-512) or, with batch_invariant_mode, mapped (rows as stored).
-void check_invariance(DType type, bool batch_invariant_mode) {
+// Every check on a random model of `type` (a mixture of experts in every
+// layer with `experts`): read into memory (repacked into panels on AVX-512)
+// or, with batch_invariant_mode, mapped (rows as stored).
+void check_invariance(DType type, bool batch_invariant_mode, bool experts = false) {
   RandomModelSpec spec;
   spec.n_layers = 2;
   spec.dim = 256;  // K-quant rows are whole super-blocks of 256
@@ -105,7 +106,13 @@ void check_invariance(DType type, bool batch_invariant_mode) {
   spec.vocab_path = std::string(SKIFF_MODELS_DIR) + "/gguf/llama-2-tiny-random.gguf";
   spec.file_type = type;
   spec.context_length = 1024;
-  const std::string path = ::testing::TempDir() + "/invariance-" + std::string(dtype_info(type).name) + ".gguf";
+  if (experts) {  // a token's experts and their sums must not depend on who else is in the pass
+    spec.arch = "qwen3moe";
+    spec.n_experts = 8;
+    spec.n_experts_used = 2;
+    spec.expert_ffn_dim = 256;
+  }
+  const std::string path = ::testing::TempDir() + "/invariance-" + spec.arch + std::string(dtype_info(type).name) + ".gguf";
   write_random_model(spec, path);
   auto model = load_model(path, LoadOptions{batch_invariant_mode ? FileLoad::kMmap : FileLoad::kCopy});
   const auto tok = Tokenizer::from_path(path);
@@ -164,6 +171,19 @@ TEST_P(BatchInvariance, RowsAreBitIdenticalInBatchInvariantModeOnEveryIsa) {
     SCOPED_TRACE(isa_name(isa));
     set_active_isa(isa);
     check_invariance(type, true);
+  }
+}
+
+// Mixtures of experts: each expert's rows of a pass go through one product
+// whose token count is whatever the routing gave it.
+TEST(BatchInvarianceExperts, OutputsAreBitIdentical) {
+  for (DType type : {DType::Q8_0, DType::Q4_K}) {
+    SCOPED_TRACE(dtype_info(type).name);
+    if (panel_kernel_for(active_isa(), type)) check_invariance(type, false, true);
+    struct Restore {
+      ~Restore() { set_batch_invariant(false); }
+    } restore;
+    check_invariance(type, true, true);
   }
 }
 

@@ -46,8 +46,8 @@ const json* rope_parameters(const json& j) {
 // the context's extension, a missing attention factor YaRN's default (or the
 // ratio of two when mscale and mscale_all_dim are given), unset betas 32 and 1.
 void read_yarn(const json& rs, const json& j, ModelConfig& c) {
-  const int original = int_field(rs, "original_max_position_embeddings",
-                                 int_field(j, "original_max_position_embeddings", -1));
+  const int top_level = int_field(j, "original_max_position_embeddings", 0);  // older configs
+  const int original = int_field(rs, "original_max_position_embeddings", top_level > 0 ? top_level : -1);
   YarnRope& y = c.rope_yarn;
   y.factor = float_field(rs, "factor", static_cast<float>(c.max_ctx) / original);
   auto unless_zero = [&](const char* key, float fallback) {  // Python's `x or fallback`

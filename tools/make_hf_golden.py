@@ -3,7 +3,7 @@
 transformers itself (config.json + model.safetensors) and the logits
 transformers computes for them (reference.json): Llama and Mistral, and Qwen2,
 Qwen3, Gemma 2, Gemma 3 (text), Phi-3 (plain and LongRoPE), Mistral with a
-sliding window; mixtures of experts: Qwen3-MoE, Qwen2-MoE, OLMoE, Mixtral,
+sliding window, Qwen2 with YaRN RoPE; mixtures of experts: Qwen3-MoE, Qwen2-MoE, OLMoE, Mixtral,
 Granite-MoE and gpt-oss. For the features a model is there to test (soft caps, sliding
 windows, RoPE variants) it prints how far the logits move without each one.
 
@@ -64,7 +64,26 @@ def configs():
             tie_word_embeddings=False, rope_theta=1000000.0, sliding_window=None))
     out.update(new_arch_configs())
     out.update(moe_configs())
+    # Qwen2 with YaRN, as Qwen2.5 extends its context (factor 4 over 32
+    # positions; max 128 = 4 x 32). head_dim 16 and theta 1e4 put the blend's
+    # bounds at pairs 0 and 2: pair 0 kept, pair 1 half slowed, 2..7 slowed
+    # by 4; cos and sin x (0.1 ln 4 + 1). Last, so the others keep their seeds.
+    out["qwen2_yarn"] = (transformers.Qwen2Config, transformers.Qwen2ForCausalLM, dict(
+        hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, head_dim=16,
+        vocab_size=240, max_position_embeddings=128, rms_norm_eps=1e-6,
+        tie_word_embeddings=False, rope_theta=10000.0,
+        rope_scaling={"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32}))
+    # gpt-oss's attention alone: gpt_oss with every expert tensor zero
+    # (ZEROED), so each FFN adds exactly 0 and an engine's attention (sinks,
+    # o bias, YaRN without rounding, the window) can be checked before its MoE.
+    if hasattr(transformers, "GptOssForCausalLM"):
+        out["gpt_oss_attention"] = moe_configs()["gpt_oss"]
     return out
+
+
+# Parameters set to zero after the random draw, by name fragment.
+ZEROED = {"gpt_oss_attention": ("mlp.experts.",)}
 
 
 # Mixtures of experts (issue 43): 8 experts of 2 per token (Mixtral 4), each
@@ -211,6 +230,8 @@ def build(name, cfg_cls, model_cls, kwargs, seed, out_dir):
                 p.copy_(centre + 0.3 * torch.randn_like(p))
             else:
                 p.copy_(WEIGHT_STD * torch.randn_like(p))
+            if any(part in pname for part in ZEROED.get(name, ())):
+                p.zero_()
 
     d = os.path.join(out_dir, name)
     shutil.rmtree(d, ignore_errors=True)
@@ -253,11 +274,17 @@ def build(name, cfg_cls, model_cls, kwargs, seed, out_dir):
     return margin
 
 
-# Per model: features turned off one at a time (config overrides). Each must
+# Per model: features turned off one at a time (config overrides, or
+# "state:NAME" for parameters set to a value). Each must
 # move the logits by far more than the tests' tolerance, or the model would not
 # test that feature.
 def _longrope(**change):
     rope = dict(new_arch_configs()["phi3_longrope"][2]["rope_scaling"], rope_theta=10000.0)
+    return {"rope_parameters": dict(rope, **change)}
+
+
+def _yarn(**change):
+    rope = dict(configs()["qwen2_yarn"][2]["rope_scaling"], rope_theta=10000.0)
     return {"rope_parameters": dict(rope, **change)}
 
 
@@ -275,6 +302,15 @@ ABLATIONS = {
                           long_factor=_longrope()["rope_parameters"]["short_factor"]),
                       "attention factor (1.0 instead)": _longrope(attention_factor=1.0)},
     "mistral_swa": {"sliding window": {"sliding_window": None}},
+    "qwen2_yarn": {"YaRN's blend (linear x4 instead)": {"rope_parameters": {
+                       "rope_type": "linear", "factor": 4.0, "rope_theta": 10000.0}},
+                   "attention factor (1.0 instead)": _yarn(attention_factor=1.0),
+                   "rounded blend bounds (truncate false instead)": _yarn(truncate=False)},
+    "gpt_oss_attention": {"YaRN's exact blend bounds (rounded instead)": {"rope_parameters": {
+                              "rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0, "beta_slow": 1.0,
+                              "truncate": True, "original_max_position_embeddings": 4096, "rope_theta": 1e6}},
+                          "sinks": {"state:self_attn.sinks": -1e9},
+                          "o bias": {"state:self_attn.o_proj.bias": 0.0}},
     "qwen3_moe": {"renormalised top-k": {"norm_topk_prob": False},
                   "two experts (one instead)": {"num_experts_per_tok": 1}},
     "qwen2_moe": {"top-k as is (renormalised instead)": {"norm_topk_prob": True}},
@@ -284,10 +320,16 @@ ABLATIONS = {
 
 def ablated_diff(model, overrides, ids, logits):
     config = copy.deepcopy(model.config)
+    state = {n: t.clone() for n, t in model.state_dict().items()}
     for k, v in overrides.items():
-        setattr(config, k, v)
+        if k.startswith("state:"):  # the parameters whose names hold the rest, all set to v
+            for n, t in state.items():
+                if k[len("state:"):] in n:
+                    t.fill_(v)
+        else:
+            setattr(config, k, v)
     other = type(model)(config).double().eval()
-    other.load_state_dict(model.state_dict())
+    other.load_state_dict(state)
     with torch.no_grad():
         got = other(torch.tensor([ids], dtype=torch.long)).logits[0]
     return float((got - logits).abs().max())

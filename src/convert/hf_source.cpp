@@ -88,7 +88,7 @@ std::vector<SourceTensor> model_tensors(const Model& model, const Architecture& 
   if (!c.rope_freq_factors_short.empty()) {
     t.push_back(vector_tensor("rope_factors_long.weight", c.rope_freq_factors));
     t.push_back(vector_tensor("rope_factors_short.weight", c.rope_freq_factors_short));
-  } else if (!c.rope_freq_factors.empty() && !linear_rope_scaling(c)) {
+  } else if (!c.rope_freq_factors.empty() && !linear_rope_scaling(c) && c.rope_yarn.factor == 0) {  // YaRN: keys
     t.push_back(vector_tensor("rope_freqs.weight", c.rope_freq_factors));
   }
   // HF keeps each head's rotated pairs as halves; GGUF "llama" interleaves them.
@@ -114,6 +114,8 @@ std::vector<SourceTensor> model_tensors(const Model& model, const Architecture& 
     vector_if("attn_q_norm.weight", A.q_norm);
     vector_if("attn_k_norm.weight", A.k_norm);
     t.push_back(matrix_tensor(p + "attn_output.weight", A.wo));
+    vector_if("attn_output.bias", A.bo);
+    vector_if("attn_sinks.weight", A.sinks);
     vector_if("post_attention_norm.weight", A.post_norm);
     t.push_back(vector_tensor(p + "ffn_norm.weight", F.norm));
     const bool experts = !F.experts_gate.empty();

@@ -121,4 +121,35 @@ std::vector<float> llama3_rope_factors(int rope_dim, float theta, float factor,
   return factors;
 }
 
+std::vector<float> yarn_rope_factors(int rope_dim, float theta, const YarnRope& yarn, int original_ctx) {
+  if (!(std::isfinite(yarn.factor) && yarn.factor > 0))
+    fail("model config: YaRN factor {} must be finite and positive", yarn.factor);
+  if (!(std::isfinite(yarn.beta_fast) && yarn.beta_fast > 0 && std::isfinite(yarn.beta_slow) && yarn.beta_slow > 0))
+    fail("model config: YaRN's beta_fast {} and beta_slow {} must be finite and positive", yarn.beta_fast,
+         yarn.beta_slow);
+  if (original_ctx <= 0) fail("model config: YaRN's original context {} must be positive", original_ctx);
+  // The pair index at which a frequency makes `rotations` turns over original_ctx.
+  auto pair_of = [&](double rotations) {
+    return rope_dim * std::log(original_ctx / (rotations * 2 * std::numbers::pi)) / (2 * std::log(double{theta}));
+  };
+  double low = pair_of(yarn.beta_fast), high = pair_of(yarn.beta_slow);
+  if (yarn.truncate) {
+    low = std::floor(low);
+    high = std::ceil(high);
+  }
+  low = std::max(low, 0.0);
+  high = std::min(high, rope_dim - 1.0);
+  if (low == high) high += 0.001;  // as transformers, against a division by zero
+  std::vector<float> factors(rope_dim / 2);
+  for (int i = 0; i < rope_dim / 2; ++i) {
+    const double interpolated = std::clamp((i - low) / (high - low), 0.0, 1.0);  // its share at 1/factor
+    factors[i] = static_cast<float>(1.0 / (interpolated / yarn.factor + (1 - interpolated)));
+  }
+  return factors;
+}
+
+float yarn_mscale(float factor, float mscale) {
+  return factor <= 1 ? 1.0f : static_cast<float>(0.1 * mscale * std::log(double{factor}) + 1.0);
+}
+
 }  // namespace skiff

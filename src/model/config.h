@@ -25,11 +25,22 @@ struct RopeSpec {
 struct AttentionSpec {
   int window = 0;         // > 0: a token at p sees only (p - window, p]; 0: the whole context
   RopeSpec rope;
-  bool qkv_bias = false;  // Q/K/V projections add a bias (Qwen2)
+  bool qkv_bias = false;  // Q/K/V projections add a bias (Qwen2, gpt-oss)
+  bool o_bias = false;    // the output projection adds a bias (gpt-oss)
+  bool sinks = false;     // a learned logit per query head joins each softmax's denominator (gpt-oss)
   bool qk_norm = false;   // RMSNorm over each head of q and k before RoPE (Qwen3, Gemma 3)
   bool qk_norm_whole = false;  // with qk_norm: over the whole q and k projections, all heads at once (OLMoE)
   bool post_norm = false; // RMSNorm of the output before the residual add (Gemma 2/3)
   float softcap = 0.0f;   // > 0: scores become cap·tanh(score/cap) (Gemma 2)
+};
+
+// YaRN (rope_type "yarn"): the parameters rope_freq_factors (a blend of
+// interpolated and extrapolated frequencies per pair) and rope_mscale (its
+// attention factor) were made from, kept to write them back to GGUF.
+struct YarnRope {
+  float factor = 0.0f;  // the context's extension; 0: not YaRN
+  float beta_fast = 32.0f, beta_slow = 1.0f;  // rotations bounding the blend
+  bool truncate = true;  // the blend's bounds rounded out to whole pairs (llama.cpp always does)
 };
 
 // A mixture of experts: each token goes through n_used of n_experts gated
@@ -94,7 +105,8 @@ struct ModelConfig {
   // rope_original_ctx, and this the short one, for contexts up to it (see
   // Model::set_context_length). Empty otherwise.
   std::vector<float> rope_freq_factors_short;
-  int rope_original_ctx = 0;
+  int rope_original_ctx = 0;  // also YaRN's original context
+  YarnRope rope_yarn;
   bool tied_output = false;  // output head shares the token embedding
   // llama.cpp's name of the file's quantization (general.file_type: "Q4_K_M");
   // empty when the file does not say or skiff has no name for its id.
@@ -125,5 +137,13 @@ struct ModelConfig {
 std::vector<float> llama3_rope_factors(int rope_dim, float theta, float factor,
                                        float low_freq_factor, float high_freq_factor,
                                        int original_ctx);
+
+// YaRN's frequency divisors for each rotated pair, as transformers'
+// _compute_yarn_parameters computes them: pairs rotating more than beta_fast
+// times over original_ctx keep their frequency, those rotating less than
+// beta_slow times are slowed by the factor, with a linear ramp between.
+std::vector<float> yarn_rope_factors(int rope_dim, float theta, const YarnRope& yarn, int original_ctx);
+// YaRN's default attention factor: 0.1·ln(factor)·mscale + 1 (1 for factor <= 1).
+float yarn_mscale(float factor, float mscale = 1.0f);
 
 }  // namespace skiff

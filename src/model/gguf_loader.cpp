@@ -52,6 +52,31 @@ void read_sliding_window(const gguf::GgufFile& f, const std::string& p, const Gg
   if (local_theta != 0) set_local_rope(c, local_theta);  // a negative one is refused by validate()
 }
 
+// YaRN, with llama.cpp's keys and defaults (betas 32 and 1, the original
+// context the trained one). llama.cpp's attention factor is YaRN's default
+// times rope.scaling.attn_factor; its converter writes a checkpoint's own as
+// yarn_attn_factor, which takes its place. llama.cpp always rounds the blend's
+// bounds out to whole pairs; skiff's own key yarn_truncate = false says the
+// checkpoint did not (gpt-oss). llama.cpp reads yarn_ext_factor for no family
+// skiff runs, and neither does transformers: it is not read.
+void read_yarn(const gguf::GgufFile& f, const std::string& p, ModelConfig& c) {
+  if (f.get_float(p + "rope.scaling.yarn_log_multiplier", 0.0) != 0)
+    fail("{}: YaRN's rope.scaling.yarn_log_multiplier (DeepSeek) is not supported", f.path());
+  YarnRope& y = c.rope_yarn;
+  y.factor = static_cast<float>(f.get_float(p + "rope.scaling.factor", 1.0));
+  y.beta_fast = static_cast<float>(f.get_float(p + "rope.scaling.yarn_beta_fast", 32.0));
+  y.beta_slow = static_cast<float>(f.get_float(p + "rope.scaling.yarn_beta_slow", 1.0));
+  y.truncate = f.get_bool(p + "rope.scaling.yarn_truncate", true);
+  c.rope_original_ctx = positive_int(f, p + "rope.scaling.original_context_length", c.max_ctx);
+  c.rope_mscale = static_cast<float>(f.get_float(
+      p + "rope.scaling.yarn_attn_factor", yarn_mscale(y.factor) * f.get_float(p + "rope.scaling.attn_factor", 1.0)));
+  try {
+    c.rope_freq_factors = yarn_rope_factors(c.rope_dim, c.rope_theta, y, c.rope_original_ctx);
+  } catch (const Error& e) {
+    fail("{}: {}", f.path(), e.what());
+  }
+}
+
 }  // namespace
 
 ModelConfig config_from_gguf(const gguf::GgufFile& f) {
@@ -85,15 +110,19 @@ ModelConfig config_from_gguf(const gguf::GgufFile& f) {
   c.vocab_size = static_cast<int>(emb->ne[1]);
   c.tied_output = f.find_tensor("output.weight") == nullptr;
 
+  const std::string scaling = f.get_string(p + "rope.scaling.type", "none");
   if (f.find_tensor("rope_freqs.weight")) {  // Llama-3 scaling
+    if (scaling == "yarn") fail("{}: YaRN scaling with rope_freqs.weight is not supported", f.path());
     try {
       c.rope_freq_factors = gguf_vector(f, "rope_freqs.weight", c.rope_dim / 2);
     } catch (const Error& e) {
       fail("{}: {}", f.path(), e.what());
     }
-  } else if (f.get_string(p + "rope.scaling.type", "none") == "linear") {
+  } else if (scaling == "linear") {
     const float factor = static_cast<float>(f.get_float(p + "rope.scaling.factor", 1.0));
     c.rope_freq_factors.assign(c.rope_dim / 2, factor);
+  } else if (scaling == "yarn") {
+    read_yarn(f, p, c);
   }
   try {
     c.attention_scale = static_cast<float>(f.get_float(p + "attention.scale", 0.0));

@@ -52,7 +52,7 @@ void add_sliding_window(const ModelConfig& c, const std::string& p, GgufMetadata
 
 bool linear_rope_scaling(const ModelConfig& c) {
   const std::vector<float>& f = c.rope_freq_factors;
-  return !f.empty() && c.rope_freq_factors_short.empty() &&
+  return !f.empty() && c.rope_freq_factors_short.empty() && c.rope_yarn.factor == 0 &&
          std::all_of(f.begin(), f.end(), [&](float x) { return x == f.front(); });
 }
 
@@ -82,6 +82,17 @@ GgufMetadata gguf_metadata(const ModelConfig& c) {
   if (!c.rope_freq_factors_short.empty()) {  // LongRoPE, as llama.cpp's converter writes it
     m.emplace_back(p + "rope.scaling.original_context_length", u32(c.rope_original_ctx));
     m.emplace_back(p + "rope.scaling.attn_factor", f32(c.rope_mscale));
+  }
+  if (const YarnRope& y = c.rope_yarn; y.factor != 0) {  // the keys config_from_gguf reads YaRN from
+    m.emplace_back(p + "rope.scaling.type", gguf::make_string("yarn"));
+    m.emplace_back(p + "rope.scaling.factor", f32(y.factor));
+    m.emplace_back(p + "rope.scaling.original_context_length", u32(c.rope_original_ctx));
+    m.emplace_back(p + "rope.scaling.yarn_beta_fast", f32(y.beta_fast));
+    m.emplace_back(p + "rope.scaling.yarn_beta_slow", f32(y.beta_slow));
+    if (!y.truncate) m.emplace_back(p + "rope.scaling.yarn_truncate", gguf::make_bool(false));
+    // As llama.cpp reads it: a multiple of YaRN's default.
+    if (c.rope_mscale != yarn_mscale(y.factor))
+      m.emplace_back(p + "rope.scaling.attn_factor", f32(c.rope_mscale / yarn_mscale(y.factor)));
   }
   if (c.attention_scale > 0) m.emplace_back(p + "attention.scale", f32(c.attention_scale));
   add_sliding_window(c, p, m);

@@ -42,6 +42,30 @@ const json* rope_parameters(const json& j) {
   return nullptr;
 }
 
+// YaRN as transformers' _compute_yarn_parameters reads it: a missing factor is
+// the context's extension, a missing attention factor YaRN's default (or the
+// ratio of two when mscale and mscale_all_dim are given), unset betas 32 and 1.
+void read_yarn(const json& rs, const json& j, ModelConfig& c) {
+  const int top_level = int_field(j, "original_max_position_embeddings", 0);  // older configs
+  const int original = int_field(rs, "original_max_position_embeddings", top_level > 0 ? top_level : -1);
+  YarnRope& y = c.rope_yarn;
+  y.factor = float_field(rs, "factor", static_cast<float>(c.max_ctx) / original);
+  auto unless_zero = [&](const char* key, float fallback) {  // Python's `x or fallback`
+    const float v = float_field(rs, key, 0);
+    return v != 0 ? v : fallback;
+  };
+  y.beta_fast = unless_zero("beta_fast", 32.0f);
+  y.beta_slow = unless_zero("beta_slow", 1.0f);
+  y.truncate = bool_field(rs, "truncate", true);
+  const float mscale = float_field(rs, "mscale", 0), mscale_all_dim = float_field(rs, "mscale_all_dim", 0);
+  const float fallback = mscale != 0 && mscale_all_dim != 0
+                             ? yarn_mscale(y.factor, mscale) / yarn_mscale(y.factor, mscale_all_dim)
+                             : yarn_mscale(y.factor);
+  c.rope_mscale = float_field(rs, "attention_factor", fallback);
+  c.rope_original_ctx = original;
+  c.rope_freq_factors = yarn_rope_factors(c.rope_dim, c.rope_theta, y, original);
+}
+
 void read_rope(const json& j, const Architecture& arch, ModelConfig& c) {
   const json* rope = rope_parameters(j);
   c.rope_theta = float_field(j, "rope_theta", 10000.0f);
@@ -56,6 +80,8 @@ void read_rope(const json& j, const Architecture& arch, ModelConfig& c) {
         float_field(rs, "high_freq_factor", 4.0f), int_field(rs, "original_max_position_embeddings", 8192));
   } else if (kind == "linear") {
     c.rope_freq_factors.assign(c.rope_dim / 2, factor);
+  } else if (kind == "yarn") {
+    read_yarn(rs, j, c);
   } else if (kind != "default" && !kind.empty() &&
              !(arch.hf_rope_scaling && arch.hf_rope_scaling(kind, rs, j, c))) {
     fail("rope_scaling type '{}' is not supported", kind);

@@ -82,7 +82,9 @@ std::string gguf_name(const std::string& hf, const Architecture& arch) {
   if (hf == "model.norm.weight") return "output_norm.weight";
   if (hf == "lm_head.weight") return "output.weight";
   static const std::regex kLayerName(R"(model\.layers\.(\d+)\.(.+)\.(weight|bias))");
+  static const std::regex kSinks(R"(model\.layers\.(\d+)\.self_attn\.sinks)");  // gpt-oss: no suffix
   std::smatch m;
+  if (std::regex_match(hf, m, kSinks)) return "blk." + m[1].str() + ".attn_sinks.weight";
   if (!std::regex_match(hf, m, kLayerName)) return "";
   const std::string prefix = "blk." + m[1].str() + ".", suffix = "." + m[3].str();
   for (const auto& [from, to] : arch.hf_layer_names)
@@ -107,6 +109,10 @@ DType dtype_of(const std::string& name, const std::string& st_dtype) {
 }
 
 }  // namespace
+
+std::string gguf_tensor_name(const std::string& hf_name, const Architecture& arch) {
+  return gguf_name(hf_name, arch);
+}
 
 std::unique_ptr<Model> load_hf_model(const std::string& dir_name, const LoadOptions& options) {
   const fs::path dir(dir_name);

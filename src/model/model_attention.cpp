@@ -1,7 +1,7 @@
 // The attention half of a layer: project Q/K/V (with biases and per-head
 // norms where the architecture has them), rotate, append K/V to the paged
 // cache, then flash attention per (sequence, KV head, query tile) over fixed
-// ranges of its context, merged; the ranges go to different threads (flash
+// ranges of its context, merged (with the heads' sinks where it has them); the ranges go to different threads (flash
 // decoding) when there are too few tiles to keep every thread busy.
 #include <omp.h>
 
@@ -75,6 +75,8 @@ void Model::attention_block(const Batch& batch, PagedKvCache& kv, int l) {
   });
   attend(batch, kv, l);
   matmul(w.wo, s_.att.data(), n_tokens, s_.proj.data());
+  if (c.layers[l].attention.o_bias)
+    for_each_token(n_tokens, c.dim, [&](int t) { add(&s_.proj[t * c.dim], w.bo.data(), c.dim); });
   add_residual(w.post_norm, n_tokens);
 }
 
@@ -111,12 +113,14 @@ void Model::attend(const Batch& batch, const PagedKvCache& kv, int l) {
   const AttentionPlan& plan = s_.plans[layer_plan_[l]];
   const int window = plan.window;
   const float softcap = c.layers[l].attention.softcap;
+  const std::vector<float>& sinks = weights_.layers[l].attention.sinks;  // empty: none
   const size_t part_floats = static_cast<size_t>(kAttentionMaxRows) * (c.head_dim + 2);
   auto queries_of = [&](const AttentionItem& item) {
     const int64_t head_offset = int64_t{item.kv_head} * group * c.head_dim;
     return AttentionQueries{&s_.q[item.first_token * c.q_dim() + head_offset], c.q_dim(),
                             &s_.att[item.first_token * c.q_dim() + head_offset], c.q_dim(),
-                            item.n_tokens, group, s_.token_pos[item.first_token], window, softcap};
+                            item.n_tokens, group, s_.token_pos[item.first_token], window, softcap,
+                            sinks.empty() ? nullptr : &sinks[item.kv_head * group]};
   };
   auto partial_of = [&](int w) {
     float* base = s_.partials.data() + w * part_floats;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <map>
 #include <tuple>
 
@@ -93,6 +94,12 @@ class LayerLoader {
       A.k_norm = norm("attn_k_norm", spec.qk_norm_whole ? c_.kv_dim() : c_.head_dim);
     }
     A.wo = matrix("attn_output", c_.dim, c_.q_dim());
+    if (spec.o_bias) A.bo = load_vector(tensors_, name("attn_output", "bias"), c_.dim);
+    if (spec.sinks) {
+      A.sinks = load_vector(tensors_, name("attn_sinks"), c_.n_heads);
+      for (float s : A.sinks)
+        if (!std::isfinite(s)) fail("tensor '{}' holds a sink of {}", name("attn_sinks"), s);
+    }
     if (spec.post_norm) A.post_norm = norm("post_attention_norm", c_.dim);
     return A;
   }

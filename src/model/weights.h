@@ -36,6 +36,8 @@ struct AttentionWeights {
   std::vector<float> q_norm;     // [head_dim]: qk_norm, shared by every head
   std::vector<float> k_norm;     // [head_dim]
   Matrix wo;                     // [dim, q_dim]
+  std::vector<float> bo;         // [dim]: o_bias
+  std::vector<float> sinks;      // [n_heads]: sinks, one logit per query head
   std::vector<float> post_norm;  // [dim]: post_norm
 };
 

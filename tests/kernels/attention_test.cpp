@@ -2,7 +2,7 @@
 // ISA the CPU has: random shapes, contexts 1 to 4096, lengths not a multiple of
 // the block size, GQA ratios 1-8, head dims 8 to 256, query chunks starting
 // mid-block, shuffled (non-contiguous) block tables, F32/F16/Q8_0 elements,
-// sliding windows and soft-capping.
+// sliding windows, soft-capping and attention sinks.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -36,6 +36,7 @@ struct Case {
   KvElement element;
   int window = 0;      // sliding window (0: none)
   float softcap = 0;   // Gemma 2's soft-cap of scaled scores (0: none)
+  bool sinks = false;  // gpt-oss's logit per query head in each softmax's denominator
 };
 
 DType dtype_of(KvElement e) { return e == KvElement::kF32 ? DType::F32 : DType::F16; }
@@ -118,14 +119,17 @@ PagedHead make_head(const Case& c, int n_ctx, std::mt19937& rng) {
 
 // Naive attention in double: the reference. A query at position p sees keys
 // (p - window, p] with a window, else [0, p].
-std::vector<double> reference(const std::vector<float>& q, const PagedHead& h, const Case& c) {
+// A sink (sinks non-empty: one per head of the group) adds exp(sink) to the
+// denominator.
+std::vector<double> reference(const std::vector<float>& q, const PagedHead& h, const Case& c,
+                              const std::vector<float>& sinks) {
   std::vector<double> out(q.size(), 0.0);
   for (int t = 0; t < c.n_q; ++t)
     for (int g = 0; g < c.group; ++g) {
       const float* qr = &q[(t * c.group + g) * c.head_dim];
       const int pos = c.n_ctx_before + t, first = c.window > 0 ? std::max(0, pos - c.window + 1) : 0;
       std::vector<double> s(pos + 1 - first);
-      double mx = -1e300;
+      double mx = sinks.empty() ? -1e300 : sinks[g];
       for (int j = first; j <= pos; ++j) {
         double dot = 0;
         for (int d = 0; d < c.head_dim; ++d) dot += double(qr[d]) * h.k[j * c.head_dim + d];
@@ -134,7 +138,7 @@ std::vector<double> reference(const std::vector<float>& q, const PagedHead& h, c
         if (c.softcap > 0) x = c.softcap * std::tanh(x / c.softcap);
         mx = std::max(mx, x);
       }
-      double sum = 0;
+      double sum = sinks.empty() ? 0.0 : std::exp(sinks[g] - mx);
       for (double& x : s) sum += (x = std::exp(x - mx));
       for (int j = first; j <= pos; ++j)
         for (int d = 0; d < c.head_dim; ++d)
@@ -153,21 +157,27 @@ void check(const Case& c, std::mt19937& rng) {
   const PagedHead head = make_head(c, n_ctx, rng);
   std::vector<float> q(c.n_q * c.group * c.head_dim);
   for (float& x : q) x = normal(rng);
-  const std::vector<double> want = reference(q, head, c);
+  // Sinks around the scores' scale (|s| ~ 2·sqrt(head_dim)·1/sqrt(head_dim)):
+  // some take most of the mass, some little.
+  std::vector<float> sinks;
+  if (c.sinks)
+    for (int g = 0; g < c.group; ++g) sinks.push_back(3.0f * normal(rng));
+  const std::vector<double> want = reference(q, head, c, sinks);
   const float scale = 1.0f / std::sqrt(float(c.head_dim));
   const int stride = c.group * c.head_dim;
   testing::for_each_isa([&](Isa isa) {
     SCOPED_TRACE(::testing::Message() << isa_name(isa) << " ctx " << c.n_ctx_before << " q " << c.n_q
                                     << " group " << c.group << " dim " << c.head_dim << " block "
                                     << c.block_size << " element " << int(c.element) << " window " << c.window
-                                    << " softcap " << c.softcap);
+                                    << " softcap " << c.softcap << " sinks " << c.sinks);
     std::vector<float> out(q.size(), -1.0f);
-    const AttentionQueries queries{q.data(),   stride,  out.data(), stride,   c.n_q,
-                                   c.group,    c.n_ctx_before, c.window, c.softcap};
+    const AttentionQueries queries{q.data(), stride,         out.data(), stride,    c.n_q,
+                                   c.group,  c.n_ctx_before, c.window,   c.softcap, c.sinks ? sinks.data() : nullptr};
     flash_attention(queries, head.view(c, n_ctx), c.head_dim, scale);
     for (size_t i = 0; i < out.size(); ++i) ASSERT_NEAR(out[i], want[i], kTolerance) << i;
 
-    // Split-KV: three uneven ranges merged must give the same result.
+    // Split-KV: three uneven ranges merged must give the same result (the
+    // sink counted once, at the merge).
     const int rows = c.n_q * c.group;
     std::vector<float> buf(3 * rows * (c.head_dim + 2));
     std::vector<AttentionPartial> parts;
@@ -255,6 +265,25 @@ TEST(FlashAttention, WindowsAndSoftcapMatchFloat64Reference) {
       check({200, 4, 2, head_dim, 24, e, 9, 50.0f}, rng);
       check({90, 12, 1, head_dim, (i++ % 2) ? 16 : 12, e, 100}, rng);
       check({0, 20, 1, head_dim, 16, e, 5, 20.0f}, rng);
+    }
+}
+
+// Attention sinks (gpt-oss) against the reference: decode and prefill rows
+// (the register kernel's row blocks and the generic tiles), split ranges,
+// GQA groups (a sink per query head), with sliding windows and short
+// contexts where a sink outweighs every key.
+TEST(FlashAttention, SinksMatchFloat64Reference) {
+  std::mt19937 rng(23);
+  int i = 0;
+  for (const KvElement e : {KvElement::kF32, KvElement::kF16, KvElement::kQ8_0})
+    for (const int head_dim : {16, 64, 128}) {
+      check({300, 1, 4, head_dim, 16, e, 0, 0, true}, rng);       // decode
+      check({1000, 1, 8, head_dim, 20, e, 0, 0, true}, rng);      // decode, long context
+      check({0, 1, 2, head_dim, 16, e, 0, 0, true}, rng);         // one key and the sink
+      check({200, 4, 2, head_dim, 24, e, 9, 0, true}, rng);       // window
+      check({90, 12, 1, head_dim, (i++ % 2) ? 16 : 12, e, 32, 0, true}, rng);
+      check({37, 32, 1, head_dim, 16, e, 0, 0, true}, rng);       // prefill, 32 rows
+      check({5, 8, 4, head_dim, 5, e, 0, 0, true}, rng);          // prefill, grouped
     }
 }
 

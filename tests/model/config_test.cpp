@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -30,6 +31,38 @@ TEST(Llama3Rope, FactorsFollowTheWavelengthBands) {
   }
   EXPECT_FLOAT_EQ(f[0], 1.0f);
   EXPECT_FLOAT_EQ(f[63], 8.0f);
+}
+
+// YaRN's divisors against transformers 5.25's _compute_yarn_parameters
+// (1 / its inv_freq × the unscaled one, in float64 from its float32): gpt-oss's
+// settings (theta 1e6 here, factor 32 over 4096, betas 32/1) on 16-dim heads,
+// with the blend's bounds exact (its "truncate": false: pairs 1.74 to 3.75)
+// and rounded out (the default, and llama.cpp's: pairs 1 to 4).
+TEST(YarnRope, FactorsAsTransformersComputesThem) {
+  YarnRope yarn{32.0f, 32.0f, 1.0f, false};
+  const std::vector<double> exact = {1.0, 1.000000009069194, 1.1401373706756568, 2.535692104329056,
+                                     31.999998480081633, 32.00000014357228, 32.0000023709112, 31.99999874886816};
+  std::vector<float> f = yarn_rope_factors(16, 1e6f, yarn, 4096);
+  ASSERT_EQ(f.size(), exact.size());
+  for (size_t i = 0; i < f.size(); ++i) EXPECT_NEAR(f[i], exact[i], 2e-6 * exact[i]) << i;
+  // Rounded out: a ramp over pairs 1..4, (i - 1) / 3 of each slowed 32x.
+  yarn.truncate = true;
+  f = yarn_rope_factors(16, 1e6f, yarn, 4096);
+  for (int i = 0; i < 8; ++i) {
+    const double slowed = std::clamp((i - 1) / 3.0, 0.0, 1.0);
+    EXPECT_NEAR(f[i], 1 / (slowed / 32 + 1 - slowed), 1e-5 * f[i]) << i;
+  }
+  // Qwen2.5's form (factor 4 over 32, theta 1e4): transformers gives 1, 1.6, then 4.
+  f = yarn_rope_factors(16, 1e4f, YarnRope{4.0f}, 32);
+  EXPECT_FLOAT_EQ(f[0], 1.0f);
+  EXPECT_FLOAT_EQ(f[1], 1.6f);
+  for (int i = 2; i < 8; ++i) EXPECT_FLOAT_EQ(f[i], 4.0f) << i;
+  EXPECT_FLOAT_EQ(yarn_mscale(4.0f), 1.138629436f);
+  EXPECT_FLOAT_EQ(yarn_mscale(32.0f), 1.3465735903f);
+  EXPECT_FLOAT_EQ(yarn_mscale(0.5f), 1.0f);
+  EXPECT_THROW(yarn_rope_factors(16, 1e4f, YarnRope{-1.0f}, 32), Error);
+  EXPECT_THROW(yarn_rope_factors(16, 1e4f, YarnRope{4.0f, NAN}, 32), Error);
+  EXPECT_THROW(yarn_rope_factors(16, 1e4f, YarnRope{4.0f}, 0), Error);
 }
 
 TEST(ModelConfig, ValidateRejectsInconsistentShapes) {

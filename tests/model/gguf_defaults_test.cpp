@@ -1,15 +1,18 @@
 // The hyperparameters a GGUF file may leave out, as llama.cpp's loader fills
 // them in (src/models/gemma2.cpp, gemma3.cpp, phi3.cpp of the llama.cpp
 // scripts/build-llama-cpp.sh builds): each case is a file of metadata and an
-// embedding only, read by config_from_gguf.
+// embedding only, read by config_from_gguf; and what gguf_metadata (skiff
+// quantize) writes of a config, read back.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <filesystem>
 #include <string>
 
+#include "base/error.h"
 #include "gguf/gguf.h"
 #include "gguf/gguf_writer.h"
+#include "model/gguf_metadata.h"
 #include "model/loader.h"
 
 namespace skiff {
@@ -19,21 +22,27 @@ using gguf::ValueType;
 
 constexpr int kLayers = 6;
 
-// A 6-layer model of `arch` (width 64, 4 heads of 16) with `extra` keys.
-ModelConfig config_of(const std::string& arch, const std::vector<std::pair<std::string, gguf::Value>>& extra = {}) {
+// The config of a file of these keys and an embedding [8, 64].
+ModelConfig config_of_keys(const GgufMetadata& keys) {
   gguf::GgufWriter w;
-  w.set("general.architecture", gguf::make_string(arch));
-  w.set(arch + ".block_count", gguf::make_uint(ValueType::UINT32, kLayers));
-  w.set(arch + ".embedding_length", gguf::make_uint(ValueType::UINT32, 64));
-  w.set(arch + ".feed_forward_length", gguf::make_uint(ValueType::UINT32, 128));
-  w.set(arch + ".attention.head_count", gguf::make_uint(ValueType::UINT32, 4));
-  for (const auto& [key, value] : extra) w.set(arch + "." + key, value);
+  for (const auto& [key, value] : keys) w.set(key, value);
   w.add_tensor("token_embd.weight", DType::F32, {64, 8}, std::vector<uint8_t>(64 * 8 * 4));
-  const std::string path = (std::filesystem::path(::testing::TempDir()) / ("defaults_" + arch + ".gguf")).string();
+  const std::string path = (std::filesystem::path(::testing::TempDir()) / "defaults.gguf").string();
   w.write(path);
   ModelConfig config = config_from_gguf(gguf::GgufFile(path));
   std::filesystem::remove(path);
   return config;
+}
+
+// A 6-layer model of `arch` (width 64, 4 heads of 16) with `extra` keys.
+ModelConfig config_of(const std::string& arch, const GgufMetadata& extra = {}) {
+  GgufMetadata keys = {{"general.architecture", gguf::make_string(arch)},
+                       {arch + ".block_count", gguf::make_uint(ValueType::UINT32, kLayers)},
+                       {arch + ".embedding_length", gguf::make_uint(ValueType::UINT32, 64)},
+                       {arch + ".feed_forward_length", gguf::make_uint(ValueType::UINT32, 128)},
+                       {arch + ".attention.head_count", gguf::make_uint(ValueType::UINT32, 4)}};
+  for (const auto& [key, value] : extra) keys.emplace_back(arch + "." + key, value);
+  return config_of_keys(keys);
 }
 
 std::vector<int> windows(const ModelConfig& c) {
@@ -85,6 +94,58 @@ TEST(GgufDefaults, Phi3) {
   EXPECT_FLOAT_EQ(bare.rope_mscale, 1.0f);
   const ModelConfig windowed = config_of("phi3", {{"attention.sliding_window", gguf::make_uint(ValueType::UINT32, 2047)}});
   EXPECT_EQ(windows(windowed), std::vector<int>(kLayers, 2047));
+}
+
+gguf::Value f32(double v) { return gguf::make_float(ValueType::FLOAT32, v); }
+
+// YaRN as llama.cpp's converter writes it (type, factor, original context),
+// with llama.cpp's defaults for the rest: betas 32 and 1, the bounds rounded
+// out, YaRN's attention factor, times rope.scaling.attn_factor; a checkpoint's
+// own factor (yarn_attn_factor) in its place.
+TEST(GgufDefaults, Yarn) {
+  const GgufMetadata yarn = {{"rope.scaling.type", gguf::make_string("yarn")},
+                             {"rope.scaling.factor", f32(4)},
+                             {"rope.scaling.original_context_length", gguf::make_uint(ValueType::UINT32, 32)}};
+  const ModelConfig bare = config_of("qwen2", yarn);
+  EXPECT_EQ(bare.rope_original_ctx, 32);
+  EXPECT_FLOAT_EQ(bare.rope_yarn.beta_fast, 32.0f);
+  EXPECT_FLOAT_EQ(bare.rope_yarn.beta_slow, 1.0f);
+  EXPECT_TRUE(bare.rope_yarn.truncate);
+  EXPECT_EQ(bare.rope_freq_factors, yarn_rope_factors(16, 10000.0f, YarnRope{4.0f}, 32));
+  EXPECT_FLOAT_EQ(bare.rope_freq_factors[1], 1.6f);  // transformers' value, as config_test
+  EXPECT_FLOAT_EQ(bare.rope_mscale, yarn_mscale(4.0f));
+
+  GgufMetadata scaled = yarn;
+  scaled.emplace_back("rope.scaling.attn_factor", f32(0.5));
+  EXPECT_FLOAT_EQ(config_of("qwen2", scaled).rope_mscale, 0.5f * yarn_mscale(4.0f));
+  scaled.emplace_back("rope.scaling.yarn_attn_factor", f32(1.25));
+  EXPECT_FLOAT_EQ(config_of("qwen2", scaled).rope_mscale, 1.25f);
+  GgufMetadata deepseek = yarn;
+  deepseek.emplace_back("rope.scaling.yarn_log_multiplier", f32(0.1));
+  EXPECT_THROW(config_of("qwen2", deepseek), Error);
+  GgufMetadata no_factor = yarn;
+  no_factor[1].second = f32(-2);
+  EXPECT_THROW(config_of("qwen2", no_factor), Error);
+}
+
+// skiff quantize's keys give the config back: YaRN with every parameter off
+// its default (gpt-oss's exact bounds, other betas, another attention factor).
+TEST(GgufMetadataRoundTrip, Yarn) {
+  ModelConfig c = config_of("qwen2");
+  c.rope_yarn = {32.0f, 16.0f, 2.0f, false};
+  c.rope_original_ctx = 64;
+  c.rope_freq_factors = yarn_rope_factors(c.rope_dim, c.rope_theta, c.rope_yarn, c.rope_original_ctx);
+  c.rope_mscale = 1.5f;
+  const ModelConfig back = config_of_keys(gguf_metadata(c));
+  EXPECT_EQ(back.rope_yarn.factor, 32.0f);
+  EXPECT_EQ(back.rope_yarn.beta_fast, 16.0f);
+  EXPECT_EQ(back.rope_yarn.beta_slow, 2.0f);
+  EXPECT_FALSE(back.rope_yarn.truncate);
+  EXPECT_EQ(back.rope_original_ctx, 64);
+  EXPECT_EQ(back.rope_freq_factors, c.rope_freq_factors);
+  EXPECT_FLOAT_EQ(back.rope_mscale, 1.5f);
+  c.rope_mscale = yarn_mscale(32.0f);  // the default: no key for it
+  EXPECT_FLOAT_EQ(config_of_keys(gguf_metadata(c)).rope_mscale, c.rope_mscale);
 }
 
 }  // namespace

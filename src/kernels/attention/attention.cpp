@@ -41,12 +41,12 @@ void merge_attention_partials(const AttentionQueries& queries, const AttentionPa
                               int n, int head_dim) {
   const int rows = queries.n_q * queries.group;
   for (int r = 0; r < rows; ++r) {
-    float max = -std::numeric_limits<float>::infinity();
-    for (int i = 0; i < n; ++i) max = std::max(max, parts[i].max[r]);
     const int t = r / queries.group, h = r % queries.group;
+    float max = queries.sinks ? queries.sinks[h] : -std::numeric_limits<float>::infinity();
+    for (int i = 0; i < n; ++i) max = std::max(max, parts[i].max[r]);
     float* out = queries.out + t * queries.out_stride + h * head_dim;
     for (int d = 0; d < head_dim; ++d) out[d] = 0.0f;
-    float sum = 0.0f;
+    float sum = queries.sinks ? std::exp(queries.sinks[h] - max) : 0.0f;
     for (int i = 0; i < n; ++i) {
       if (parts[i].max[r] == -std::numeric_limits<float>::infinity()) continue;
       const float w = std::exp(parts[i].max[r] - max);

@@ -22,6 +22,11 @@ struct AttentionQueries {
   int first_pos;
   int window = 0;      // > 0: a query at position p sees keys (p - window, p] only (sliding window)
   float softcap = 0;   // > 0: scaled scores s become softcap · tanh(s / softcap) (Gemma 2)
+  // Attention sinks (gpt-oss): a logit per query head [group], null for none,
+  // that joins each softmax's denominator as exp(sink) and has no value: it
+  // only takes probability away from the keys. Partials leave it out; the
+  // merge counts it once.
+  const float* sinks = nullptr;
 };
 
 // Element type of cached K/V rows.
@@ -57,7 +62,8 @@ struct AttentionPartial {
 };
 void flash_attention_partial(const AttentionQueries& queries, const KvBlocks& kv, int pos_begin,
                              int pos_end, int head_dim, float scale, const AttentionPartial& out);
-// Merges n partials of the same rows exactly and writes the normalized output.
+// Merges n partials of the same rows exactly, with the sinks when the queries
+// have them, and writes the normalized output.
 void merge_attention_partials(const AttentionQueries& queries, const AttentionPartial* parts,
                               int n, int head_dim);
 

@@ -72,6 +72,14 @@ SourceTensor stacked_tensor(std::string name, const std::vector<Matrix>& experts
   return t;
 }
 
+// Each expert's bias, one after another: GGUF's [n_experts, width] (not a
+// matrix to quantize: its name ends in .bias).
+SourceTensor expert_bias_tensor(std::string name, const std::vector<float>& bias, int64_t n_experts) {
+  SourceTensor t = vector_tensor(std::move(name), bias);
+  t.ne = {static_cast<int64_t>(bias.size()) / n_experts, n_experts};
+  return t;
+}
+
 // Matrices a, b (and c) as one: they are consecutive rows of one fused tensor.
 Matrix fused(std::initializer_list<const Matrix*> parts) {
   Matrix m = **parts.begin();
@@ -117,9 +125,10 @@ std::vector<SourceTensor> model_tensors(const Model& model, const Architecture& 
     vector_if("attn_output.bias", A.bo);
     vector_if("attn_sinks.weight", A.sinks);
     vector_if("post_attention_norm.weight", A.post_norm);
-    t.push_back(vector_tensor(p + "ffn_norm.weight", F.norm));
+    t.push_back(vector_tensor(p + arch.ffn_norm_name + ".weight", F.norm));
     const bool experts = !F.experts_gate.empty();
     if (experts) t.push_back(matrix_tensor(p + "ffn_gate_inp.weight", F.router));
+    vector_if("ffn_gate_inp.bias", F.router_bias);
     const std::string dense = experts ? "_shexp.weight" : ".weight";  // a mixture's dense FFN is its shared expert
     if (arch.fused_gate_up && !experts) {
       t.push_back(matrix_tensor(p + "ffn_up.weight", fused({&F.w_gate, &F.w_up})));
@@ -133,6 +142,11 @@ std::vector<SourceTensor> model_tensors(const Model& model, const Architecture& 
       t.push_back(stacked_tensor(p + "ffn_gate_exps.weight", F.experts_gate));
       t.push_back(stacked_tensor(p + "ffn_up_exps.weight", F.experts_up));
       t.push_back(stacked_tensor(p + "ffn_down_exps.weight", F.experts_down));
+      const auto n = static_cast<int64_t>(F.experts_gate.size());
+      for (const auto& [name, bias] : {std::pair{"ffn_gate_exps.bias", &F.experts_gate_bias},
+                                       std::pair{"ffn_up_exps.bias", &F.experts_up_bias},
+                                       std::pair{"ffn_down_exps.bias", &F.experts_down_bias}})
+        if (!bias->empty()) t.push_back(expert_bias_tensor(p + name, *bias, n));
     }
     vector_if("post_ffw_norm.weight", F.post_norm);
   }

@@ -101,8 +101,9 @@ DType fallback_type(DType target) {
   }
 }
 
-DType tensor_type(DType target, const std::vector<int64_t>& ne) {
-  if (ne.size() < 2) return DType::F32;
+DType tensor_type(DType target, const std::string& name, const std::vector<int64_t>& ne) {
+  // Vectors and biases (gpt-oss's experts' are [n_experts, width]) stay F32, as llama-quantize keeps them.
+  if (ne.size() < 2 || name.ends_with(".bias")) return DType::F32;
   if (whole_blocks(target, ne[0])) return target;
   const DType fallback = fallback_type(target);
   return whole_blocks(fallback, ne[0]) ? fallback : DType::F16;
@@ -122,7 +123,7 @@ QuantizeSummary quantize_model(const std::string& in, const std::string& out, co
   for (size_t i = 0; i < source.tensors.size(); ++i) {
     const SourceTensor& t = source.tensors[i];
     const DType target = type.matrix_type(t.name, model);
-    const DType out_type = tensor_type(target, t.ne);
+    const DType out_type = tensor_type(target, t.name, t.ne);
     std::string note;
     if (t.ne.size() >= 2 && out_type != target) {
       ++summary.n_fallbacks;

@@ -16,11 +16,11 @@ namespace skiff::convert {
 // Q6_K -> Q8_0, Q2_K / Q3_K / IQ4_XS -> IQ4_NL; Q8_0 for the 32-blocks.
 DType fallback_type(DType target);
 
-// The type a tensor of shape `ne` gets when `target` is asked for: 1-D tensors
-// (norms, RoPE factors) stay F32; a matrix whose rows are not whole blocks of
-// `target` gets fallback_type(target) when its rows are whole blocks of that,
-// else F16.
-DType tensor_type(DType target, const std::vector<int64_t>& ne);
+// The type the tensor `name` of shape `ne` gets when `target` is asked for:
+// 1-D tensors (norms, RoPE factors) and biases stay F32; a matrix whose rows
+// are not whole blocks of `target` gets fallback_type(target) when its rows are
+// whole blocks of that, else F16.
+DType tensor_type(DType target, const std::string& name, const std::vector<int64_t>& ne);
 
 struct QuantizeSummary {
   uint64_t input_bytes = 0;

@@ -41,18 +41,7 @@ void hf_facts(const nlohmann::json& j, ModelConfig& c, int default_period, bool 
   c.attention_scale = static_cast<float>(1.0 / std::sqrt(scalar));
   set_attention_softcap(c, hf_number(j, "attn_logit_softcapping", 0));
   c.logit_softcap = static_cast<float>(hf_number(j, "final_logit_softcapping", 0));
-  const int window = bounded_int(hf_int(j, "sliding_window", 0), "sliding_window");
-  if (window <= 0) return;
-  // transformers >= 4.53 lists each layer's kind; older configs give a period.
-  std::vector<bool> sliding;
-  if (const auto types = j.find("layer_types"); types != j.end() && types->is_array()) {
-    if (types->size() != static_cast<size_t>(c.n_layers))
-      fail("'layer_types' has {} entries for {} layers", types->size(), c.n_layers);
-    for (const auto& t : *types) sliding.push_back(t == "sliding_attention");
-  } else {
-    sliding = sliding_every(c.n_layers, bounded_int(hf_int(j, "sliding_window_pattern", default_period), "sliding_window_pattern"));
-  }
-  set_windows(c, sliding, window);
+  hf_sliding_windows(j, c, default_period);
 }
 
 // GGUF holds one attention soft-cap for all layers.

@@ -15,7 +15,7 @@ namespace {
 std::vector<const Architecture*> all_architectures() {
   return {&llama_architecture(),    &qwen2_architecture(),    &qwen3_architecture(), &gemma2_architecture(),
           &gemma3_architecture(),   &phi3_architecture(),     &qwen2moe_architecture(), &qwen3moe_architecture(),
-          &olmoe_architecture(),    &granitemoe_architecture()};
+          &olmoe_architecture(),    &granitemoe_architecture(), &gpt_oss_architecture()};
 }
 
 }  // namespace
@@ -64,6 +64,22 @@ std::vector<bool> sliding_every(int n_layers, int period) {
 void set_windows(ModelConfig& c, const std::vector<bool>& sliding, int window) {
   if (sliding.size() != c.layers.size()) fail("{} sliding-window flags for {} layers", sliding.size(), c.layers.size());
   for (size_t l = 0; l < sliding.size(); ++l) c.layers[l].attention.window = sliding[l] ? window : 0;
+}
+
+void hf_sliding_windows(const nlohmann::json& j, ModelConfig& c, int default_period) {
+  const int window = bounded_int(hf_int(j, "sliding_window", 0), "sliding_window");
+  if (window <= 0) return;
+  // transformers >= 4.53 lists each layer's kind; older configs give a period.
+  std::vector<bool> sliding;
+  if (const auto types = j.find("layer_types"); types != j.end() && types->is_array()) {
+    if (types->size() != static_cast<size_t>(c.n_layers))
+      fail("'layer_types' has {} entries for {} layers", types->size(), c.n_layers);
+    for (const auto& t : *types) sliding.push_back(t == "sliding_attention");
+  } else {
+    sliding = sliding_every(c.n_layers,
+                            bounded_int(hf_int(j, "sliding_window_pattern", default_period), "sliding_window_pattern"));
+  }
+  set_windows(c, sliding, window);
 }
 
 void hf_window_on_every_layer(const nlohmann::json& j, ModelConfig& c) {

@@ -5,6 +5,7 @@
 // gguf_metadata.cpp). One arch_*.cpp file per family fills one in; the single
 // forward pass in model.cpp composes each layer from its spec.
 #pragma once
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -12,6 +13,7 @@
 
 #include "gguf/gguf.h"
 #include "model/config.h"
+#include "model/weights.h"
 
 namespace skiff {
 
@@ -39,6 +41,13 @@ struct Architecture {
   // HF layer tensor names ("post_attention_layernorm") that this family maps
   // to other GGUF names ("post_attention_norm") than Llama does.
   std::vector<std::pair<std::string, std::string>> hf_layer_names;
+  // The GGUF name of the FFN's input norm (gpt-oss: "post_attention_norm").
+  std::string ffn_norm_name = "ffn_norm";
+  // Rewrites a checkpoint's tensors that GGUF lays out otherwise into GGUF's
+  // layout (gpt-oss's experts: x·W with gate and up interleaved), keeping the
+  // new buffers in `storage`. Error on a shape the config does not give.
+  void (*hf_tensors)(const ModelConfig& c, TensorMap& tensors,
+                     std::vector<std::shared_ptr<const void>>& storage) = nullptr;
   GgufSlidingDefaults gguf_sliding;
   // Set the family's facts once the common hyperparameters are in `c` and
   // its layers are Llama's (start_layers).
@@ -70,6 +79,7 @@ const Architecture& qwen2moe_architecture();
 const Architecture& qwen3moe_architecture();
 const Architecture& olmoe_architecture();
 const Architecture& granitemoe_architecture();
+const Architecture& gpt_oss_architecture();
 
 // Shared by the descriptions and loaders. Every layer as Llama's: global
 // attention at the model's RoPE base, a SwiGLU FFN.
@@ -79,6 +89,9 @@ void start_layers(ModelConfig& c);
 std::vector<bool> sliding_every(int n_layers, int period);
 // The layers flagged in `sliding` [n_layers] get `window`.
 void set_windows(ModelConfig& c, const std::vector<bool>& sliding, int window);
+// config.json's "sliding_window", where it has one, on the layers "layer_types"
+// calls sliding_attention, or else every layer sliding_every(default_period) picks.
+void hf_sliding_windows(const nlohmann::json& j, ModelConfig& c, int default_period);
 // config.json's "sliding_window", where it has one, on every layer (Mistral, Phi-3).
 void hf_window_on_every_layer(const nlohmann::json& j, ModelConfig& c);
 // The window every sliding layer has, 0 when none slides; Error when they

@@ -8,9 +8,10 @@
 
 namespace skiff {
 
-// The FFN's activation of the gate: SwiGLU (Llama, Qwen, Phi-3) or GeGLU
-// with the tanh approximation of GELU (Gemma).
-enum class Activation { kSilu, kGeluTanh };
+// The FFN's activation of the gate: SwiGLU (Llama, Qwen, Phi-3), GeGLU with
+// the tanh approximation of GELU (Gemma), or gpt-oss's clamped SwiGLU:
+// (clamp(up, ±7) + 1) · g·σ(1.702·g) with g = min(gate, 7).
+enum class Activation { kSilu, kGeluTanh, kSwigluOai };
 
 // A layer's rotary embedding: its base, and whether the model's frequency
 // factors and attention factor (Llama-3, linear or LongRoPE scaling) apply.
@@ -56,6 +57,7 @@ struct ExpertsSpec {
   bool normalize = false;   // the kept weights renormalised to sum 1 (Qwen3-MoE, Mixtral, Granite-MoE)
   int shared_ffn_dim = 0;   // > 0: the shared expert's hidden width
   bool shared_gate = false; // the shared expert's output × sigmoid(gate · x) (Qwen2-MoE)
+  bool biases = false;      // the router and each expert's gate, up and down add biases (gpt-oss)
   bool operator==(const ExpertsSpec&) const = default;
 };
 

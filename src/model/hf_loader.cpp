@@ -70,7 +70,7 @@ std::string gguf_name(const std::string& hf, const Architecture& arch) {
       {"mlp.down_proj", "ffn_down"},
       // Mixtures of experts: routers, shared experts, stacked experts (Granite).
       {"mlp.gate", "ffn_gate_inp"},           {"block_sparse_moe.gate", "ffn_gate_inp"},
-      {"block_sparse_moe.router.layer", "ffn_gate_inp"},
+      {"block_sparse_moe.router.layer", "ffn_gate_inp"}, {"mlp.router", "ffn_gate_inp"},
       {"mlp.shared_expert.gate_proj", "ffn_gate_shexp"}, {"mlp.shared_expert.up_proj", "ffn_up_shexp"},
       {"mlp.shared_expert.down_proj", "ffn_down_shexp"}, {"mlp.shared_expert_gate", "ffn_gate_inp_shexp"},
       {"block_sparse_moe.input_linear", "ffn_gate_up_exps"}, {"block_sparse_moe.output_linear", "ffn_down_exps"}};
@@ -82,9 +82,19 @@ std::string gguf_name(const std::string& hf, const Architecture& arch) {
   if (hf == "model.norm.weight") return "output_norm.weight";
   if (hf == "lm_head.weight") return "output.weight";
   static const std::regex kLayerName(R"(model\.layers\.(\d+)\.(.+)\.(weight|bias))");
-  static const std::regex kSinks(R"(model\.layers\.(\d+)\.self_attn\.sinks)");  // gpt-oss: no suffix
+  // gpt-oss's tensors without a .weight/.bias suffix; its experts as the
+  // checkpoint lays them out (x·W, gate and up interleaved: hf_tensors rewrites them).
+  static const std::pair<const char*, const char*> kBare[] = {
+      {"self_attn.sinks", "attn_sinks.weight"},
+      {"mlp.experts.gate_up_proj", "ffn_gate_up_exps_xw.weight"},
+      {"mlp.experts.gate_up_proj_bias", "ffn_gate_up_exps_xw.bias"},
+      {"mlp.experts.down_proj", "ffn_down_exps_xw.weight"},
+      {"mlp.experts.down_proj_bias", "ffn_down_exps.bias"}};
+  static const std::regex kBareName(R"(model\.layers\.(\d+)\.([a-z_.]+))");
   std::smatch m;
-  if (std::regex_match(hf, m, kSinks)) return "blk." + m[1].str() + ".attn_sinks.weight";
+  if (std::regex_match(hf, m, kBareName))
+    for (const auto& [from, to] : kBare)
+      if (m[2] == from) return "blk." + m[1].str() + "." + to;
   if (!std::regex_match(hf, m, kLayerName)) return "";
   const std::string prefix = "blk." + m[1].str() + ".", suffix = "." + m[3].str();
   for (const auto& [from, to] : arch.hf_layer_names)
@@ -109,10 +119,6 @@ DType dtype_of(const std::string& name, const std::string& st_dtype) {
 }
 
 }  // namespace
-
-std::string gguf_tensor_name(const std::string& hf_name, const Architecture& arch) {
-  return gguf_name(hf_name, arch);
-}
 
 std::unique_ptr<Model> load_hf_model(const std::string& dir_name, const LoadOptions& options) {
   const fs::path dir(dir_name);
@@ -146,6 +152,13 @@ std::unique_ptr<Model> load_hf_model(const std::string& dir_name, const LoadOpti
     weights.storage.push_back(file);
   }
   if (!tensors.count("output.weight")) config.tied_output = true;
+  if (arch.hf_tensors) {
+    try {
+      arch.hf_tensors(config, tensors, weights.storage);
+    } catch (const Error& e) {
+      fail("{}: {}", dir_name, e.what());
+    }
+  }
   try {
     ModelWeights built = build_weights(config, arch, tensors, arch.hf_norm_plus_one ? 1.0f : 0.0f);
     built.storage = std::move(weights.storage);

@@ -10,7 +10,6 @@
 
 namespace skiff {
 
-struct Architecture;
 
 // How weights get into memory. Default: read into anonymous huge-page memory,
 // which decodes faster than 4 KiB mmap pages; mmap starts faster.
@@ -30,9 +29,5 @@ std::unique_ptr<Model> load_hf_model(const std::string& dir, const LoadOptions& 
 // unknown architecture among them) before any weight is read.
 ModelConfig config_from_gguf(const gguf::GgufFile& file);
 ModelConfig config_from_hf(const nlohmann::json& config_json);
-
-// A checkpoint tensor's GGUF name ("model.layers.0.self_attn.o_proj.bias" ->
-// "blk.0.attn_output.bias"), as `arch` maps it; empty for tensors no model uses.
-std::string gguf_tensor_name(const std::string& hf_name, const Architecture& arch);
 
 }  // namespace skiff

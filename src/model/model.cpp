@@ -181,12 +181,30 @@ void Model::ffn_block(int l, int n_tokens) {
 
 namespace {
 
+// gpt-oss's clamped SwiGLU (its constants, which llama.cpp also fixes).
+void swiglu_oai(float* gate, const float* up, int64_t n) {
+  constexpr float kAlpha = 1.702f, kLimit = 7.0f;
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = std::min(gate[i], kLimit), u = std::clamp(up[i], -kLimit, kLimit);
+    gate[i] = (u + 1.0f) * g / (1.0f + std::exp(-kAlpha * g));
+  }
+}
+
 // gate = act(gate) ⊙ up over n values, across the threads.
 void gated_activation(Activation activation, float* gate, const float* up, int64_t n) {
   for_each_range(n, [&](int64_t begin, int64_t end) {
-    if (activation == Activation::kGeluTanh) gelu_tanh_mul(gate + begin, up + begin, end - begin);
-    else silu_mul(gate + begin, up + begin, end - begin);
+    switch (activation) {
+      case Activation::kSilu: silu_mul(gate + begin, up + begin, end - begin); break;
+      case Activation::kGeluTanh: gelu_tanh_mul(gate + begin, up + begin, end - begin); break;
+      case Activation::kSwigluOai: swiglu_oai(gate + begin, up + begin, end - begin); break;
+    }
   });
+}
+
+// rows[t * k + j] += bias of expert ids[t * k + j] (width floats each), for n_slots slots.
+void add_expert_biases(float* rows, const std::vector<float>& bias, const int32_t* ids, int n_slots, int64_t width) {
+  if (bias.empty()) return;
+  for_each_token(n_slots, width, [&](int s) { add(rows + s * width, &bias[ids[s] * width], static_cast<int>(width)); });
 }
 
 }  // namespace
@@ -208,13 +226,19 @@ void Model::expert_ffn(const FfnSpec& spec, const FfnWeights& w, int n_tokens) {
   for (int t = 0; t < n_tokens; t += step)
     matmul(w.router, &s_.xb[t * d], std::min(step, n_tokens - t), &s_.router_logits[t * e.n_experts]);
   for_each_token(n_tokens, e.n_experts, [&](int t) {
-    route_token(e, &s_.router_logits[t * e.n_experts], &s_.expert_ids[t * k], &s_.expert_weights[t * k]);
+    float* logits = &s_.router_logits[t * e.n_experts];
+    if (!w.router_bias.empty()) add(logits, w.router_bias.data(), e.n_experts);
+    route_token(e, logits, &s_.expert_ids[t * k], &s_.expert_weights[t * k]);
   });
   const int32_t* ids = s_.expert_ids.data();
+  const int slots = n_tokens * k;
   matmul_experts(w.experts_gate, ids, k, s_.xb.data(), 1, n_tokens, s_.expert_gate.data());
   matmul_experts(w.experts_up, ids, k, s_.xb.data(), 1, n_tokens, s_.expert_up.data());
-  gated_activation(spec.activation, s_.expert_gate.data(), s_.expert_up.data(), int64_t{n_tokens} * k * e.ffn_dim);
+  add_expert_biases(s_.expert_gate.data(), w.experts_gate_bias, ids, slots, e.ffn_dim);
+  add_expert_biases(s_.expert_up.data(), w.experts_up_bias, ids, slots, e.ffn_dim);
+  gated_activation(spec.activation, s_.expert_gate.data(), s_.expert_up.data(), int64_t{slots} * e.ffn_dim);
   matmul_experts(w.experts_down, ids, k, s_.expert_gate.data(), k, n_tokens, s_.expert_out.data());
+  add_expert_biases(s_.expert_out.data(), w.experts_down_bias, ids, slots, d);
   if (e.shared_ffn_dim > 0) dense_ffn(spec.activation, w, n_tokens);
   for_each_token(n_tokens, int64_t{k} * d, [&](int t) {
     float* out = &s_.proj[t * d];

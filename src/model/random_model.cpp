@@ -84,6 +84,8 @@ ModelConfig random_config(const RandomModelSpec& s, int64_t vocab) {
                       {"rms_norm_eps", s.norm_eps},
                       {"rope_theta", s.rope_theta},
                       {"tie_word_embeddings", false}};
+  // A family whose GGUF files slide without saying so (Gemma 2, gpt-oss) gets that window.
+  if (arch.gguf_sliding.window > 0) j["sliding_window"] = arch.gguf_sliding.window;
   if (s.n_experts > 0) {
     // Each family's spelling; a family reads the ones it knows.
     j["num_experts"] = j["num_local_experts"] = s.n_experts;
@@ -132,11 +134,14 @@ std::vector<TensorPlan> model_tensors(const ModelConfig& c, const gguf::FileType
       vector(p + "attn_k_norm.weight", A.qk_norm_whole ? kv : c.head_dim, true);
     }
     matrix(p + "attn_output.weight", {q, d});
+    if (A.o_bias) vector(p + "attn_output.bias", d, false);
+    if (A.sinks) vector(p + "attn_sinks.weight", c.n_heads, false);
     if (A.post_norm) vector(p + "post_attention_norm.weight", d, true);
-    vector(p + "ffn_norm.weight", d, true);
+    vector(p + arch.ffn_norm_name + ".weight", d, true);
     if (F.kind == FfnKind::kExperts) {
       const ExpertsSpec& e = F.experts;
       matrix(p + "ffn_gate_inp.weight", {d, e.n_experts});
+      if (e.biases) vector(p + "ffn_gate_inp.bias", e.n_experts, false);
       if (e.shared_ffn_dim > 0) {
         matrix(p + "ffn_gate_shexp.weight", {d, e.shared_ffn_dim});
         matrix(p + "ffn_up_shexp.weight", {d, e.shared_ffn_dim});
@@ -146,6 +151,11 @@ std::vector<TensorPlan> model_tensors(const ModelConfig& c, const gguf::FileType
       matrix(p + "ffn_gate_exps.weight", {d, e.ffn_dim, e.n_experts});
       matrix(p + "ffn_up_exps.weight", {d, e.ffn_dim, e.n_experts});
       matrix(p + "ffn_down_exps.weight", {e.ffn_dim, d, e.n_experts});
+      if (e.biases) {
+        t.push_back({p + "ffn_gate_exps.bias", DType::F32, {e.ffn_dim, e.n_experts}, false});
+        t.push_back({p + "ffn_up_exps.bias", DType::F32, {e.ffn_dim, e.n_experts}, false});
+        t.push_back({p + "ffn_down_exps.bias", DType::F32, {d, e.n_experts}, false});
+      }
     } else if (arch.fused_gate_up) {
       matrix(p + "ffn_up.weight", {d, 2 * int64_t{c.ffn_dim}});
       matrix(p + "ffn_down.weight", {c.ffn_dim, d});

@@ -106,7 +106,7 @@ class LayerLoader {
 
   FfnWeights ffn(const FfnSpec& spec) const {
     FfnWeights F;
-    F.norm = norm("ffn_norm", c_.dim);
+    F.norm = norm(arch_.ffn_norm_name.c_str(), c_.dim);
     if (spec.kind == FfnKind::kExperts) {
       experts(spec.experts, F);
     } else if (arch_.fused_gate_up) {
@@ -145,6 +145,12 @@ class LayerLoader {
       F.experts_up = expert_matrices("ffn_up_exps", spec.n_experts, f, c_.dim);
     }
     F.experts_down = expert_matrices("ffn_down_exps", spec.n_experts, c_.dim, f);
+    if (spec.biases) {
+      F.router_bias = load_vector(tensors_, name("ffn_gate_inp", "bias"), spec.n_experts);
+      F.experts_gate_bias = load_vector(tensors_, name("ffn_gate_exps", "bias"), spec.n_experts * f);
+      F.experts_up_bias = load_vector(tensors_, name("ffn_up_exps", "bias"), spec.n_experts * f);
+      F.experts_down_bias = load_vector(tensors_, name("ffn_down_exps", "bias"), int64_t{spec.n_experts} * c_.dim);
+    }
   }
 
   // n matrices of [rows, cols]: views into one 3-D tensor (GGUF's), or a

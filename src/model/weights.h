@@ -51,6 +51,8 @@ struct FfnWeights {
   std::vector<float> shared_gate;  // [dim]: ExpertsSpec::shared_gate
   Matrix router;                 // [n_experts, dim]
   std::vector<Matrix> experts_gate, experts_up, experts_down;  // one per expert, of ExpertsSpec::ffn_dim
+  // ExpertsSpec::biases: [n_experts], and each expert's [ffn_dim], [ffn_dim], [dim], expert by expert.
+  std::vector<float> router_bias, experts_gate_bias, experts_up_bias, experts_down_bias;
   std::vector<float> post_norm;  // [dim]: post_norm
 };
 

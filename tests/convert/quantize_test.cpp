@@ -78,7 +78,7 @@ void expect_tensor_types(const std::string& path, DType target, int expected_fal
   const gguf::GgufFile file(path);
   int fallbacks = 0;
   for (const gguf::TensorInfo& t : file.tensors()) {
-    EXPECT_EQ(t.type, tensor_type(target, t.ne)) << t.name;
+    EXPECT_EQ(t.type, tensor_type(target, t.name, t.ne)) << t.name;
     if (t.ne.size() == 1) {
       EXPECT_EQ(t.type, DType::F32) << t.name;
     }
@@ -88,22 +88,23 @@ void expect_tensor_types(const std::string& path, DType target, int expected_fal
 }
 
 TEST(QuantizeTypes, FallbacksFollowBlockSizes) {
-  EXPECT_EQ(tensor_type(DType::Q4_K, {256, 8}), DType::Q4_K);
+  EXPECT_EQ(tensor_type(DType::Q4_K, "m.weight", {256, 8}), DType::Q4_K);
   // llama-quantize's fallbacks for rows that are not whole 256-blocks (896 = 3.5 blocks: Qwen2.5 0.5B).
-  EXPECT_EQ(tensor_type(DType::Q4_K, {64, 512}), DType::Q5_0);
-  EXPECT_EQ(tensor_type(DType::Q4_K, {896, 4864}), DType::Q5_0);
-  EXPECT_EQ(tensor_type(DType::Q5_K, {896, 64}), DType::Q5_1);
-  EXPECT_EQ(tensor_type(DType::Q6_K, {96, 4}), DType::Q8_0);
-  EXPECT_EQ(tensor_type(DType::Q2_K, {640, 8}), DType::IQ4_NL);
-  EXPECT_EQ(tensor_type(DType::Q3_K, {640, 8}), DType::IQ4_NL);
-  EXPECT_EQ(tensor_type(DType::IQ4_XS, {640, 8}), DType::IQ4_NL);
-  EXPECT_EQ(tensor_type(DType::IQ4_XS, {256, 8}), DType::IQ4_XS);
-  EXPECT_EQ(tensor_type(DType::Q5_0, {896, 8}), DType::Q5_0);
-  EXPECT_EQ(tensor_type(DType::Q4_0, {172, 64}), DType::F16);
-  EXPECT_EQ(tensor_type(DType::Q4_K, {172, 64}), DType::F16);
-  EXPECT_EQ(tensor_type(DType::Q3_K, {172, 64}), DType::F16);
-  EXPECT_EQ(tensor_type(DType::BF16, {172, 64}), DType::BF16);
-  EXPECT_EQ(tensor_type(DType::Q8_0, {64}), DType::F32);
+  EXPECT_EQ(tensor_type(DType::Q4_K, "m.weight", {64, 512}), DType::Q5_0);
+  EXPECT_EQ(tensor_type(DType::Q4_K, "m.weight", {896, 4864}), DType::Q5_0);
+  EXPECT_EQ(tensor_type(DType::Q5_K, "m.weight", {896, 64}), DType::Q5_1);
+  EXPECT_EQ(tensor_type(DType::Q6_K, "m.weight", {96, 4}), DType::Q8_0);
+  EXPECT_EQ(tensor_type(DType::Q2_K, "m.weight", {640, 8}), DType::IQ4_NL);
+  EXPECT_EQ(tensor_type(DType::Q3_K, "m.weight", {640, 8}), DType::IQ4_NL);
+  EXPECT_EQ(tensor_type(DType::IQ4_XS, "m.weight", {640, 8}), DType::IQ4_NL);
+  EXPECT_EQ(tensor_type(DType::IQ4_XS, "m.weight", {256, 8}), DType::IQ4_XS);
+  EXPECT_EQ(tensor_type(DType::Q5_0, "m.weight", {896, 8}), DType::Q5_0);
+  EXPECT_EQ(tensor_type(DType::Q4_0, "m.weight", {172, 64}), DType::F16);
+  EXPECT_EQ(tensor_type(DType::Q4_K, "m.weight", {172, 64}), DType::F16);
+  EXPECT_EQ(tensor_type(DType::Q3_K, "m.weight", {172, 64}), DType::F16);
+  EXPECT_EQ(tensor_type(DType::BF16, "m.weight", {172, 64}), DType::BF16);
+  EXPECT_EQ(tensor_type(DType::Q8_0, "m.weight", {64}), DType::F32);
+  EXPECT_EQ(tensor_type(DType::Q8_0, "blk.0.ffn_gate_exps.bias", {256, 32}), DType::F32);  // gpt-oss's expert biases
   EXPECT_EQ(gguf::FileType(DType::Q8_0).id(), 7u);
   EXPECT_EQ(gguf::FileType(DType::Q4_0).id(), 2u);
   EXPECT_EQ(gguf::FileType(DType::BF16).id(), 32u);

@@ -10,17 +10,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
-#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
 #include "convert/quantize.h"
-#include "model/architecture.h"
 #include "model/loader.h"
-#include "safetensors/safetensors.h"
 
 namespace skiff {
 namespace {
@@ -197,7 +193,8 @@ INSTANTIATE_TEST_SUITE_P(Transformers, HfReference,
                          ::testing::Values("llama3_gqa", "llama_mha_tied_linear", "mistral_gqa", "mistral_swa",
                                            "qwen2_gqa_bias_tied", "qwen3_qknorm", "gemma2_softcap_swa",
                                            "gemma3_swa_qknorm", "phi3_plain", "phi3_longrope", "qwen3_moe",
-                                           "qwen2_moe", "olmoe", "mixtral", "granite_moe", "qwen2_yarn"),
+                                           "qwen2_moe", "olmoe", "mixtral", "granite_moe", "qwen2_yarn", "gpt_oss",
+                                           "gpt_oss_attention"),
                          [](const auto& info) { return info.param; });
 
 // The loaded configuration itself, so a failure above points at the field.
@@ -256,59 +253,6 @@ TEST(HfReferenceConfig, YarnAsTransformersComputesIt) {
   EXPECT_FLOAT_EQ(c.rope_mscale, 1.138629436f);
   EXPECT_EQ(c.rope_original_ctx, 32);
   EXPECT_TRUE(c.rope_yarn.truncate);
-}
-
-// gpt-oss's attention before its family (issue 43): gpt_oss_attention is a
-// GptOssForCausalLM whose experts are all zero, so each FFN adds exactly 0.
-// Its tensors run here as a Qwen2 (q/k/v biases, YaRN from config.json with
-// gpt-oss's exact bounds, "truncate": false) with a zero dense FFN, plus what
-// gpt-oss's family will set: the output bias, the sinks, layer 0's window.
-TEST(HfReferenceAttention, GptOssSinksOutputBiasAndYarn) {
-  const fs::path dir = kDataDir / "gpt_oss_attention";
-  json j = read_json(dir / "config.json");
-  j["architectures"] = {"Qwen2ForCausalLM"};
-  j["intermediate_size"] = 1;
-  ModelConfig c = config_from_hf(j);
-  EXPECT_FALSE(c.rope_yarn.truncate);
-  for (LayerSpec& layer : c.layers) layer.attention.o_bias = layer.attention.sinks = true;
-  set_windows(c, {true, false}, j.at("sliding_window").get<int>());
-
-  const Architecture& arch = gguf_architecture("qwen2");
-  const safetensors::SafetensorsFile file((dir / "model.safetensors").string());
-  std::deque<std::vector<float>> owned;  // aligned copies, as TensorRefs point into them
-  TensorMap tensors;
-  for (const auto& [name, t] : file.tensors()) {
-    const std::string gguf = gguf_tensor_name(name, arch);
-    if (gguf.empty()) continue;
-    ASSERT_EQ(t.dtype, "F32") << name;
-    std::vector<float>& v = owned.emplace_back(t.nbytes / 4);
-    std::memcpy(v.data(), t.data, t.nbytes);
-    tensors[gguf] = TensorRef{DType::F32, static_cast<int64_t>(v.size()) / t.shape.back(), t.shape.back(), v.data()};
-  }
-  ASSERT_TRUE(tensors.count("blk.1.attn_sinks.weight") && tensors.count("blk.1.attn_output.bias"));
-  const std::vector<float>& zeros = owned.emplace_back(c.dim);
-  for (int l = 0; l < c.n_layers; ++l) {
-    const std::string p = "blk." + std::to_string(l) + ".";
-    tensors[p + "ffn_gate.weight"] = tensors[p + "ffn_up.weight"] = TensorRef{DType::F32, 1, c.dim, zeros.data()};
-    tensors[p + "ffn_down.weight"] = TensorRef{DType::F32, c.dim, 1, zeros.data()};
-  }
-  Model model(c, build_weights(c, arch, tensors, 0.0f));
-
-  const Reference ref = read_reference(dir);
-  const int vocab = c.vocab_size, n = static_cast<int>(ref.ids.size());
-  const std::vector<float> all = batched_logits(model, ref.ids);
-  const double diff = max_diff(ref, vocab, [&](int pos) { return &all[pos * vocab]; });
-  std::cout << "[ gpt_oss_attention ] batched prefill: max |logit - transformers| = " << diff << "\n";
-  EXPECT_LE(diff, kTol);
-  check_argmax(ref, vocab, all, "batched");
-  PagedKvCache kv = model.make_kv_cache(1, n, KvType::kF32);
-  std::vector<float> decoded(static_cast<size_t>(n) * vocab);
-  for (int p = 0; p < n; ++p) {
-    const std::vector<float> row = model.decode(kv, 0, ref.ids[p]);
-    std::copy(row.begin(), row.end(), decoded.begin() + static_cast<size_t>(p) * vocab);
-  }
-  EXPECT_LE(max_diff(ref, vocab, [&](int pos) { return &decoded[pos * vocab]; }), kTol);
-  check_argmax(ref, vocab, decoded, "stepwise");
 }
 
 }  // namespace

@@ -33,6 +33,7 @@ FAMILIES = {
     "olmoe": ["--experts", "8", "--experts-used", "2", "--expert-ffn", "64", "--kv-heads", "4"],
     "granitemoe": ["--experts", "8", "--experts-used", "2", "--expert-ffn", "64"],
     "mixtral": ["--experts", "8", "--experts-used", "2", "--expert-ffn", "64"],
+    "gpt-oss": ["--experts", "8", "--experts-used", "2", "--expert-ffn", "64", "--head-dim", "64"],
 }
 
 

@@ -10,7 +10,6 @@
 
 namespace skiff {
 
-
 // How weights get into memory. Default: read into anonymous huge-page memory,
 // which decodes faster than 4 KiB mmap pages; mmap starts faster.
 struct LoadOptions {

@@ -109,6 +109,22 @@ def test_logprobs(qwen):
     assert lp.text_offset[0] == 0 and lp.text_offset == sorted(lp.text_offset)
 
 
+def test_tokens_as_token_ids(qwen):
+    """vLLM's return_tokens_as_token_ids: the crab's byte tokens, each "\ufffd" as text, are
+    told apart by id; the ids are the tokens the text was made of."""
+    client = qwen.client()
+    args = dict(prompt="Write three crab emoji: 🦀", max_tokens=12, logprobs=2)
+    out = greedy(client, extra_body={"return_tokens_as_token_ids": True}, **args)
+    lp = out.choices[0].logprobs
+    assert all(t.startswith("token_id:") for t in lp.tokens)
+    assert all(k.startswith("token_id:") for top in lp.top_logprobs for k in top)
+    ids = [int(t.removeprefix("token_id:")) for t in lp.tokens]
+    assert qwen.post("/detokenize", {"tokens": ids}).json()["prompt"] == out.choices[0].text
+    plain = greedy(client, **args).choices[0].logprobs
+    assert plain.token_logprobs == lp.token_logprobs and not plain.tokens[0].startswith("token_id:")
+    assert lp.text_offset == plain.text_offset
+
+
 def test_echo_repeats_the_prompt(qwen):
     out = greedy(qwen.client(), echo=True, max_tokens=5)
     assert out.choices[0].text.startswith(PROMPT)

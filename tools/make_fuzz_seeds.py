@@ -106,7 +106,40 @@ def tiny_llama(dim=8, ffn=8, vocab=8, heads=2, kv_heads=1):
     return metadata, tensors
 
 
+def tiny_moe(arch, dim=8, ffn=8, vocab=8, heads=2, experts=4, used=2):
+    """tiny_llama's layer as `arch`'s mixture of experts (qwen3moe: q/k norms; gpt-oss: sinks,
+    biases, the FFN norm named post_attention_norm)."""
+    metadata, tensors = tiny_llama(dim, ffn, vocab, heads, kv_heads=heads)
+    metadata = [(k.replace("llama.", arch + ".") if k != "general.architecture" else k, t,
+                 arch if k == "general.architecture" else v) for k, t, v in metadata]
+    metadata += [(arch + ".expert_count", UINT32, experts), (arch + ".expert_used_count", UINT32, used),
+                 (arch + ".expert_feed_forward_length", UINT32, ffn)]
+    F32, head = 0, dim // heads
+    tensors = [t for t in tensors if not t[0].startswith("blk.0.ffn_")]
+    norm = "blk.0.post_attention_norm.weight" if arch == "gpt-oss" else "blk.0.ffn_norm.weight"
+    tensors += [(norm, F32, [dim], f32(dim, 1.0)),
+                ("blk.0.ffn_gate_inp.weight", F32, [dim, experts], f32(dim * experts)),
+                ("blk.0.ffn_gate_exps.weight", F32, [dim, ffn, experts], f32(dim * ffn * experts)),
+                ("blk.0.ffn_up_exps.weight", F32, [dim, ffn, experts], f32(dim * ffn * experts)),
+                ("blk.0.ffn_down_exps.weight", F32, [ffn, dim, experts], f32(dim * ffn * experts))]
+    if arch == "qwen3moe":
+        tensors += [("blk.0.attn_q_norm.weight", F32, [head], f32(head, 1.0)),
+                    ("blk.0.attn_k_norm.weight", F32, [head], f32(head, 1.0))]
+    if arch == "gpt-oss":
+        tensors += [("blk.0.attn_sinks.weight", F32, [heads], f32(heads)),
+                    ("blk.0.ffn_gate_inp.bias", F32, [experts], f32(experts)),
+                    ("blk.0.ffn_gate_exps.bias", F32, [ffn, experts], f32(ffn * experts)),
+                    ("blk.0.ffn_up_exps.bias", F32, [ffn, experts], f32(ffn * experts)),
+                    ("blk.0.ffn_down_exps.bias", F32, [dim, experts], f32(dim * experts))]
+        tensors += [(f"blk.0.attn_{w}.bias", F32, [n], f32(n)) for w, n in (("q", dim), ("k", dim), ("v", dim),
+                                                                           ("output", dim))]
+    return metadata, tensors
+
+
 def gguf_seeds():
+    for arch in ("qwen3moe", "gpt-oss"):
+        metadata, tensors = tiny_moe(arch)
+        write("gguf", f"tiny_{arch}_f32.gguf", gguf_file(metadata, tensors))
     metadata, tensors = tiny_llama()
     write("gguf", "tiny_llama_f32.gguf", gguf_file(metadata, tensors))
     write("gguf", "tiny_llama_align1.gguf", gguf_file(
@@ -137,7 +170,8 @@ def safetensors_seeds():
 
 
 def hf_config_seeds():
-    for model in ("llama3_gqa", "gemma3_swa_qknorm", "phi3_longrope", "qwen2_gqa_bias_tied"):
+    for model in ("llama3_gqa", "gemma3_swa_qknorm", "phi3_longrope", "qwen2_gqa_bias_tied", "qwen3_moe", "qwen2_moe",
+                  "olmoe", "mixtral", "granite_moe", "gpt_oss", "qwen2_yarn"):
         with open(os.path.join(ROOT, "tests", "data", "hf", model, "config.json")) as f:
             write("hf_config", model + ".json", f.read())
 

@@ -2,6 +2,7 @@
 // names, shapes, types and metadata, and the weights have the stated spread.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -123,6 +124,58 @@ TEST(RandomLlama, Q4KMediumMix) {
   }
   EXPECT_EQ(q6k, 1 + 2 * 4);  // the head; attn_v and ffn_down of layers 0, 3, 6, 7 (use_more_bits)
   EXPECT_EQ(load_model(out.path())->config().file_type, "Q4_K_M");  // what skiff bench labels it
+}
+
+// Every family with experts: the file has the family's tensors and keys (as
+// skiff reads them back: each layer a mixture of the spec's shape), the mix's
+// types, and the model runs. K-quant mixes need widths of whole 256-blocks.
+TEST(RandomModel, EveryMixtureOfExpertsFamily) {
+  const struct {
+    const char* arch;
+    gguf::FileType type;
+    bool shared;
+  } cases[] = {{"qwen3moe", gguf::FileType(DType::Q4_K, true), false},
+               {"qwen2moe", DType::Q8_0, true},
+               {"olmoe", DType::Q8_0, false},
+               {"granitemoe", DType::F16, false},
+               {"llama", gguf::FileType(DType::Q4_K, true), false},
+               {"gpt-oss", gguf::FileType::mxfp4_moe(), false}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.arch);
+    RandomModelSpec s = small_spec(DType::Q4_K);  // dim 256
+    s.arch = c.arch;
+    s.file_type = c.type;
+    s.n_experts = 8;
+    s.n_experts_used = 2;
+    s.expert_ffn_dim = 256;
+    s.shared_expert_ffn_dim = c.shared ? 512 : 0;
+    TempFile out;
+    write_random_model(s, out.path());
+    const GgufFile f(out.path());
+    EXPECT_EQ(f.get_string("general.architecture", ""), c.arch);
+    expect_shape(f, "blk.1.ffn_gate_inp.weight", DType::F32, {256, 8});  // routers stay F32
+    const DType experts = c.type.matrix_type("blk.0.ffn_up_exps.weight", {2, true, true, 8});
+    expect_shape(f, "blk.0.ffn_up_exps.weight", experts, {256, 256, 8});
+    expect_shape(f, "blk.1.ffn_down_exps.weight", c.type.matrix_type("blk.1.ffn_down_exps.weight", {2, true, true, 8}),
+                 {256, 256, 8});
+    EXPECT_EQ(f.find_tensor("blk.0.ffn_up_shexp.weight") != nullptr, c.shared);
+    auto model = load_model(out.path());
+    for (const LayerSpec& layer : model->config().layers) {
+      ASSERT_EQ(layer.ffn.kind, FfnKind::kExperts);
+      EXPECT_EQ(layer.ffn.experts.n_experts, 8);
+      EXPECT_EQ(layer.ffn.experts.n_used, 2);
+      EXPECT_EQ(layer.ffn.experts.ffn_dim, 256);
+      EXPECT_EQ(layer.ffn.experts.shared_ffn_dim, c.shared ? 512 : 0);
+    }
+    PagedKvCache kv = model->make_kv_cache(1, 16);
+    const std::vector<float> logits = model->prefill(kv, 0, std::vector<int32_t>{1, 5, 9, 200});
+    EXPECT_TRUE(std::all_of(logits.begin(), logits.end(), [](float v) { return std::isfinite(v); }));
+  }
+  RandomModelSpec dense_family = small_spec(DType::F16);
+  dense_family.arch = "qwen3";
+  dense_family.n_experts = 8, dense_family.n_experts_used = 2, dense_family.expert_ffn_dim = 64;
+  TempFile out;
+  EXPECT_THROW(write_random_model(dense_family, out.path()), Error);  // qwen3 has no experts
 }
 
 TEST(RandomLlama, CopiesTheTokenizerOfTheVocabSource) {

@@ -125,7 +125,8 @@ QuantizeSummary quantize_model(const std::string& in, const std::string& out, co
     const DType target = type.matrix_type(t.name, model);
     const DType out_type = tensor_type(target, t.name, t.ne);
     std::string note;
-    if (t.ne.size() >= 2 && out_type != target) {
+    const bool matrix = t.ne.size() >= 2 && !t.name.ends_with(".bias");  // vectors and biases stay F32
+    if (matrix && out_type != target) {
       ++summary.n_fallbacks;
       note = fmt::format(" (rows of {} are not whole {} blocks of {}: fallback)", t.cols(),
                          dtype_info(target).name, dtype_info(target).block_size);

@@ -54,16 +54,22 @@ sigset_t block_shutdown_signals() {
 }
 
 // Memory a request frees goes back to the system rather than staying with
-// the thread that freed it. glibc raises its mmap threshold to the largest
-// block freed (up to 32 MiB) and its trim threshold to twice that, so after a
-// burst of 16 MiB bodies each thread's arena kept up to 32 MiB at its top,
-// which malloc_trim releases in the main arena only. Fixed thresholds stop
-// the raising: blocks of 128 KiB or more (a body, a prompt's ids, a logits
-// row: a few per request, none per step) are mapped and unmapped, and a free
-// top past 1 MiB is returned at once. (docs/reliability.md: measured.)
+// the thread that freed it. malloc_trim gives back free chunks amid every
+// arena, but a free top only in the main one, and two things of glibc's left
+// a thread's arena a large free top after a burst of 16 MiB bodies (2-17 MiB
+// of RSS in 4 of 8 runs, none with these settings over 7; docs/reliability.md):
+// - it raises its mmap threshold to the largest block freed (up to 32 MiB)
+//   and its trim threshold to twice that; fixed thresholds stop the raising:
+//   blocks of 128 KiB or more (a body, a prompt's ids, a logits row: a few
+//   per request, none per step) are mapped and unmapped, and a free top past
+//   1 MiB is returned when a free reaches it;
+// - small blocks freed into fastbins join the top only when malloc_trim
+//   consolidates them, after the point where a free would trim it: no
+//   fastbins (the per-thread cache still serves small blocks quickly).
 void return_freed_memory_promptly() {
   mallopt(M_MMAP_THRESHOLD, 128 << 10);
   mallopt(M_TRIM_THRESHOLD, 1 << 20);
+  mallopt(M_MXFAST, 0);
 }
 
 std::string default_model_name(const std::string& path) {

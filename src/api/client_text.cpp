@@ -12,13 +12,55 @@ namespace {
 constexpr uint32_t kPrivateFirst = 0xF0000;
 constexpr uint32_t kPrivateCount = 0xFFFFE - kPrivateFirst;
 
-// Marks the plane-15 code points text holds (4-byte UTF-8 sequences led by 0xF3 0xB0-0xBF).
+bool in_private_range(uint32_t cp) { return cp >= kPrivateFirst && cp - kPrivateFirst < kPrivateCount; }
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// The UTF-16 unit of "\uXXXX" at text[i] (the 'u'), or -1.
+int32_t utf16_unit_at(std::string_view text, size_t i) {
+  if (i + 5 > text.size() || text[i] != 'u') return -1;
+  int32_t unit = 0;
+  for (size_t k = 1; k < 5; ++k) {
+    const int d = hex_digit(text[i + k]);
+    if (d < 0) return -1;
+    unit = unit * 16 + d;
+  }
+  return unit;
+}
+
+// A code point past U+FFFF as a JSON string escapes it (tojson with
+// ensure_ascii: "\udb80\udc00"), at text[i], escaped once or more (each
+// tojson doubling the backslashes): {code point, bytes}, or {0, 0}.
+std::pair<uint32_t, size_t> escaped_code_point(std::string_view text, size_t i) {
+  size_t slashes = 0;
+  while (i + slashes < text.size() && text[i + slashes] == '\\') ++slashes;
+  if (slashes == 0) return {0, 0};
+  const int32_t high = utf16_unit_at(text, i + slashes);
+  if (high < 0xD800 || high > 0xDBFF) return {0, 0};
+  const size_t after_high = i + slashes + 5;
+  for (size_t k = 0; k < slashes; ++k)
+    if (after_high + k >= text.size() || text[after_high + k] != '\\') return {0, 0};
+  const int32_t low = utf16_unit_at(text, after_high + slashes);
+  if (low < 0xDC00 || low > 0xDFFF) return {0, 0};
+  return {0x10000 + ((static_cast<uint32_t>(high) - 0xD800) << 10) + (static_cast<uint32_t>(low) - 0xDC00),
+          after_high + slashes + 5 - i};
+}
+
+// Marks the plane-15 code points text holds, as UTF-8 (4-byte sequences led
+// by 0xF3 0xB0-0xBF) or JSON-escaped: a mark must not be spelled either way.
 void note_text(std::string_view text, std::vector<bool>& used) {
   for (size_t i = text.find('\xF3'); i != std::string_view::npos && i + 3 < text.size(); i = text.find('\xF3', i + 1)) {
     const auto b = [&](size_t k) { return static_cast<uint32_t>(static_cast<unsigned char>(text[i + k])); };
     const uint32_t cp = ((b(0) & 0x07) << 18) | ((b(1) & 0x3F) << 12) | ((b(2) & 0x3F) << 6) | (b(3) & 0x3F);
-    if (cp >= kPrivateFirst && cp - kPrivateFirst < kPrivateCount) used[cp - kPrivateFirst] = true;
+    if (in_private_range(cp)) used[cp - kPrivateFirst] = true;
   }
+  for (size_t i = text.find('\\'); i != std::string_view::npos; i = text.find('\\', i + 1))
+    if (const uint32_t cp = escaped_code_point(text, i).first; in_private_range(cp)) used[cp - kPrivateFirst] = true;
 }
 
 void note_private_use(const ojson& value, std::vector<bool>& used) {
@@ -63,8 +105,9 @@ ClientTextMarks::ClientTextMarks(const Tokenizer& tokenizer, std::string_view te
   for (const ojson* input : inputs) note_private_use(*input, used);
   for (uint32_t i = 0; i + 1 < kPrivateCount; i += 2) {
     if (used[i] || used[i + 1]) continue;
-    open_ = utf8(kPrivateFirst + i);
-    close_ = utf8(kPrivateFirst + i + 1);
+    open_code_point_ = kPrivateFirst + i;
+    open_ = utf8(open_code_point_);
+    close_ = utf8(open_code_point_ + 1);
     return;
   }
   // Unreachable below 128 KiB of distinct private-use characters; were it
@@ -148,22 +191,33 @@ MarkedPrompt ClientTextMarks::unmark(std::string_view rendered) const {
       if (std::string_view(out.text).ends_with(spelling)) longest = std::max(longest, spelling.size());
     return longest;
   };
+  // The mark at rendered[i], as written or as tojson(ensure_ascii=True)
+  // escapes it (the spelling it encloses is left as it is): {open?, bytes}.
+  const auto mark_at = [&](size_t i) -> std::pair<bool, size_t> {
+    if (rendered.compare(i, open_.size(), open_) == 0) return {true, open_.size()};
+    if (rendered.compare(i, close_.size(), close_) == 0) return {false, close_.size()};
+    if (rendered[i] != '\\') return {false, 0};
+    const auto [cp, bytes] = escaped_code_point(rendered, i);
+    return {cp == open_code_point_, cp == open_code_point_ || cp == open_code_point_ + 1 ? bytes : 0};
+  };
   for (size_t i = 0; i < rendered.size();) {
-    if (rendered.compare(i, open_.size(), open_) == 0) {
+    const auto [opens, bytes] = mark_at(i);
+    if (bytes > 0 && opens) {
       if (open != kNone) add_span(out.plain, open, out.text.size() - open);
       open = out.text.size();
-      i += open_.size();
-    } else if (rendered.compare(i, close_.size(), close_) == 0) {
+    } else if (bytes > 0) {
       const size_t begin = open != kNone ? open : out.text.size() - longest_ending_here();
       add_span(out.plain, begin, out.text.size() - begin);
       open = kNone;
-      i += close_.size();
     } else {
-      const size_t next = std::min(rendered.find(open_, i), rendered.find(close_, i));
+      // Up to the next byte a mark may start at (a mark's lead byte or a backslash).
+      const size_t next = rendered.find_first_of(std::string_view("\\\xF3"), i + 1);
       const size_t end = std::min(next, rendered.size());
       out.text.append(rendered, i, end - i);
       i = end;
+      continue;
     }
+    i += bytes;
   }
   if (open != kNone) add_span(out.plain, open, out.text.size() - open);
   return out;

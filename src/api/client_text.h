@@ -8,9 +8,13 @@
 // spellings in client text are wrapped in two private-use code points that no
 // input uses (ClientTextMarks::mark) before rendering, and the marks are taken
 // out of the rendered text after (unmark), leaving the spans the tokenizer
-// reads as plain text (Tokenizer::encode's `plain`). A conversation with no
-// such spelling is rendered and tokenized exactly as it would be without this.
+// reads as plain text (Tokenizer::encode's `plain`). A template's
+// tojson(ensure_ascii=True) escapes the marks ("\udb80\udc00"): they are
+// found and taken out in that spelling too, and chosen so that neither
+// spelling occurs in the inputs. A conversation with no such spelling is
+// rendered and tokenized exactly as it would be without this.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,6 +48,7 @@ class ClientTextMarks {
   std::string mark_string(const std::string& s) const;
 
   std::vector<std::string_view> spellings_;
+  uint32_t open_code_point_ = 0;  // the close mark is the next one
   std::string open_, close_;
   bool marked_any_ = false;
 };

@@ -1,5 +1,7 @@
 #include "engine/engine.h"
 
+#include <time.h>
+
 #include <algorithm>
 
 #include "base/byte_size.h"
@@ -13,6 +15,14 @@ namespace skiff {
 namespace {
 
 constexpr size_t kDefaultKvCap = size_t{4} << 30;
+
+// The calling thread's CPU time: what it ran, not what it waited for a core
+// (StepBudget measures steps by it).
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
 
 int resolve_max_model_len(const Model& model, int requested) {
   const int context = model.config().max_ctx;
@@ -184,6 +194,7 @@ std::vector<RequestOutput> Engine::step() {
   std::vector<RequestOutput> finished;
   take_pending(finished);
   const Timer timer;
+  const double cpu_start = thread_cpu_seconds();
   ScheduledStep step = schedule_step();
   if (step.chunks.empty()) return finished;
   if (proposer_) propose_drafts(step);
@@ -192,7 +203,7 @@ std::vector<RequestOutput> Engine::step() {
   std::vector<SampleJob> jobs = plan_sampling(step);
   sample(jobs);
   for (SampleJob& job : jobs) apply(job, finished);
-  scheduler_.observe(step, timer.seconds());
+  scheduler_.observe(step, StepBudget::step_seconds(timer.seconds(), thread_cpu_seconds() - cpu_start));
   return finished;
 }
 

@@ -12,6 +12,10 @@ constexpr double kRestWeight = 0.2;
 
 }  // namespace
 
+double StepBudget::step_seconds(double wall_s, double thread_cpu_s) {
+  return std::clamp(thread_cpu_s, wall_s / kMostStretch, wall_s);
+}
+
 int StepBudget::prefill_tokens(int max_tokens) {
   if (max_tokens <= 0) return offered_ = 0;
   // Unmeasured, the first prefill of all: nothing is running yet to wait for it.

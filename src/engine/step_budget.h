@@ -21,6 +21,15 @@
 // least the tokens that cost what the rest does, a step then lasting about
 // twice the rest at most: the rest as the latest steps that only decoded
 // took (a running average), a token's cost as the last step's time beyond it.
+//
+// A step is measured by its work, not by the wall clock alone: on a machine
+// loaded past its cores the engine's threads wait for a core, a step's wall
+// time stretches with the load, and a budget sized by it shrank chunks until
+// the steps' fixed costs dominated (an 8,000-token prompt 3-4x slower while
+// other programs ran). So a step's seconds are the engine thread's CPU time
+// (it runs every step's serial part and its share of each parallel one), but
+// at least its wall time / kMostStretch: a load past that shrinks the chunks
+// too, so a running stream's gap stays within kMostStretch x the target.
 #pragma once
 
 namespace skiff {
@@ -37,6 +46,11 @@ class StepBudget {
   void observe(int n_prefill_tokens, double seconds);
 
   bool limited() const { return target_ > 0; }
+
+  // The seconds observe() takes for a step of wall_s seconds in which the
+  // engine's thread ran thread_cpu_s.
+  static double step_seconds(double wall_s, double thread_cpu_s);
+  static constexpr double kMostStretch = 4;
 
   // Every step makes progress, and a chunk this small still keeps the
   // matmuls' panels busy.

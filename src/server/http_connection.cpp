@@ -303,7 +303,10 @@ awaitable<HttpConnection::Read> HttpConnection::read_request(Request& request) {
                     (h.method() == http::verb::post || h.method() == http::verb::put || h.method() == http::verb::patch);
       deadline = after(limits.body_timeout_s);
       parser.eager(true);
-      if (is_word(str(h[http::field::expect]), "100-continue") && !parser.is_done() && h.version() >= 11) {
+      // "100 Continue" only to a client waiting for it: not where the body
+      // (or part of it) came with the headers, nor to one that stopped sending.
+      if (is_word(str(h[http::field::expect]), "100-continue") && !parser.is_done() && h.version() >= 11 &&
+          in_.size() == 0 && !eof_) {
         pending_ += "HTTP/1.1 100 Continue\r\n\r\n";
         if (!co_await flush()) co_return Read::kClose;
       }

@@ -37,6 +37,11 @@ constexpr size_t kWriteSlice = 64 << 10;
 // How often a whole response waiting on its generation looks whether a
 // client that stopped sending has gone (a reset answering its probe).
 constexpr auto kResetCheck = std::chrono::milliseconds(50);
+// How long a whole response waits after its client stopped sending before
+// it probes: an answer ready by then reaches a half-closed client as its one
+// response, with no interim one; a departed client's generation runs this
+// long at most before the probe's reset cancels it.
+constexpr auto kProbeAfter = std::chrono::milliseconds(500);
 
 std::string str(boost::beast::string_view s) { return std::string(s.data(), s.size()); }
 
@@ -75,8 +80,9 @@ awaitable<bool> HttpConnection::respond(Request& request, HttpResponse& res, boo
 //  - a reset or read error: the client is gone, the request is cancelled;
 //  - the end of input: a half-closed client, or one that closed. Only a
 //    write tells them apart (a closed socket answers it with a reset), so a
-//    whole response sends an interim "100 Continue" (which HTTP/1.1 clients
-//    skip) and cancels if the client resets; a stream's own bytes do that;
+//    whole response not ready kProbeAfter later sends an interim "100
+//    Continue" (which HTTP/1.1 clients skip) and cancels if the client
+//    resets; a stream's own bytes do that;
 //  - a stream whose client reads slower than it is made falls behind in
 //    pending_: past --max-stream-buffer, or with no byte taken for the write
 //    timeout, it is dropped and the request cancelled.
@@ -114,6 +120,7 @@ awaitable<bool> HttpConnection::drive_deferred(Request& request, HttpResponse& r
       limits.max_response_bytes);
   size_t body_bytes = 0;
   bool done = false, probed = false;
+  auto probe_at = Clock::time_point::max();  // set once the client has stopped sending
   last_write_ = Clock::now();
   for (;;) {
     if (body_ready_ && !done) {
@@ -150,9 +157,12 @@ awaitable<bool> HttpConnection::drive_deferred(Request& request, HttpResponse& r
     if (done && !writing_ && pending_.empty()) break;
     const auto now = Clock::now();
     if (!done && eof_ && !streamed && !probed && request.version >= 11) {
-      probed = true;
-      pending_ += "HTTP/1.1 100 Continue\r\n\r\n";
-      continue;
+      if (probe_at == Clock::time_point::max()) probe_at = now + kProbeAfter;
+      if (now >= probe_at) {
+        probed = true;
+        pending_ += "HTTP/1.1 100 Continue\r\n\r\n";
+        continue;
+      }
     }
     if (!done && probed && !writing_ && peer_reset()) {
       body.cancel();
@@ -166,6 +176,7 @@ awaitable<bool> HttpConnection::drive_deferred(Request& request, HttpResponse& r
     if (writing_) deadline = std::min(deadline, write_progress_ + std::chrono::duration_cast<Clock::duration>(
                                                                       std::chrono::duration<double>(limits.write_timeout_s)));
     if (streamed && !done) deadline = std::min(deadline, last_write_ + keepalive_every);
+    if (!probed && !done) deadline = std::min(deadline, probe_at);
     if (probed && !done) deadline = std::min(deadline, now + kResetCheck);
     co_await wait(deadline);
   }

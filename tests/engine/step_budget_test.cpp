@@ -85,5 +85,28 @@ TEST(StepBudget, ThePromptKeepsWhatCostsAsMuchAsTheRest) {
   EXPECT_NEAR(n, 120, 2);  // 600 ms / 5 ms: a step of 1.2 s, not 0.6 s + 32 tokens' 160 ms
 }
 
+// A step on a machine loaded past its cores: its wall time stretched by the
+// load, its work (the engine thread's CPU time) not. The budget follows the
+// work up to kMostStretch, past it the wall time over kMostStretch.
+TEST(StepBudget, StepsAreMeasuredByTheirWorkUnderLoad) {
+  EXPECT_DOUBLE_EQ(StepBudget::step_seconds(0.15, 0.14), 0.14);  // unloaded: the CPU time
+  EXPECT_DOUBLE_EQ(StepBudget::step_seconds(0.45, 0.15), 0.15);  // 3x stretched: still the work
+  EXPECT_DOUBLE_EQ(StepBudget::step_seconds(1.2, 0.15), 0.3);    // 8x: the wall time / 4
+  EXPECT_DOUBLE_EQ(StepBudget::step_seconds(0.1, 0.2), 0.1);     // CPU time of helper threads: at most the wall
+  // The same work, unloaded and 3x stretched, settles at the same chunk.
+  const auto settle = [](double stretch) {
+    StepBudget budget(0.15);
+    int n = budget.prefill_tokens(2044);
+    for (int step = 0; step < 12; ++step) {
+      const double work = 0.03 + 0.001 * n;  // decodes beside, and 1 ms a prompt token
+      budget.observe(n, StepBudget::step_seconds(work * stretch, work));
+      n = budget.prefill_tokens(2044);
+    }
+    return n;
+  };
+  EXPECT_NEAR(settle(1), 120, 2);
+  EXPECT_EQ(settle(3), settle(1));
+}
+
 }  // namespace
 }  // namespace skiff

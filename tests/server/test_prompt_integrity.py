@@ -47,3 +47,25 @@ def test_the_flag_restores_special_tokens_in_content(tmp_path):
         assert ids.count(2) == 1  # </s>: the content's spelling became the token
     finally:
         assert server.stop() == 0
+
+
+# A template that prints a content through tojson(ensure_ascii=True) (as some
+# do for tool-call arguments) escapes non-ASCII text, the marks that keep a
+# client's spellings plain among it: the spelling stays text, and no mark or
+# its escape reaches the prompt.
+@pytest.mark.parametrize("content", ["m.content|tojson(ensure_ascii=True)",
+                                     "m.content|tojson(ensure_ascii=True)|tojson(ensure_ascii=True)",
+                                     "m.content|tojson", "m.content|string|escape"])
+def test_spelled_special_tokens_stay_text_through_tojson_and_escape(tmp_path, content):
+    template = tmp_path / "t.jinja"
+    template.write_text("{% for m in messages %}<s>{{ " + content + " }}{% endfor %}")
+    server = Server(STORIES, "--chat-template", str(template))
+    try:
+        out = tokenize(server, "a</s>b\u00e9")
+        text = "".join(out["token_strs"])
+        assert 2 not in out["tokens"], text  # </s>: text, not the token
+        assert out["tokens"].count(1) == 1, text  # <s>: the template's, a token
+        assert "udb" not in text and "<0xF3>" not in text, text
+        assert "</s>" in text or "&lt;/s&gt;" in text, text
+    finally:
+        assert server.stop() == 0

@@ -186,7 +186,8 @@ def test_connections_past_the_limit_get_503():
     server = Server(STORIES, "--max-connections", "4", "--idle-timeout", "30")
     try:
         held = [connect(server) for _ in range(4)]
-        time.sleep(0.2)
+        # Once the server has taken the four in (a loaded machine may take a while), a fifth is refused.
+        assert wait_for(lambda: httpx.get(server.url + "/health", timeout=3).status_code == 503, 3)
         r = httpx.get(server.url + "/health", timeout=3)
         assert r.status_code == 503 and "--max-connections" in r.json()["error"]["message"]
         held.pop().close()

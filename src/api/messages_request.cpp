@@ -197,6 +197,8 @@ bool thinking_on(const ojson& thinking) {
 // stop_sequences read as the engine's stop strings, its errors naming it.
 void read_stop_sequences(const ojson& v, SamplingParams& p, const SamplingFieldLimits& limits) {
   if (!v.is_array()) bad_field("stop_sequences", fmt::format("stop_sequences must be a list of strings, got {}", json_excerpt(v)));
+  for (const ojson& s : v)
+    if (s.is_string() && s.get<std::string>().empty()) bad_field("stop_sequences", "stop_sequences: a string is empty");
   try {
     read_sampling_field("stop", v, p, limits);
   } catch (const RequestError& e) {

@@ -58,7 +58,10 @@ void respond_streaming(const ServedModel& served, std::shared_ptr<ChatRequest> r
     const StreamDelta& d = e.delta;
     state->output_tokens += static_cast<int64_t>(d.token_ids.size());
     std::string out = state->blocks.push(state->reply.push(d.text));
-    if (d.finish_reason) out += state->blocks.push(state->reply.finish()) + state->blocks.close();
+    if (d.finish_reason) {
+      out += state->blocks.push(state->reply.finish());
+      out += state->blocks.close();
+    }
     return out;
   };
   // The stream owns the generation, so it is alive whenever this is called.

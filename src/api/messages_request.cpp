@@ -156,9 +156,11 @@ ojson function_tools(const ojson& tools) {
     const auto schema = t.find("input_schema");
     if (schema == t.end() || !schema->is_object())
       bad_field("tools", fmt::format("{}.input_schema must be a JSON Schema object", where));
-    ojson function{{"name", name}, {"parameters", *schema}};
+    // OpenAI's order (name, description, parameters): templates print the tools as JSON.
+    ojson function{{"name", name}};
     if (t.contains("description") && !t["description"].is_null())
       function["description"] = string_in(t, "description", where, "tools");
+    function["parameters"] = *schema;
     out.push_back({{"type", "function"}, {"function", std::move(function)}});
   }
   return out;

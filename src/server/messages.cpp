@@ -54,7 +54,8 @@ void respond_streaming(const ServedModel& served, std::shared_ptr<ChatRequest> r
   std::string opening = anthropic_event("message_start", {{"type", "message_start"}, {"message", std::move(message)}}) +
                         anthropic_event("ping", {{"type", "ping"}});
   auto state = std::make_shared<MessageStream>(MessageStream{reply_stream(*r), {}, 0});
-  auto on_event = [state](const ResponseChannel::Event& e) -> std::string {
+  // r holds the syntax the reply is parsed with: it lives as long as the stream.
+  auto on_event = [r, state](const ResponseChannel::Event& e) -> std::string {
     const StreamDelta& d = e.delta;
     state->output_tokens += static_cast<int64_t>(d.token_ids.size());
     std::string out = state->blocks.push(state->reply.push(d.text));

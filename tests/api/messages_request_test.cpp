@@ -76,9 +76,8 @@ TEST(MessagesRequest, TheConversationAsOpenAIMessages) {
       {"role": "tool", "tool_call_id": "toolu_1", "content": "18 C"},
       {"role": "user", "content": "And tomorrow?"}],
     "tools": [{"type": "function", "function": {
-      "name": "get_weather",
-      "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
-      "description": "Weather in a city"}}],
+      "name": "get_weather", "description": "Weather in a city",
+      "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}],
     "tool_choice": "required", "parallel_tool_calls": false,
     "chat_template_kwargs": {"enable_thinking": false}})");
   EXPECT_EQ(messages_conversation(ojson::parse(kToolLoop)), expected);

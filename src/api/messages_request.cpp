@@ -2,7 +2,9 @@
 
 #include <fmt/core.h>
 
+#include <functional>
 #include <limits>
+#include <optional>
 
 #include "api/request_fields.h"
 #include "base/json.h"
@@ -44,25 +46,29 @@ std::string text_of(const ojson& content, const std::string& where, const std::s
                                     where, type));
 }
 
+// Calls fn(block, its type, where it is) for each block of a message's
+// content, which must be objects.
+using BlockFn = std::function<void(const ojson& block, const std::string& type, const std::string& at)>;
+void for_each_block(const ojson& blocks, const std::string& where, const BlockFn& fn) {
+  for (size_t j = 0; j < blocks.size(); ++j) {
+    const std::string at = fmt::format("{}.content[{}]", where, j);
+    if (!blocks[j].is_object()) bad_field("messages", fmt::format("{} must be a content block object", at));
+    fn(blocks[j], type_of(blocks[j]), at);
+  }
+}
+
 // A user turn: its text blocks a user message, each tool_result a tool
 // message, in the order the blocks come.
 void add_user_turn(const ojson& blocks, const std::string& where, ojson& out) {
-  std::string text;
-  bool has_text = false;
+  std::optional<std::string> text;
   const auto flush_text = [&] {
-    if (has_text) out.push_back({{"role", "user"}, {"content", std::move(text)}});
-    text.clear();
-    has_text = false;
+    if (text) out.push_back({{"role", "user"}, {"content", std::move(*text)}});
+    text.reset();
   };
-  for (size_t j = 0; j < blocks.size(); ++j) {
-    const std::string at = fmt::format("{}.content[{}]", where, j);
-    const ojson& block = blocks[j];
-    if (!block.is_object()) bad_field("messages", fmt::format("{} must be a content block object", at));
-    const std::string type = type_of(block);
+  for_each_block(blocks, where, [&](const ojson& block, const std::string& type, const std::string& at) {
     if (type == "text") {
-      if (has_text) text += "\n";
-      text += string_in(block, "text", at, "messages");
-      has_text = true;
+      text = text ? *text + "\n" : std::string();
+      *text += string_in(block, "text", at, "messages");
     } else if (type == "tool_result") {
       flush_text();
       const std::string id = string_in(block, "tool_use_id", at, "messages");
@@ -75,7 +81,7 @@ void add_user_turn(const ojson& blocks, const std::string& where, ojson& out) {
     } else {
       unsupported_block(at, type);
     }
-  }
+  });
   flush_text();
 }
 
@@ -84,11 +90,7 @@ void add_user_turn(const ojson& blocks, const std::string& where, ojson& out) {
 void add_assistant_turn(const ojson& blocks, const std::string& where, ojson& out) {
   std::string text, reasoning;
   ojson calls = ojson::array();
-  for (size_t j = 0; j < blocks.size(); ++j) {
-    const std::string at = fmt::format("{}.content[{}]", where, j);
-    const ojson& block = blocks[j];
-    if (!block.is_object()) bad_field("messages", fmt::format("{} must be a content block object", at));
-    const std::string type = type_of(block);
+  for_each_block(blocks, where, [&](const ojson& block, const std::string& type, const std::string& at) {
     if (type == "text") {
       if (!text.empty()) text += "\n";
       text += string_in(block, "text", at, "messages");
@@ -106,7 +108,7 @@ void add_assistant_turn(const ojson& blocks, const std::string& where, ojson& ou
     } else {
       unsupported_block(at, type);
     }
-  }
+  });
   ojson message{{"role", "assistant"}};
   message["content"] = text.empty() && !calls.empty() ? ojson(nullptr) : ojson(text);
   if (!reasoning.empty()) message["reasoning_content"] = std::move(reasoning);

@@ -13,6 +13,7 @@
 #include "api/request_fields.h"
 #include "chat/chat_output.h"
 #include "chat/chat_template.h"
+#include "request_refusal.h"
 #include "stories_model.h"
 
 namespace skiff {
@@ -36,17 +37,7 @@ ApiModel stories(int max_model_len = 512) {
   return ApiModel{"stories", stories_tokenizer(), max_model_len, &printing_template()};
 }
 
-// The RequestError a parse throws (a test failure where none is thrown).
-template <class Parse>
-RequestError refusal(Parse parse) {
-  try {
-    parse();
-  } catch (const RequestError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "no RequestError";
-  return RequestError(0, "");
-}
+using testing::refusal;
 
 const char* kToolLoop = R"({
   "model": "stories", "max_tokens": 32,

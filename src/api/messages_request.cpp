@@ -242,7 +242,9 @@ ChatRequest parse_messages_request(const ApiModel& model, const ojson& body) {
 }
 
 size_t count_message_tokens(const ApiModel& model, const ojson& body) {
-  return chat_prompt(model, messages_conversation(body)).ids.size();
+  const ojson conversation = messages_conversation(body);
+  parse_chat_tools(conversation);  // refused as /v1/messages would refuse them (a duplicate name, ...)
+  return chat_prompt(model, conversation).ids.size();
 }
 
 }  // namespace skiff

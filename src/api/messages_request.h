@@ -24,7 +24,8 @@ nlohmann::ordered_json messages_conversation(const nlohmann::ordered_json& body)
 ChatRequest parse_messages_request(const ApiModel& model, const nlohmann::ordered_json& body);
 
 // POST /v1/messages/count_tokens: the tokens of the prompt the same body
-// would be sent as (no max_tokens needed, no context check).
+// would be sent as (no max_tokens needed, no context check; its conversation
+// and tools refused as parse_messages_request refuses them).
 size_t count_message_tokens(const ApiModel& model, const nlohmann::ordered_json& body);
 
 }  // namespace skiff

@@ -121,6 +121,11 @@ TEST(MessagesRequest, CountingTokensNeedsNoMaxTokensNorRoomInTheContext) {
   const ojson body = ojson::parse(R"({"messages": [{"role": "user", "content": "Once upon a time there was"}]})");
   EXPECT_EQ(count_message_tokens(stories(4), body),
             stories_tokenizer().encode("<user>Once upon a time there was<assistant>", false, true).size());
+  const RequestError e = refusal([] {
+    count_message_tokens(stories(), ojson::parse(R"({"messages": [{"role": "user", "content": "Hi"}],
+        "tools": [{"name": "f", "input_schema": {}}, {"name": "f", "input_schema": {}}]})"));
+  });
+  EXPECT_EQ(e.param(), "tools") << e.what();
 }
 
 TEST(MessagesRequest, BadBodiesNameTheirField) {

@@ -1,5 +1,5 @@
 // The server's endpoints: each a handler over the ServingEngine, parsing an
-// OpenAI (or vLLM) request, running it, and writing the response. Handlers
+// OpenAI (vLLM, Anthropic) request, running it, and writing the response. Handlers
 // throw RequestError for what the client must fix; the router answers it.
 #pragma once
 #include <functional>

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Creates the Python environment the server tests and bench-serve --plot run
-# in (pytest, the official openai client, matplotlib, jsonschema for the JSON
+# in (pytest, the official openai and anthropic clients, matplotlib, jsonschema for the JSON
 # Schema suite's double check), with what builds the
 # Python extension (nanobind, scikit-build-core, SKIFF_PYTHON): a venv outside the
 # repository, by default
@@ -19,8 +19,8 @@ if [[ ! -x "$ENV_DIR/bin/python" ]]; then
     "$PYTHON" -m venv "$ENV_DIR"
   }
 fi
-if ! "$ENV_DIR/bin/python" -c "import pytest, openai, httpx, matplotlib, jsonschema, nanobind, scikit_build_core" 2>/dev/null; then
-  "$ENV_DIR/bin/python" -m pip install --quiet --disable-pip-version-check pytest openai httpx matplotlib jsonschema \
+if ! "$ENV_DIR/bin/python" -c "import pytest, openai, anthropic, httpx, matplotlib, jsonschema, nanobind, scikit_build_core" 2>/dev/null; then
+  "$ENV_DIR/bin/python" -m pip install --quiet --disable-pip-version-check pytest openai anthropic httpx matplotlib jsonschema \
     nanobind scikit-build-core >&2
 fi
 echo "$ENV_DIR"

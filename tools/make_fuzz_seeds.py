@@ -281,6 +281,21 @@ def server_seeds():
         (2, {"prompt": "Once upon a time", "add_special_tokens": True, "return_token_strs": True}),
         (2, {"messages": MESSAGES}),
         (3, {"tokens": [1, 403, 407, 261]}),
+        (4, {"model": "stories", "max_tokens": 8, "system": [{"type": "text", "text": "Be brief."}],
+             "messages": [{"role": "user", "content": "Weather?"},
+                          {"role": "assistant", "content": [
+                              {"type": "thinking", "thinking": "Ask.", "signature": ""},
+                              {"type": "tool_use", "id": "toolu_1", "name": "w", "input": {"city": "Oslo"}}]},
+                          {"role": "user", "content": [
+                              {"type": "tool_result", "tool_use_id": "toolu_1", "content": "5 C"},
+                              {"type": "text", "text": "Thanks"}]}],
+             "tools": [{"name": "w", "description": "weather", "input_schema": {
+                 "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}],
+             "tool_choice": {"type": "any", "disable_parallel_tool_use": True}, "temperature": 0.5, "top_k": 4,
+             "stop_sequences": ["."], "stream": True, "thinking": {"type": "enabled", "budget_tokens": 1024},
+             "metadata": {"user_id": "u"}}),
+        (5, {"system": "Be brief.", "messages": [{"role": "user", "content": [{"type": "text", "text": "Hi"}]}],
+             "tools": [{"name": "w", "input_schema": {"type": "object"}}], "tool_choice": {"type": "tool", "name": "w"}}),
     ]
     for i, (endpoint, body) in enumerate(bodies):
         write("server_requests", f"request{i}.json", bytes([endpoint]) + json.dumps(body).encode())

@@ -123,49 +123,62 @@ MarkedPrompt render_chat(const ChatTemplate* chat_template, const Tokenizer& t, 
   return marks.unmark(render());
 }
 
-ChatRequest parse_chat_request(const ApiModel& model, const ojson& body) {
+ChatPrompt chat_prompt(const ApiModel& model, const ojson& conversation) {
+  MarkedPrompt rendered =
+      render_chat(model.chat_template, model.tokenizer, conversation, true, model.special_tokens_in_content);
+  ChatPrompt p;
+  p.ids = model.tokenizer.encode(rendered.text, /*add_special=*/false, /*parse_special=*/true, rendered.plain);
+  if (p.ids.empty()) bad_field("messages", "the conversation renders to no tokens");
+  p.text = std::move(rendered.text);
+  return p;
+}
+
+ChatRequest build_chat_request(const ApiModel& model, const ojson& conversation, const ChatFieldReader& read_fields) {
   ChatRequest r;
-  r.tools = parse_chat_tools(body);
-  const MarkedPrompt rendered =
-      render_chat(model.chat_template, model.tokenizer, body, true, model.special_tokens_in_content);
-  const std::string& prompt = rendered.text;
-  r.prompt = model.tokenizer.encode(prompt, /*add_special=*/false, /*parse_special=*/true, rendered.plain);
-  if (r.prompt.empty()) bad_field("messages", "the conversation renders to no tokens");
+  r.tools = parse_chat_tools(conversation);
+  ChatPrompt prompt = chat_prompt(model, conversation);
+  r.prompt = std::move(prompt.ids);
   // Tool calls are parsed only where tools are on; reasoning always.
-  r.syntax = reply_syntax(model, prompt, r.tools.any() ? &r.tools : nullptr);
+  r.syntax = reply_syntax(model, prompt.text, r.tools.any() ? &r.tools : nullptr);
   const SamplingFieldLimits limits{model.tokenizer.n_vocab(),
                                    model.max_model_len - static_cast<int32_t>(r.prompt.size())};
   r.params.max_tokens = std::max(1, limits.null_max_tokens);  // absent: the context left, as vLLM
-  bool logprobs = false;
-  for (const auto& [key, v] : body.items()) {
-    if (key == "logprobs") {
-      logprobs = !v.is_null() && boolean_field(v, key);
-    } else if (key == "top_logprobs") {
-      if (!v.is_null()) r.top_logprobs = static_cast<int>(integer_field(v, key, 0, kMaxLogprobs));
-    } else if (key == "max_completion_tokens") {
-      read_sampling_field("max_tokens", v, r.params, limits);
-    } else if (read_stream_field(key, v, r.stream)) {
-    } else if (read_constraint_field(key, v, r.params)) {
-    } else if (key != "messages") {
-      read_sampling_field(key, v, r.params, limits);  // other fields are ignored, as vLLM does
-    }
-  }
-  if (r.top_logprobs && !logprobs) bad_field("top_logprobs", "top_logprobs needs logprobs: true");
-  if (logprobs) {
-    r.top_logprobs = r.top_logprobs.value_or(0);
-    r.params.logprobs = *r.top_logprobs;
-  } else {
-    r.top_logprobs.reset();
-  }
+  read_fields(r, limits);
   constrain_tool_calls(r);
   // A reply held to a response_format (or another structured output) beside
   // tool_choice auto is that format's content, never parsed as calls: a JSON
   // object with a "name" would read as one.
   if (r.tools.any() && !r.params.structured_outputs.calls && !r.params.structured_outputs.empty())
-    r.syntax = reply_syntax(model, prompt, nullptr);
+    r.syntax = reply_syntax(model, prompt.text, nullptr);
   validate_sampling(r.params);
   check_context(model, r.prompt.size(), r.params.max_tokens);
   return r;
+}
+
+ChatRequest parse_chat_request(const ApiModel& model, const ojson& body) {
+  return build_chat_request(model, body, [&](ChatRequest& r, const SamplingFieldLimits& limits) {
+    bool logprobs = false;
+    for (const auto& [key, v] : body.items()) {
+      if (key == "logprobs") {
+        logprobs = !v.is_null() && boolean_field(v, key);
+      } else if (key == "top_logprobs") {
+        if (!v.is_null()) r.top_logprobs = static_cast<int>(integer_field(v, key, 0, kMaxLogprobs));
+      } else if (key == "max_completion_tokens") {
+        read_sampling_field("max_tokens", v, r.params, limits);
+      } else if (read_stream_field(key, v, r.stream)) {
+      } else if (read_constraint_field(key, v, r.params)) {
+      } else if (key != "messages") {
+        read_sampling_field(key, v, r.params, limits);  // other fields are ignored, as vLLM does
+      }
+    }
+    if (r.top_logprobs && !logprobs) bad_field("top_logprobs", "top_logprobs needs logprobs: true");
+    if (logprobs) {
+      r.top_logprobs = r.top_logprobs.value_or(0);
+      r.params.logprobs = *r.top_logprobs;
+    } else {
+      r.top_logprobs.reset();
+    }
+  });
 }
 
 }  // namespace skiff

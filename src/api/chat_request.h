@@ -3,6 +3,7 @@
 // checked.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -28,6 +29,25 @@ struct ChatRequest {
   std::shared_ptr<const ChatSyntax> syntax;
 };
 ChatRequest parse_chat_request(const ApiModel& model, const nlohmann::ordered_json& body);
+
+// What every chat API shares, over an OpenAI-shaped conversation (messages,
+// tools, tool_choice, parallel_tool_calls, chat_template_kwargs,
+// add_generation_prompt): the tools read, the conversation rendered and
+// tokenized, the reply's syntax; then read_fields sets the API's own fields
+// (max_tokens is the context left until it does); then the tools' constraint
+// and the checks of the sampling values and of the context.
+using ChatFieldReader = std::function<void(ChatRequest&, const SamplingFieldLimits&)>;
+ChatRequest build_chat_request(const ApiModel& model, const nlohmann::ordered_json& conversation,
+                               const ChatFieldReader& read_fields);
+
+// A conversation's prompt as a chat request has it: rendered with the
+// generation prompt, and tokenized (the client's text as plain text).
+// RequestError 400 where it renders to no tokens.
+struct ChatPrompt {
+  std::string text;
+  std::vector<int32_t> ids;
+};
+ChatPrompt chat_prompt(const ApiModel& model, const nlohmann::ordered_json& conversation);
 
 // The conversation of a chat request (its messages, add_generation_prompt,
 // tools, chat_template_kwargs) rendered by the chat template, with the spans

@@ -35,7 +35,8 @@ class LargeBodyTurn {
   std::counting_semaphore<>* turns_;
 };
 
-constexpr const char* kUnauthorized = "Unauthorized: a valid API key is needed (Authorization: Bearer KEY)";
+constexpr const char* kUnauthorized =
+    "Unauthorized: a valid API key is needed (Authorization: Bearer KEY, or x-api-key: KEY)";
 
 // Compares in time that depends on the lengths only, so that response times
 // do not tell an attacker how much of a guessed key was right.
@@ -60,28 +61,35 @@ int ApiServer::start() { return http_->start(options_.host, options_.port); }
 
 void ApiServer::stop() { http_->stop(); }
 
+// Either header may carry the key, on every route: OpenAI's clients send
+// Authorization: Bearer, Anthropic's x-api-key.
 bool ApiServer::authorized(const HttpRequest& req) const {
   if (options_.api_key.empty()) return true;
-  return constant_time_equal(req.header("Authorization"), "Bearer " + options_.api_key);
+  const bool bearer = constant_time_equal(req.header("Authorization"), "Bearer " + options_.api_key);
+  const bool x_api_key = constant_time_equal(req.header("x-api-key"), options_.api_key);
+  return bearer || x_api_key;
 }
 
-const ServedModel* ApiServer::ready(HttpResponse& res) const {
+const ServedModel* ApiServer::ready(HttpResponse& res, ApiDialect dialect) const {
   const ServedModel* model = model_.load();
-  if (!model) send_error(res, 503, "the model is still loading");
+  if (!model) send_error(res, 503, "the model is still loading", {}, dialect);
   return model;
 }
 
-void ApiServer::post(const Handler& handler, const HttpRequest& req, HttpResponse& res,
-                     PromptTokenLists token_lists) const {
-  if (!authorized(req)) return send_error(res, 401, kUnauthorized);
-  const ServedModel* model = ready(res);
+void ApiServer::post(const Handler& handler, const HttpRequest& req, HttpResponse& res, PromptTokenLists token_lists,
+                     ApiDialect dialect) const {
+  if (!authorized(req)) return send_error(res, 401, kUnauthorized, {}, dialect);
+  const ServedModel* model = ready(res, dialect);
   if (!model) return;
   const LargeBodyTurn turn(large_body_turns_, req.body.size());
-  answer_or_send_error(res, [&] {
-    const ojson body = parse_request_body(req.body, token_lists);
-    check_model_name(*model, body);
-    handler(*model, body, req, res);
-  });
+  answer_or_send_error(
+      res,
+      [&] {
+        const ojson body = parse_request_body(req.body, token_lists);
+        check_model_name(*model, body);
+        handler(*model, body, req, res);
+      },
+      dialect);
 }
 
 void ApiServer::route(const HttpRequest& req, HttpResponse& res) const {
@@ -91,6 +99,10 @@ void ApiServer::route(const HttpRequest& req, HttpResponse& res) const {
     if (path == "/v1/chat/completions") return post(handle_chat_completions, req, res);
     if (path == "/tokenize") return post(handle_tokenize, req, res);
     if (path == "/detokenize") return post(handle_detokenize, req, res);
+    // Anthropic's Messages API (its anthropic-version header is accepted, not read).
+    if (path == "/v1/messages") return post(handle_messages, req, res, PromptTokenLists::kAsJson, ApiDialect::kAnthropic);
+    if (path == "/v1/messages/count_tokens")
+      return post(handle_count_tokens, req, res, PromptTokenLists::kAsJson, ApiDialect::kAnthropic);
   } else if (req.method == "GET" || req.method == "HEAD") {  // HEAD: the transport drops the body
     if (path == "/health") {
       if (ready(res)) res.set_content("{}", "application/json");
@@ -112,7 +124,9 @@ void ApiServer::route(const HttpRequest& req, HttpResponse& res) const {
                              "text/plain; version=0.0.4");
     }
   }
-  send_error(res, 404, fmt::format("no route for {} {}", req.method, path));
+  const bool anthropic = path.starts_with("/v1/messages");
+  send_error(res, 404, fmt::format("no route for {} {}", req.method, path), {},
+             anthropic ? ApiDialect::kAnthropic : ApiDialect::kOpenAI);
 }
 
 }  // namespace skiff

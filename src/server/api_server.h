@@ -1,6 +1,6 @@
-// The API's front door: OpenAI's routes over the handlers, the API key, and
-// errors in OpenAI's shape for every status, on the HttpServer (Beast on
-// Asio). Listening starts before the model has loaded, so that /health says
+// The API's front door: OpenAI's routes and Anthropic's Messages over the
+// handlers, the API key, and errors in each API's shape for every status, on
+// the HttpServer (Beast on Asio). Listening starts before the model has loaded, so that /health says
 // 503 until it is ready.
 #pragma once
 #include <atomic>
@@ -46,9 +46,9 @@ class ApiServer {
   void route(const HttpRequest& req, HttpResponse& res) const;
   // A POST route taking a JSON body, behind the API key.
   void post(const Handler& handler, const HttpRequest& req, HttpResponse& res,
-            PromptTokenLists token_lists = PromptTokenLists::kAsJson) const;
+            PromptTokenLists token_lists = PromptTokenLists::kAsJson, ApiDialect dialect = ApiDialect::kOpenAI) const;
   bool authorized(const HttpRequest& req) const;
-  const ServedModel* ready(HttpResponse& res) const;  // null: answered 503
+  const ServedModel* ready(HttpResponse& res, ApiDialect dialect = ApiDialect::kOpenAI) const;  // null: answered 503
 
   ServerOptions options_;
   std::atomic<const ServedModel*> model_ = nullptr;

@@ -4,32 +4,44 @@
 
 #include "api/request_fields.h"
 #include "base/json.h"
+#include "server/anthropic_shapes.h"
 #include "server/handlers.h"
 #include "server/openai_shapes.h"
 
 namespace skiff {
 
-void send_error(HttpResponse& res, int status, const std::string& message, const std::string& param) {
-  res.status = status;
+void send_error(HttpResponse& res, int status, const std::string& message, const std::string& param,
+                ApiDialect dialect) {
+  const bool anthropic = dialect == ApiDialect::kAnthropic;
+  res.status = anthropic ? anthropic_status(status) : status;
   res.deferred.reset();
   res.streamed = false;
-  res.set_content(dump_json(error_body(status, message, param)), "application/json");
+  res.set_content(dump_json(anthropic ? anthropic_error_body(status, message, param) : error_body(status, message, param)),
+                  "application/json");
   if (status == 503) res.set_header("Retry-After", "1");  // loading, a full queue: temporary
 }
 
-void answer_or_send_error(HttpResponse& res, const std::function<void()>& answer) {
+void answer_or_send_error(HttpResponse& res, const std::function<void()>& answer, ApiDialect dialect) {
   try {
     answer();
   } catch (const RequestError& e) {
-    send_error(res, e.status(), e.what(), e.param());
+    send_error(res, e.status(), e.what(), e.param(), dialect);
   } catch (const Error& e) {
-    send_error(res, 400, e.what());
+    send_error(res, 400, e.what(), {}, dialect);
   } catch (const std::bad_alloc&) {
-    send_error(res, 503, "out of memory");
+    send_error(res, 503, "out of memory", {}, dialect);
   }
 }
 
 namespace {
+
+// An error inside a stream, and the stream's last bytes after it.
+std::string stream_error(ApiDialect dialect, int status, const std::string& message, const std::string& param) {
+  if (dialect == ApiDialect::kAnthropic) return anthropic_event("error", anthropic_error_body(status, message, param));
+  return sse_event(error_body(status, message, param));
+}
+
+const char* stream_end(ApiDialect dialect) { return dialect == ApiDialect::kAnthropic ? "" : kSseDone; }
 
 // Roughly the bytes a delta adds to a whole JSON response: its text, and per
 // token an id and, with logprobs, an entry per alternative.
@@ -42,9 +54,9 @@ size_t response_bytes(const StreamDelta& d) {
 class EventStream final : public DeferredBody {
  public:
   EventStream(std::shared_ptr<Generation> generation, std::string opening, EventRenderer on_event,
-              std::function<std::string()> on_end)
+              std::function<std::string()> on_end, ApiDialect dialect)
       : generation_(std::move(generation)), opening_(std::move(opening)), on_event_(std::move(on_event)),
-        on_end_(std::move(on_end)) {}
+        on_end_(std::move(on_end)), dialect_(dialect) {}
 
   void on_ready(std::function<void()> fn) override { generation_->on_ready(std::move(fn)); }
 
@@ -55,10 +67,12 @@ class EventStream final : public DeferredBody {
     const bool done = generation_->take(events_);
     for (const ResponseChannel::Event& e : events_) out += on_event_(e);
     if (!done) return false;
-    // A failed completion: its error as an event of its own, as vLLM streams one.
-    if (std::optional<RequestError> failed = generation_->failure())
-      out += sse_event(error_body(failed->status(), failed->what(), failed->param()));
-    out += on_end_() + kSseDone;
+    // A failed completion: its error as an event of its own, as vLLM streams
+    // one; an Anthropic stream ends there (no stop reason to tell).
+    const std::optional<RequestError> failed = generation_->failure();
+    if (failed) out += stream_error(dialect_, failed->status(), failed->what(), failed->param());
+    if (!failed || dialect_ == ApiDialect::kOpenAI) out += on_end_();
+    out += stream_end(dialect_);
     ended_ = true;
     return true;
   }
@@ -68,7 +82,7 @@ class EventStream final : public DeferredBody {
   std::string cut(int status, const std::string& message) override {
     cancel();
     ended_ = true;
-    return sse_event(error_body(status, message)) + kSseDone;
+    return stream_error(dialect_, status, message, {}) + stream_end(dialect_);
   }
 
  private:
@@ -76,14 +90,16 @@ class EventStream final : public DeferredBody {
   std::string opening_;
   EventRenderer on_event_;
   std::function<std::string()> on_end_;
+  ApiDialect dialect_;
   std::vector<ResponseChannel::Event> events_;
   bool ended_ = false;
 };
 
 class WholeResponse final : public DeferredBody {
  public:
-  WholeResponse(std::shared_ptr<Generation> generation, std::function<void(HttpResponse&)> respond)
-      : generation_(std::move(generation)), respond_(std::move(respond)) {}
+  WholeResponse(std::shared_ptr<Generation> generation, std::function<void(HttpResponse&)> respond,
+                ApiDialect dialect)
+      : generation_(std::move(generation)), respond_(std::move(respond)), dialect_(dialect) {}
 
   void on_ready(std::function<void()> fn) override { generation_->on_ready(std::move(fn)); }
 
@@ -97,11 +113,14 @@ class WholeResponse final : public DeferredBody {
   size_t size_so_far() const override { return size_; }
 
   void finish(HttpResponse& res) override {
-    if (cut_status_) return send_error(res, cut_status_, cut_message_);
-    answer_or_send_error(res, [&] {
-      if (std::optional<RequestError> failed = generation_->failure()) throw *failed;
-      respond_(res);
-    });
+    if (cut_status_) return send_error(res, cut_status_, cut_message_, {}, dialect_);
+    answer_or_send_error(
+        res,
+        [&] {
+          if (std::optional<RequestError> failed = generation_->failure()) throw *failed;
+          respond_(res);
+        },
+        dialect_);
   }
 
   void cancel() override { generation_->cancel(); }
@@ -116,6 +135,7 @@ class WholeResponse final : public DeferredBody {
  private:
   std::shared_ptr<Generation> generation_;
   std::function<void(HttpResponse&)> respond_;
+  ApiDialect dialect_;
   int cut_status_ = 0;  // cut: finish() answers this error
   std::string cut_message_;
   std::vector<ResponseChannel::Event> events_;
@@ -125,15 +145,15 @@ class WholeResponse final : public DeferredBody {
 }  // namespace
 
 void stream_events(HttpResponse& res, std::shared_ptr<Generation> generation, std::string opening,
-                   EventRenderer on_event, std::function<std::string()> on_end) {
+                   EventRenderer on_event, std::function<std::string()> on_end, ApiDialect dialect) {
   res.set_header("Cache-Control", "no-cache");
   res.stream("text/event-stream", std::make_shared<EventStream>(std::move(generation), std::move(opening),
-                                                                std::move(on_event), std::move(on_end)));
+                                                                std::move(on_event), std::move(on_end), dialect));
 }
 
 void respond_when_done(HttpResponse& res, std::shared_ptr<Generation> generation,
-                       std::function<void(HttpResponse&)> respond) {
-  res.defer(std::make_shared<WholeResponse>(std::move(generation), std::move(respond)));
+                       std::function<void(HttpResponse&)> respond, ApiDialect dialect) {
+  res.defer(std::make_shared<WholeResponse>(std::move(generation), std::move(respond), dialect));
 }
 
 }  // namespace skiff

@@ -1,5 +1,5 @@
 // The server's endpoints: each a handler over the ServingEngine, parsing an
-// OpenAI (or vLLM) request, running it, and writing the response. Handlers
+// OpenAI (vLLM, Anthropic) request, running it, and writing the response. Handlers
 // throw RequestError for what the client must fix; the router answers it.
 #pragma once
 #include <functional>
@@ -26,6 +26,10 @@ struct ServedModel : ApiModel {
   ServingEngine& engine;
 };
 
+// Whose shapes a route's errors and event streams take: OpenAI's (every
+// route but Anthropic's) or Anthropic's (/v1/messages and what is under it).
+enum class ApiDialect { kOpenAI, kAnthropic };
+
 using Handler = std::function<void(const ServedModel&, const nlohmann::ordered_json& body,
                                    const HttpRequest&, HttpResponse&)>;
 
@@ -35,28 +39,35 @@ void handle_chat_completions(const ServedModel&, const nlohmann::ordered_json& b
                              HttpResponse&);
 void handle_tokenize(const ServedModel&, const nlohmann::ordered_json& body, const HttpRequest&, HttpResponse&);
 void handle_detokenize(const ServedModel&, const nlohmann::ordered_json& body, const HttpRequest&, HttpResponse&);
+void handle_messages(const ServedModel&, const nlohmann::ordered_json& body, const HttpRequest&, HttpResponse&);
+void handle_count_tokens(const ServedModel&, const nlohmann::ordered_json& body, const HttpRequest&, HttpResponse&);
 
 // Prometheus text exposition of the engine's metrics, with vLLM's names.
 std::string prometheus_metrics(const EngineMetrics& m, const std::string& model_name, int64_t rejected);
 
 // Streams a generation as server-sent events: `opening` first, each event as
-// on_event renders it, then its failure if a completion failed ({"error": ...}),
-// on_end's text and "data: [DONE]". The client leaving, or a failed write,
-// cancels the generation (the HTTP layer drops the response).
+// on_event renders it, then its failure if a completion failed (OpenAI:
+// {"error": ...}, then on_end's text and "data: [DONE]"; Anthropic: an error
+// event, the stream's end), else on_end's text (and OpenAI's "data: [DONE]").
+// The client leaving, or a failed write, cancels the generation (the HTTP
+// layer drops the response).
 using EventRenderer = std::function<std::string(const ResponseChannel::Event&)>;
 void stream_events(HttpResponse& res, std::shared_ptr<Generation> generation, std::string opening,
-                   EventRenderer on_event, std::function<std::string()> on_end);
+                   EventRenderer on_event, std::function<std::string()> on_end,
+                   ApiDialect dialect = ApiDialect::kOpenAI);
 
 // Answers once the generation has finished: its failure as an error, else
 // what respond writes (which may throw RequestError, answered as an error).
 void respond_when_done(HttpResponse& res, std::shared_ptr<Generation> generation,
-                       std::function<void(HttpResponse&)> respond);
+                       std::function<void(HttpResponse&)> respond, ApiDialect dialect = ApiDialect::kOpenAI);
 
-// Writes an OpenAI-shaped error as the response.
-void send_error(HttpResponse& res, int status, const std::string& message, const std::string& param = {});
+// Writes an error in the dialect's shape (and status) as the response.
+void send_error(HttpResponse& res, int status, const std::string& message, const std::string& param = {},
+                ApiDialect dialect = ApiDialect::kOpenAI);
 
 // Runs `answer`; what it throws becomes the error response: a RequestError
 // its status and field, another Error a 400, running out of memory a 503.
-void answer_or_send_error(HttpResponse& res, const std::function<void()>& answer);
+void answer_or_send_error(HttpResponse& res, const std::function<void()>& answer,
+                          ApiDialect dialect = ApiDialect::kOpenAI);
 
 }  // namespace skiff

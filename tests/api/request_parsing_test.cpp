@@ -12,6 +12,7 @@
 #include "api/request_fields.h"
 #include "chat/chat_output.h"
 #include "chat/chat_template.h"
+#include "request_refusal.h"
 #include "stories_model.h"
 
 namespace skiff {
@@ -30,17 +31,7 @@ ApiModel stories(int max_model_len = 256, const ChatTemplate* chat_template = &r
   return ApiModel{"stories", stories_tokenizer(), max_model_len, chat_template};
 }
 
-// The RequestError a parse throws: its status and field.
-template <class Parse>
-RequestError refusal(Parse parse) {
-  try {
-    parse();
-  } catch (const RequestError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "no RequestError";
-  return RequestError(0, "");
-}
+using testing::refusal;
 
 std::vector<int32_t> encode(const std::string& text, bool add_special) {
   return stories_tokenizer().encode(text, add_special, /*parse_special=*/true);

@@ -205,11 +205,12 @@ void Model::expert_ffn(const FfnSpec& spec, const FfnWeights& w, int n_tokens) {
   for_each_token(n_tokens, e.n_experts, [&](int t) {
     route_token(e, &s_.router_logits[t * e.n_experts], &s_.expert_ids[t * k], &s_.expert_weights[t * k]);
   });
-  const int32_t* ids = s_.expert_ids.data();
-  matmul_experts(w.experts_gate, ids, k, s_.xb.data(), 1, n_tokens, s_.expert_gate.data());
-  matmul_experts(w.experts_up, ids, k, s_.xb.data(), 1, n_tokens, s_.expert_up.data());
+  const ExpertRouting routing(s_.expert_ids.data(), k, n_tokens, e.n_experts);
+  const ExpertProduct gate_up[] = {{w.experts_gate, s_.expert_gate.data()}, {w.experts_up, s_.expert_up.data()}};
+  matmul_experts(gate_up, routing, s_.xb.data(), ExpertInput::kPerToken);
   gated_activation(spec.activation, s_.expert_gate.data(), s_.expert_up.data(), int64_t{n_tokens} * k * e.ffn_dim);
-  matmul_experts(w.experts_down, ids, k, s_.expert_gate.data(), k, n_tokens, s_.expert_out.data());
+  const ExpertProduct down{w.experts_down, s_.expert_out.data()};
+  matmul_experts({&down, 1}, routing, s_.expert_gate.data(), ExpertInput::kPerRoutedRow);
   if (e.shared_ffn_dim > 0) dense_ffn(spec.activation, w, n_tokens);
   for_each_token(n_tokens, int64_t{k} * d, [&](int t) {
     float* out = &s_.proj[t * d];
@@ -221,7 +222,7 @@ void Model::expert_ffn(const FfnSpec& spec, const FfnWeights& w, int n_tokens) {
     }
     for (int j = 0; j < k; ++j) {
       const float weight = s_.expert_weights[t * k + j];
-      const float* y = &s_.expert_out[(static_cast<size_t>(t) * k + j) * d];
+      const float* y = &s_.expert_out[static_cast<size_t>(routing.row_of(t, j)) * d];
       for (int i = 0; i < d; ++i) out[i] += weight * y[i];
     }
   });

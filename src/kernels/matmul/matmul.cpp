@@ -148,9 +148,13 @@ void multiply(std::span<const RoutedProduct> products, const float* x, int n_x, 
   ActivationOutliers outliers;
   if (precision == ActivationPrecision::kPlainInt8 || !split_outliers(x, n_x, products[0].w->cols, outliers))
     return run_products(products, x, n_x, {}, prefetch);
-  const std::vector<ProductOutliers> terms = outlier_terms(products, outliers);
-  run_products(products, outliers.rest, n_x, terms, prefetch);
-  keep_filled_columns(products, terms);
+  // Float kernels see x as it is (as in a call of theirs alone).
+  std::vector<RoutedProduct> floats, ints;
+  for (const RoutedProduct& p : products) (format_of(p) == ActivationFormat::kF32 ? floats : ints).push_back(p);
+  if (!floats.empty()) run_products(floats, x, n_x, {}, prefetch);
+  const std::vector<ProductOutliers> terms = outlier_terms(ints, outliers);
+  run_products(ints, outliers.rest, n_x, terms, prefetch);
+  keep_filled_columns(ints, terms);
 }
 
 // Whether a decode product's kernel reads Activations::prefetch (its KernelEntry says so).

@@ -57,6 +57,7 @@ struct Region {
   size_t gathered_rows[kNumFormats] = {};
   size_t quad_units[kNumFormats] = {};
   bool quantized[kNumFormats] = {};  // formats x is quantized into
+  size_t row_bytes[kNumFormats] = {};  // of their rows
   int64_t n_units = 0, work = 0;
   bool any_gather = false, any_quads = false;
 };
@@ -109,7 +110,10 @@ Region plan_region(std::span<const RoutedProduct> products, int n_x, std::span<c
   }
   for (Source& s : region.sources) {
     const int f = index_of(s.format);
-    region.quantized[f] = region.quantized[f] || s.format != ActivationFormat::kF32;
+    if (s.format != ActivationFormat::kF32 && !region.quantized[f]) {
+      region.quantized[f] = true;
+      region.row_bytes[f] = activation_row_bytes(s.format, cols);  // before the parallel region: it may throw
+    }
     if (s.first < 0) {
       s.gathered = region.gathered_rows[f];
       region.gathered_rows[f] += s.n;
@@ -153,9 +157,13 @@ Buffers make_buffers(const Region& region, Scratch& scratch, const float* x, int
   Buffers b;
   for (int f = 0; f < kNumFormats; ++f) {
     const auto format = static_cast<ActivationFormat>(f);
-    b.row_bytes[f] = format == ActivationFormat::kF32 ? cols * sizeof(float) : activation_row_bytes(format, cols);
-    b.rows[f] = region.quantized[f] ? at_least(scratch.rows[f], b.row_bytes[f] * n_x)
-                                    : reinterpret_cast<uint8_t*>(const_cast<float*>(x));
+    if (format == ActivationFormat::kF32) {
+      b.row_bytes[f] = cols * sizeof(float);
+      b.rows[f] = reinterpret_cast<uint8_t*>(const_cast<float*>(x));
+    } else if (region.quantized[f]) {
+      b.row_bytes[f] = region.row_bytes[f];
+      b.rows[f] = at_least(scratch.rows[f], b.row_bytes[f] * n_x);
+    }
     if (region.gathered_rows[f]) b.gathered[f] = at_least(scratch.gathered[f], b.row_bytes[f] * region.gathered_rows[f]);
     if (region.quad_units[f]) b.quads[f] = at_least(scratch.quads[f], region.quad_units[f]);
   }

@@ -201,10 +201,14 @@ void gated_activation(Activation activation, float* gate, const float* up, int64
   });
 }
 
-// rows[t * k + j] += bias of expert ids[t * k + j] (width floats each), for n_slots slots.
-void add_expert_biases(float* rows, const std::vector<float>& bias, const int32_t* ids, int n_slots, int64_t width) {
+// Each slot's routed row (width floats) += its expert's bias; ids[t * k + j] is token t's j-th expert.
+void add_expert_biases(float* rows, const std::vector<float>& bias, const ExpertRouting& routing, const int32_t* ids,
+                       int64_t width) {
   if (bias.empty()) return;
-  for_each_token(n_slots, width, [&](int s) { add(rows + s * width, &bias[ids[s] * width], static_cast<int>(width)); });
+  const int k = routing.n_rows() / routing.n_tokens();
+  for_each_token(routing.n_rows(), width, [&](int s) {
+    add(rows + routing.row_of(s / k, s % k) * width, &bias[ids[s] * width], static_cast<int>(width));
+  });
 }
 
 }  // namespace
@@ -231,14 +235,15 @@ void Model::expert_ffn(const FfnSpec& spec, const FfnWeights& w, int n_tokens) {
     route_token(e, logits, &s_.expert_ids[t * k], &s_.expert_weights[t * k]);
   });
   const int32_t* ids = s_.expert_ids.data();
-  const int slots = n_tokens * k;
-  matmul_experts(w.experts_gate, ids, k, s_.xb.data(), 1, n_tokens, s_.expert_gate.data());
-  matmul_experts(w.experts_up, ids, k, s_.xb.data(), 1, n_tokens, s_.expert_up.data());
-  add_expert_biases(s_.expert_gate.data(), w.experts_gate_bias, ids, slots, e.ffn_dim);
-  add_expert_biases(s_.expert_up.data(), w.experts_up_bias, ids, slots, e.ffn_dim);
-  gated_activation(spec.activation, s_.expert_gate.data(), s_.expert_up.data(), int64_t{slots} * e.ffn_dim);
-  matmul_experts(w.experts_down, ids, k, s_.expert_gate.data(), k, n_tokens, s_.expert_out.data());
-  add_expert_biases(s_.expert_out.data(), w.experts_down_bias, ids, slots, d);
+  const ExpertRouting routing(ids, k, n_tokens, e.n_experts);
+  const ExpertProduct gate_up[] = {{w.experts_gate, s_.expert_gate.data()}, {w.experts_up, s_.expert_up.data()}};
+  matmul_experts(gate_up, routing, s_.xb.data(), ExpertInput::kPerToken);
+  add_expert_biases(s_.expert_gate.data(), w.experts_gate_bias, routing, ids, e.ffn_dim);
+  add_expert_biases(s_.expert_up.data(), w.experts_up_bias, routing, ids, e.ffn_dim);
+  gated_activation(spec.activation, s_.expert_gate.data(), s_.expert_up.data(), int64_t{n_tokens} * k * e.ffn_dim);
+  const ExpertProduct down{w.experts_down, s_.expert_out.data()};
+  matmul_experts({&down, 1}, routing, s_.expert_gate.data(), ExpertInput::kPerRoutedRow);
+  add_expert_biases(s_.expert_out.data(), w.experts_down_bias, routing, ids, d);
   if (e.shared_ffn_dim > 0) dense_ffn(spec.activation, w, n_tokens);
   for_each_token(n_tokens, int64_t{k} * d, [&](int t) {
     float* out = &s_.proj[t * d];
@@ -250,7 +255,7 @@ void Model::expert_ffn(const FfnSpec& spec, const FfnWeights& w, int n_tokens) {
     }
     for (int j = 0; j < k; ++j) {
       const float weight = s_.expert_weights[t * k + j];
-      const float* y = &s_.expert_out[(static_cast<size_t>(t) * k + j) * d];
+      const float* y = &s_.expert_out[static_cast<size_t>(routing.row_of(t, j)) * d];
       for (int i = 0; i < d; ++i) out[i] += weight * y[i];
     }
   });

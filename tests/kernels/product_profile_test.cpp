@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "kernels/matmul/matmul.h"
+
 namespace skiff {
 namespace {
 

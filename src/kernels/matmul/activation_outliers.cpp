@@ -165,10 +165,10 @@ void fill_columns(const Matrix& w, std::span<const ColumnFill> fills, int64_t r0
 
 namespace {
 
-// The distinct outlier columns, ascending.
-std::vector<int64_t> outlier_columns(const ActivationOutliers& outliers) {
+// The distinct columns of these outliers, ascending.
+std::vector<int64_t> outlier_columns(std::span<const ActivationOutliers::Value> values) {
   std::vector<int64_t> cols;
-  for (const auto& v : outliers.values) cols.push_back(v.col);
+  for (const auto& v : values) cols.push_back(v.col);
   std::sort(cols.begin(), cols.end());
   cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
   return cols;
@@ -191,22 +191,37 @@ std::vector<const float*> find_columns(const Matrix& w, std::span<const int64_t>
   return found;
 }
 
+// The outliers of product p's rows, renumbered by them (values: by token).
+std::vector<ActivationOutliers::Value> outliers_of(const RoutedProduct& p, const ActivationOutliers& outliers) {
+  if (p.rows.empty()) return outliers.values;
+  std::vector<ActivationOutliers::Value> mine;
+  for (size_t i = 0; i < p.rows.size(); ++i) {
+    const auto by_token = [](const ActivationOutliers::Value& v, int t) { return v.token < t; };
+    for (auto v = std::lower_bound(outliers.values.begin(), outliers.values.end(), p.rows[i], by_token);
+         v != outliers.values.end() && v->token == p.rows[i]; ++v)
+      mine.push_back({static_cast<int>(i), v->col, v->value});
+  }
+  return mine;
+}
+
 }  // namespace
 
-std::vector<ProductOutliers> outlier_terms(std::span<const MatmulProduct> products,
+std::vector<ProductOutliers> outlier_terms(std::span<const RoutedProduct> products,
                                            const ActivationOutliers& outliers) {
-  const std::vector<int64_t> cols = outlier_columns(outliers);
   std::vector<ProductOutliers> out(products.size());
   for (size_t p = 0; p < products.size(); ++p) {
+    const std::vector<ActivationOutliers::Value> values = outliers_of(products[p], outliers);
+    if (values.empty()) continue;
+    const std::vector<int64_t> cols = outlier_columns(values);
     const std::vector<const float*> columns = find_columns(*products[p].w, cols, out[p]);
-    for (const auto& v : outliers.values)
+    for (const auto& v : values)
       out[p].terms.push_back(
           {v.token, v.value, columns[std::lower_bound(cols.begin(), cols.end(), v.col) - cols.begin()]});
   }
   return out;
 }
 
-void keep_filled_columns(std::span<const MatmulProduct> products, std::span<const ProductOutliers> outliers) {
+void keep_filled_columns(std::span<const RoutedProduct> products, std::span<const ProductOutliers> outliers) {
   for (size_t p = 0; p < products.size(); ++p) {
     const Matrix& w = *products[p].w;
     if (w.column_cache)

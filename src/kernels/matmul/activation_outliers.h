@@ -9,7 +9,7 @@
 #include <span>
 #include <vector>
 
-#include "kernels/matmul/matmul.h"
+#include "kernels/matmul/routed_product.h"
 
 namespace skiff {
 
@@ -51,26 +51,24 @@ struct ProductOutliers {
   std::unique_ptr<float[]> filled;  // the fills' columns, rows floats each (left unset: the threads write them)
 };
 
-// Each product's terms for the outliers (t, j, v), by token then column, so a
-// token's outputs do not depend on the others'. Columns come from the matrix's
-// ColumnCache, or are filled per row range by the threads (fill_columns).
-std::vector<ProductOutliers> outlier_terms(std::span<const MatmulProduct> products,
+// Each product's terms for the outliers (t, j, v) of its rows of x,
+// numbered by its own rows, by row then column, so a row's outputs do not
+// depend on the others'. Columns come from the matrix's ColumnCache, or are
+// filled per row range by the threads (fill_columns).
+std::vector<ProductOutliers> outlier_terms(std::span<const RoutedProduct> products,
                                            const ActivationOutliers& outliers);
 // Keeps the products' filled columns in their caches, while they have room.
-void keep_filled_columns(std::span<const MatmulProduct> products, std::span<const ProductOutliers> outliers);
+void keep_filled_columns(std::span<const RoutedProduct> products, std::span<const ProductOutliers> outliers);
 
 // fills[k].column[r] = W[r, fills[k].col] for r in [r0, r1), bit-identical to
 // matrix_row; columns ascending.
 void fill_columns(const Matrix& w, std::span<const ColumnFill> fills, int64_t r0, int64_t r1);
 
-// Adds the terms of tokens [first_token, first_token + n_tokens) to rows
-// [r0, r1) of y (n_tokens × rows, token first_token at y[0]), term by term:
-// the threads add them to the rows each has just computed.
-inline void add_outlier_terms(std::span<const OutlierTerm> terms, float* y, int64_t rows, int first_token,
-                              int n_tokens, int64_t r0, int64_t r1) {
+// Adds the terms to rows [r0, r1) of y (n_tokens × rows), term by term: the
+// threads add them to the rows each has just computed.
+inline void add_outlier_terms(std::span<const OutlierTerm> terms, float* y, int64_t rows, int64_t r0, int64_t r1) {
   for (const OutlierTerm& term : terms) {
-    if (term.token < first_token || term.token >= first_token + n_tokens) continue;
-    float* out = y + (term.token - first_token) * rows;
+    float* out = y + term.token * rows;
     for (int64_t r = r0; r < r1; ++r) out[r] += term.value * term.column[r];
   }
 }

@@ -1,43 +1,56 @@
 #include "kernels/matmul/matmul_experts.h"
 
-#include <cstring>
-#include <vector>
+#include <numeric>
 
 #include "base/error.h"
-#include "kernels/matmul/matmul.h"
+#include "kernels/matmul/routed_product.h"
 
 namespace skiff {
 
-void matmul_experts(std::span<const Matrix> experts, const int32_t* ids, int k, const float* x, int x_slots,
-                    int n_tokens, float* y) {
-  const int n_experts = static_cast<int>(experts.size());
-  if (n_experts == 0) fail("matmul_experts: no experts");
-  const int64_t rows = experts[0].rows, cols = experts[0].cols;
-  for (const Matrix& w : experts)
-    if (w.rows != rows || w.cols != cols)
-      fail("matmul_experts: experts of shapes [{}, {}] and [{}, {}]", rows, cols, w.rows, w.cols);
-  if (x_slots != 1 && x_slots != k) fail("matmul_experts: {} input rows a token for {} experts", x_slots, k);
-  // Each expert's (token, slot) pairs, in token order.
-  std::vector<std::vector<int>> routed(n_experts);
-  for (int i = 0; i < n_tokens * k; ++i) {
-    const int32_t e = ids[i];
-    if (e < 0 || e >= n_experts) fail("matmul_experts: expert {} of {}", e, n_experts);
-    routed[e].push_back(i);
+ExpertRouting::ExpertRouting(const int32_t* ids, int k, int n_tokens, int n_experts)
+    : k_(k), n_tokens_(n_tokens), n_experts_(n_experts), first_row_(n_experts + 1, 0) {
+  if (k <= 0 || n_tokens < 0 || n_experts <= 0)
+    fail("expert routing: {} tokens to {} of {} experts", n_tokens, k, n_experts);
+  const size_t n_slots = static_cast<size_t>(n_tokens) * k;
+  for (size_t i = 0; i < n_slots; ++i) {
+    if (ids[i] < 0 || ids[i] >= n_experts) fail("matmul_experts: expert {} of {}", ids[i], n_experts);
+    ++first_row_[ids[i] + 1];
   }
-  std::vector<float> xs, ys;
-  for (int e = 0; e < n_experts; ++e) {
-    const std::vector<int>& slots = routed[e];
-    if (slots.empty()) continue;
-    const int n = static_cast<int>(slots.size());
-    xs.resize(static_cast<size_t>(n) * cols);
-    ys.resize(static_cast<size_t>(n) * rows);
-    for (int j = 0; j < n; ++j) {
-      const int x_row = x_slots == 1 ? slots[j] / k : slots[j];
-      std::memcpy(&xs[j * cols], x + x_row * cols, cols * sizeof(float));
-    }
-    matmul(experts[e], xs.data(), n, ys.data());
-    for (int j = 0; j < n; ++j) std::memcpy(y + slots[j] * rows, &ys[j * rows], rows * sizeof(float));
+  std::partial_sum(first_row_.begin(), first_row_.end(), first_row_.begin());
+  std::vector<int32_t> next(first_row_.begin(), first_row_.end() - 1);
+  token_of_row_.resize(n_slots);
+  row_of_slot_.resize(n_slots);
+  for (size_t i = 0; i < n_slots; ++i) {  // slots in token order: each expert's rows too
+    const int32_t row = next[ids[i]]++;
+    row_of_slot_[i] = row;
+    token_of_row_[row] = static_cast<int32_t>(i / k);
   }
+  routed_rows_.resize(n_slots);
+  std::iota(routed_rows_.begin(), routed_rows_.end(), 0);
+}
+
+void matmul_experts(std::span<const ExpertProduct> products, const ExpertRouting& routing, const float* x,
+                    ExpertInput input) {
+  if (products.empty()) fail("matmul_experts: no products");
+  for (const ExpertProduct& p : products) {
+    if (static_cast<int>(p.experts.size()) != routing.n_experts())
+      fail("matmul_experts: {} experts routed to, {} given", routing.n_experts(), p.experts.size());
+    const Matrix& first = p.experts[0];
+    for (const Matrix& w : p.experts)
+      if (w.rows != first.rows || w.cols != first.cols)
+        fail("matmul_experts: experts of shapes [{}, {}] and [{}, {}]", first.rows, first.cols, w.rows, w.cols);
+  }
+  // Expert by expert, its products together: a thread streams an expert's
+  // gate and up rows over the same activations.
+  std::vector<RoutedProduct> routed;
+  for (int e = 0; e < routing.n_experts(); ++e) {
+    if (routing.first_row(e) == routing.first_row(e + 1)) continue;
+    const std::span<const int32_t> rows = input == ExpertInput::kPerToken ? routing.tokens_of(e) : routing.rows_of(e);
+    for (const ExpertProduct& p : products)
+      routed.push_back({&p.experts[e], p.y + static_cast<size_t>(routing.first_row(e)) * p.experts[e].rows, rows});
+  }
+  const int n_x = input == ExpertInput::kPerToken ? routing.n_tokens() : routing.n_rows();
+  matmul_routed(routed, x, n_x, products[0].experts.data());
 }
 
 }  // namespace skiff

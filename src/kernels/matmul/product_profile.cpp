@@ -26,9 +26,9 @@ struct Recorded {
   std::map<CallKey, ProductTiming> timings;
 };
 
-std::string names_of(std::span<const MatmulProduct> products) {
+std::string names_of(std::span<const RoutedProduct> products) {
   std::string names;
-  for (const MatmulProduct& p : products) {
+  for (const RoutedProduct& p : products) {
     if (!names.empty()) names += " + ";
     names += fmt::format("{}x{} {}", p.w->rows, p.w->cols, dtype_info(p.w->type).name);
   }
@@ -44,9 +44,9 @@ Recorded& recorded() {
 
 void set_product_profiling(bool on) { detail::product_profiling_on.store(on, std::memory_order_relaxed); }
 
-void record_product_call(std::span<const MatmulProduct> products, int n_tokens, double seconds) {
+void record_product_call(std::span<const RoutedProduct> products, int n_tokens, double seconds) {
   double bytes = 0;
-  for (const MatmulProduct& p : products)
+  for (const RoutedProduct& p : products)
     bytes += static_cast<double>(row_bytes(p.w->type, p.w->cols)) * static_cast<double>(p.w->rows);
   Recorded& r = recorded();
   const std::lock_guard<std::mutex> lock(r.mutex);

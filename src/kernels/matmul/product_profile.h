@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/matmul/matmul.h"
+#include "kernels/matmul/routed_product.h"
 
 namespace skiff {
 
@@ -31,7 +31,7 @@ extern std::atomic<bool> product_profiling_on;
 // per call: for profiling runs only).
 void set_product_profiling(bool on);
 inline bool product_profiling() { return detail::product_profiling_on.load(std::memory_order_relaxed); }
-void record_product_call(std::span<const MatmulProduct> products, int n_tokens, double seconds);
+void record_product_call(std::span<const RoutedProduct> products, int n_tokens, double seconds);
 
 // What was recorded since the last call, most total time first.
 std::vector<ProductTiming> take_product_timings();

@@ -51,6 +51,10 @@ void hf_experts_to_gguf(const ModelConfig& c, TensorMap& tensors, std::vector<st
     const ExpertsSpec& e = c.layers[l].ffn.experts;
     const int64_t n = e.n_experts, f = e.ffn_dim, d = c.dim;
     const std::string p = "blk." + std::to_string(l) + ".";
+    if (!tensors.count(p + "ffn_gate_up_exps_xw.weight"))  // OpenAI's release: gate_up_proj_blocks and _scales
+      fail("layer {} has no experts as floats (mlp.experts.gate_up_proj): checkpoints with MXFP4 expert blocks "
+           "are read from GGUF (llama.cpp's conversion) or from a dequantized (BF16) checkpoint",
+           l);
     const std::vector<float> gate_up = floats(tensors, p + "ffn_gate_up_exps_xw.weight", n * d, 2 * f);
     const std::vector<float> down = floats(tensors, p + "ffn_down_exps_xw.weight", n * f, d);
     const std::vector<float> gate_up_bias = floats(tensors, p + "ffn_gate_up_exps_xw.bias", n, 2 * f);

@@ -203,10 +203,9 @@ void gated_activation(Activation activation, float* gate, const float* up, int64
 
 // Each slot's routed row (width floats) += its expert's bias; ids[t * k + j] is token t's j-th expert.
 void add_expert_biases(float* rows, const std::vector<float>& bias, const ExpertRouting& routing, const int32_t* ids,
-                       int64_t width) {
+                       int k, int64_t width) {
   if (bias.empty()) return;
-  const int k = routing.n_rows() / routing.n_tokens();
-  for_each_token(routing.n_rows(), width, [&](int s) {
+  for_each_token(routing.n_tokens() * k, width, [&](int s) {
     add(rows + routing.row_of(s / k, s % k) * width, &bias[ids[s] * width], static_cast<int>(width));
   });
 }
@@ -238,12 +237,12 @@ void Model::expert_ffn(const FfnSpec& spec, const FfnWeights& w, int n_tokens) {
   const ExpertRouting routing(ids, k, n_tokens, e.n_experts);
   const ExpertProduct gate_up[] = {{w.experts_gate, s_.expert_gate.data()}, {w.experts_up, s_.expert_up.data()}};
   matmul_experts(gate_up, routing, s_.xb.data(), ExpertInput::kPerToken);
-  add_expert_biases(s_.expert_gate.data(), w.experts_gate_bias, routing, ids, e.ffn_dim);
-  add_expert_biases(s_.expert_up.data(), w.experts_up_bias, routing, ids, e.ffn_dim);
+  add_expert_biases(s_.expert_gate.data(), w.experts_gate_bias, routing, ids, k, e.ffn_dim);
+  add_expert_biases(s_.expert_up.data(), w.experts_up_bias, routing, ids, k, e.ffn_dim);
   gated_activation(spec.activation, s_.expert_gate.data(), s_.expert_up.data(), int64_t{n_tokens} * k * e.ffn_dim);
   const ExpertProduct down{w.experts_down, s_.expert_out.data()};
   matmul_experts({&down, 1}, routing, s_.expert_gate.data(), ExpertInput::kPerRoutedRow);
-  add_expert_biases(s_.expert_out.data(), w.experts_down_bias, routing, ids, d);
+  add_expert_biases(s_.expert_out.data(), w.experts_down_bias, routing, ids, k, d);
   if (e.shared_ffn_dim > 0) dense_ffn(spec.activation, w, n_tokens);
   for_each_token(n_tokens, int64_t{k} * d, [&](int t) {
     float* out = &s_.proj[t * d];

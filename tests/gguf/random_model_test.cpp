@@ -244,6 +244,20 @@ TEST(GenModelCommand, WritesTheModelItsFlagsDescribe) {
   s.rope_theta = 10000.0f;
   expect_llama_layout(f, s, 512);
 
+  // A mixture of experts by its flags.
+  const std::string moe = std::string(SKIFF_BINARY) + " gen-model -o " + out.path() +
+                          " --arch qwen2moe --layers 2 --dim 64 --heads 4 --kv-heads 2 --experts 8 --experts-used 2"
+                          " --expert-ffn 32 --shared-expert-ffn 96 --type q8_0 --vocab-from " + kSmallVocab + " 2>/dev/null";
+  ASSERT_EQ(std::system(moe.c_str()), 0) << moe;
+  const GgufFile m(out.path());
+  EXPECT_EQ(m.get_string("general.architecture", ""), "qwen2moe");
+  EXPECT_EQ(m.get_int("qwen2moe.expert_count", 0), 8);
+  EXPECT_EQ(m.get_int("qwen2moe.expert_used_count", 0), 2);
+  EXPECT_EQ(m.get_int("qwen2moe.expert_feed_forward_length", 0), 32);
+  EXPECT_EQ(m.get_int("qwen2moe.expert_shared_feed_forward_length", 0), 96);
+  expect_shape(m, "blk.1.ffn_down_exps.weight", DType::Q8_0, {32, 64, 8});
+  expect_shape(m, "blk.1.ffn_gate_inp_shexp.weight", DType::F32, {64});
+
   const std::string bad = std::string(SKIFF_BINARY) + " gen-model -o " + out.path() +
                           " --type q7_3 --vocab-from " + kSmallVocab + " 2>/dev/null";
   EXPECT_NE(std::system(bad.c_str()), 0);

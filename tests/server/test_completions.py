@@ -123,6 +123,11 @@ def test_tokens_as_token_ids(qwen):
     plain = greedy(client, **args).choices[0].logprobs
     assert plain.token_logprobs == lp.token_logprobs and not plain.tokens[0].startswith("token_id:")
     assert lp.text_offset == plain.text_offset
+    streamed = [t for c in greedy(client, stream=True, extra_body={"return_tokens_as_token_ids": True}, **args)
+                if c.choices and c.choices[0].logprobs for t in c.choices[0].logprobs.tokens]
+    assert streamed == lp.tokens
+    bad = qwen.post("/v1/completions", {"prompt": "a", "max_tokens": 1, "return_tokens_as_token_ids": "yes"})
+    assert bad.status_code == 400 and bad.json()["error"]["param"] == "return_tokens_as_token_ids"
 
 
 def test_echo_repeats_the_prompt(qwen):

@@ -32,6 +32,18 @@ int ModelConfig::widest_dense_ffn() const {
   return widest;
 }
 
+ExpertsSpec ModelConfig::widest_experts() const {
+  ExpertsSpec widest;
+  for (const LayerSpec& layer : layers) {
+    if (layer.ffn.kind != FfnKind::kExperts) continue;
+    const ExpertsSpec& e = layer.ffn.experts;
+    widest.n_experts = std::max(widest.n_experts, e.n_experts);
+    widest.n_used = std::max(widest.n_used, e.n_used);
+    widest.ffn_dim = std::max(widest.ffn_dim, e.ffn_dim);
+  }
+  return widest;
+}
+
 void ModelConfig::validate() const {
   auto positive = [](int v, const char* what) {
     if (v <= 0) fail("model config: {} must be positive, got {}", what, v);

@@ -130,6 +130,8 @@ struct ModelConfig {
   int window(int layer) const { return layers[layer].attention.window; }
   // The widest FFN hidden layer of any layer (dense, shared expert), 0 when none.
   int widest_dense_ffn() const;
+  // The mixtures' widest counts, field by field (what scratch buffers hold); zeros when none.
+  ExpertsSpec widest_experts() const;
   float score_scale() const;
   // Throws Error when the shape is inconsistent.
   void validate() const;

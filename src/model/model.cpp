@@ -77,17 +77,14 @@ void Model::grow_scratch(int n_tokens) {
   grow(s_.proj, t * c.dim);
   grow(s_.gate, t * c.widest_dense_ffn());
   grow(s_.up, t * c.widest_dense_ffn());
-  for (const LayerSpec& layer : c.layers) {
-    if (layer.ffn.kind != FfnKind::kExperts) continue;
-    const ExpertsSpec& e = layer.ffn.experts;
-    const size_t slots = t * e.n_used;
-    grow(s_.router_logits, t * e.n_experts);
-    grow(s_.expert_weights, slots);
-    if (s_.expert_ids.size() < slots) s_.expert_ids.resize(slots);
-    grow(s_.expert_gate, slots * e.ffn_dim);
-    grow(s_.expert_up, slots * e.ffn_dim);
-    grow(s_.expert_out, slots * c.dim);
-  }
+  const ExpertsSpec e = c.widest_experts();
+  const size_t slots = t * e.n_used;
+  grow(s_.router_logits, t * e.n_experts);
+  grow(s_.expert_weights, slots);
+  if (s_.expert_ids.size() < slots) s_.expert_ids.resize(slots);
+  grow(s_.expert_gate, slots * e.ffn_dim);
+  grow(s_.expert_up, slots * e.ffn_dim);
+  grow(s_.expert_out, slots * c.dim);
   for (RopeTable& rope : ropes_) {
     grow(rope.cos, t * (c.rope_dim / 2));
     grow(rope.sin, t * (c.rope_dim / 2));
@@ -115,12 +112,9 @@ void Model::check_batch(const Batch& batch, const PagedKvCache& kv) const {
   }
   if (n != batch.tokens.size()) fail("batch: {} tokens but sequences claim {}", batch.tokens.size(), n);
   // Scratch offsets are token x width in int (config widths are bounded by validate()).
-  int64_t widest = std::max<int64_t>({config_.dim, config_.q_dim(), config_.widest_dense_ffn()});
-  for (const LayerSpec& layer : config_.layers)
-    if (layer.ffn.kind == FfnKind::kExperts) {
-      const ExpertsSpec& e = layer.ffn.experts;
-      widest = std::max<int64_t>({widest, e.n_experts, int64_t{e.n_used} * std::max(e.ffn_dim, config_.dim)});
-    }
+  const ExpertsSpec e = config_.widest_experts();
+  const int64_t widest = std::max<int64_t>({config_.dim, config_.q_dim(), config_.widest_dense_ffn(), e.n_experts,
+                                            int64_t{e.n_used} * std::max(e.ffn_dim, config_.dim)});
   if (static_cast<int64_t>(n) * widest > std::numeric_limits<int32_t>::max())
     fail("batch: {} tokens of width {} are too many for one forward pass", n, widest);
   for (int32_t tok : batch.tokens)

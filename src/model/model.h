@@ -126,7 +126,7 @@ class Model {
     std::vector<float> proj;    // a projection back to the stream [n_tokens, dim]
     std::vector<float> gate;    // [n_tokens, widest dense FFN]
     std::vector<float> up;      // [n_tokens, widest dense FFN]
-    // A mixture of experts' (the widest layer's): the router's logits
+    // A mixture of experts' (sized by ModelConfig::widest_experts): the router's logits
     // [n_tokens, n_experts], each token's experts and weights [n_tokens, n_used],
     // their hidden rows [n_tokens × n_used, expert ffn_dim] and outputs [n_tokens × n_used, dim].
     std::vector<float> router_logits;

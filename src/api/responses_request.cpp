@@ -195,17 +195,12 @@ void read_text_format(const ojson& text, SamplingParams& p) {
   if (!p.structured_outputs.empty()) p.structured_outputs.field = "text.format";
 }
 
-// A sampling field read under the engine's name (`as`), its errors naming
-// the Responses field.
-void read_renamed(const std::string& key, const char* as, const ojson& v, SamplingParams& p,
-                  const SamplingFieldLimits& limits) {
-  try {
-    read_sampling_field(as, v, p, limits);
-  } catch (const RequestError& e) {
-    std::string message = e.what();
-    if (message.compare(0, std::strlen(as), as) == 0) message = key + message.substr(std::strlen(as));
-    throw RequestError(e.status(), message, key);
-  }
+// The engine's max_tokens is max_output_tokens here: its errors (its value,
+// the context's room for it) name the Responses field.
+RequestError as_max_output_tokens(const RequestError& e) {
+  std::string message = e.what();
+  if (message.starts_with("max_tokens")) message = "max_output_tokens" + message.substr(std::strlen("max_tokens"));
+  return RequestError(e.status(), message, "max_output_tokens");
 }
 
 }  // namespace
@@ -251,11 +246,10 @@ ResponsesRequest parse_responses_request(const ApiModel& model, const ojson& bod
   ResponsesRequest r;
   r.items = previous_items ? *previous_items : ojson::array();
   for (const ojson& item : input_items(body)) r.items.push_back(item);
-  r.chat = build_chat_request(model, responses_conversation(body, r.items),
-                              [&](ChatRequest& c, const SamplingFieldLimits& limits) {
+  const ChatFieldReader read_fields = [&](ChatRequest& c, const SamplingFieldLimits& limits) {
     for (const auto& [key, v] : body.items()) {
       if (key == "max_output_tokens") {
-        read_renamed(key, "max_tokens", v, c.params, limits);
+        read_sampling_field("max_tokens", v, c.params, limits);
       } else if (key == "temperature" || key == "top_p") {
         read_sampling_field(key, v, c.params, limits);
       } else if (key == "stream") {
@@ -273,7 +267,13 @@ ResponsesRequest parse_responses_request(const ApiModel& model, const ojson& bod
         if (!v.is_null()) text_field(v, key);
       }
     }
-  });
+  };
+  try {
+    r.chat = build_chat_request(model, responses_conversation(body, r.items), read_fields);
+  } catch (const RequestError& e) {
+    if (e.param() == "max_tokens") throw as_max_output_tokens(e);
+    throw;
+  }
   return r;
 }
 

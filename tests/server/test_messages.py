@@ -7,6 +7,7 @@ tool_result → final answer with inputs valid for their input_schema
 conversation. On stories260K behind an API key, every error class comes in
 Anthropic's shape with its status."""
 import json
+import threading
 import time
 
 import anthropic
@@ -281,6 +282,36 @@ def test_each_error_class(stories_chat):
         sdk.messages.create(**{**HELLO, "model": "gpt-9"})
     with pytest.raises(anthropic.BadRequestError):
         sdk.messages.create(**long)
-    with pytest.raises(anthropic.RequestTooLargeError):  # --max-body 65536, refused by the transport
+    with pytest.raises(anthropic.RequestTooLargeError) as e:  # --max-body 65536, refused by the transport
         sdk.messages.create(**{**HELLO, "messages": [{"role": "user", "content": "a " * 40000}]})
+    assert e.value.body["type"] == "error" and e.value.body["error"]["type"] == "request_too_large"
+    huge = {**HELLO, "messages": [{"role": "user", "content": "a " * 40000}]}
+    assert "--max-body" in anthropic_error(post(stories_chat, "/v1/messages", huge), 413, "request_too_large")
+    assert httpx.post(stories_chat.url + "/v1/chat/completions", json=huge, timeout=60).json()["error"]["code"] == 413
     assert client(stories_chat).messages.create(**HELLO).type == "message"  # it goes on serving
+
+
+def test_an_idle_stream_gets_pings(tmp_path):
+    # One sequence at a time: the stream waits behind long completions, idle,
+    # and gets Anthropic's ping events (not the transport's SSE comments).
+    template = tmp_path / "chat.jinja"
+    template.write_text("{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}assistant:")
+    server = Server(STORIES, "--chat-template", str(template), "--served-model-name", "stories",
+                    "--sse-keepalive", "0.01", "--max-seqs", "1")
+    try:
+        long_request = {"prompt": "Once", "max_tokens": 480, "ignore_eos": True}
+        blockers = [threading.Thread(target=server.post, args=("/v1/completions", long_request)) for _ in range(3)]
+        for b in blockers:
+            b.start()
+        deadline = time.time() + 5
+        while server.metrics()["vllm:num_requests_waiting"] < 1 and time.time() < deadline:
+            time.sleep(0.002)
+        raw = server.post("/v1/messages", {**HELLO, "max_tokens": 4, "stream": True}).text
+        for b in blockers:
+            b.join()
+        names = [line[len("event: "):] for line in raw.split("\n") if line.startswith("event: ")]
+        assert names[:2] == ["message_start", "ping"] and names[-1] == "message_stop"
+        assert names.count("ping") > 1 and ": keep-alive" not in raw, names
+        assert raw.count("\ndata: ") == len(names)
+    finally:
+        assert server.stop() == 0, "".join(server.log[-20:])

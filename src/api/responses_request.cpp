@@ -6,6 +6,7 @@
 
 #include "api/constraint_fields.h"
 #include "api/request_fields.h"
+#include "api/tool_list.h"
 #include "base/json.h"
 
 namespace skiff {
@@ -126,12 +127,7 @@ ojson conversation_messages(const ojson& items) {
 // Function tools in the Responses shape ({type, name, description,
 // parameters, strict}) as the chat endpoint's; hosted tools are refused.
 ojson function_tools(const ojson& tools) {
-  if (!tools.is_array()) bad_field("tools", "tools must be a list");
-  ojson out = ojson::array();
-  for (size_t i = 0; i < tools.size(); ++i) {
-    const ojson& t = tools[i];
-    const std::string where = fmt::format("tools[{}]", i);
-    if (!t.is_object()) bad_field("tools", fmt::format("{} must be an object", where));
+  return translate_tools(tools, [](const ojson& t, const std::string& where) -> ojson {
     const std::string type = kind_of(t);
     if (type != "function")
       bad_field("tools", fmt::format("{}: tools of type '{}' are not supported (only function tools: type, name, "
@@ -142,9 +138,8 @@ ojson function_tools(const ojson& tools) {
       function["description"] = required_string(t, "description", where, "tools");
     if (t.contains("parameters") && !t["parameters"].is_null()) function["parameters"] = t["parameters"];
     if (t.contains("strict") && !t["strict"].is_null()) boolean_field(t["strict"], "tools");
-    out.push_back({{"type", "function"}, {"function", std::move(function)}});
-  }
-  return out;
+    return {{"type", "function"}, {"function", std::move(function)}};
+  });
 }
 
 // tool_choice: "auto", "none", "required" as they are; {type: "function",

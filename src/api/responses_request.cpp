@@ -260,6 +260,8 @@ ResponsesRequest parse_responses_request(const ApiModel& model, const ojson& bod
             if (!value.is_string()) bad_field(key, fmt::format("metadata.{} must be a string", k));
       } else if (key == "user") {
         if (!v.is_null()) text_field(v, key);
+      } else if (key == "previous_response_id") {
+        previous_response_id(body);  // its type; the server finds it
       }
     }
   };

@@ -45,7 +45,8 @@ std::string ResponseEvents::event(const char* type, ojson fields) {
 }
 
 std::string ResponseEvents::start() {
-  return event("response.created", {{"response", response_}}) + event("response.in_progress", {{"response", response_}});
+  std::string out = event("response.created", {{"response", response_}});  // numbered in this order
+  return out + event("response.in_progress", {{"response", response_}});
 }
 
 std::string ResponseEvents::open(Kind kind, ojson new_item) {

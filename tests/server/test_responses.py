@@ -204,9 +204,9 @@ def test_text_format_holds_the_reply_to_a_schema(qwen15):
         assert response.status == "completed", response
         jsonschema.validate(json.loads(response.output_text), POINT)
         assert response.text.format.type == "json_schema"
-    anything = create(qwen15, input="A JSON object about the sea.", text={"format": {"type": "json_object"}},
-                      max_output_tokens=200)
-    assert isinstance(json.loads(anything.output_text), dict)
+    anything = create(qwen15, input='A JSON object with one key, "sea", and a one-word value.',
+                      text={"format": {"type": "json_object"}}, max_output_tokens=100)
+    assert anything.status == "completed" and isinstance(json.loads(anything.output_text), dict), anything
 
 
 def test_previous_response_id_continues_the_conversation(qwen15):

@@ -42,6 +42,11 @@ constexpr size_t kKeptResponseBytes = size_t{256} << 20;
 constexpr const char* kUnauthorized =
     "Unauthorized: a valid API key is needed (Authorization: Bearer KEY, or x-api-key: KEY)";
 
+// Anthropic's routes answer in its shapes, the others in OpenAI's.
+ApiDialect dialect_of(const std::string& path) {
+  return path.starts_with("/v1/messages") ? ApiDialect::kAnthropic : ApiDialect::kOpenAI;
+}
+
 // Compares in time that depends on the lengths only, so that response times
 // do not tell an attacker how much of a guessed key was right.
 bool constant_time_equal(const std::string& a, const std::string& b) {
@@ -58,7 +63,9 @@ ApiServer::ApiServer(ServerOptions options)
       large_body_turns_(std::max(1, options_.handler_threads / 2)),
       responses_(kKeptResponses, kKeptResponseBytes),
       http_(std::make_unique<HttpServer>(http_limits(options_), options_.io_threads, options_.handler_threads,
-                                         [this](const HttpRequest& req, HttpResponse& res) { route(req, res); })) {}
+                                         [this](const HttpRequest& req, HttpResponse& res) { route(req, res); },
+                                         [](const std::string& path, int status, const std::string& message,
+                                            HttpResponse& res) { send_error(res, status, message, {}, dialect_of(path)); })) {}
 
 ApiServer::~ApiServer() { stop(); }
 
@@ -137,9 +144,7 @@ void ApiServer::route(const HttpRequest& req, HttpResponse& res) const {
                              "text/plain; version=0.0.4");
     }
   }
-  const bool anthropic = path.starts_with("/v1/messages");
-  send_error(res, 404, fmt::format("no route for {} {}", req.method, path), {},
-             anthropic ? ApiDialect::kAnthropic : ApiDialect::kOpenAI);
+  send_error(res, 404, fmt::format("no route for {} {}", req.method, path), {}, dialect_of(path));
 }
 
 }  // namespace skiff

@@ -79,6 +79,12 @@ class EventStream final : public DeferredBody {
 
   void cancel() override { generation_->cancel(); }
 
+  // Anthropic's clients expect a ping event on an idle stream (a long prefill).
+  std::string keepalive() const override {
+    if (dialect_ == ApiDialect::kAnthropic) return anthropic_event("ping", {{"type", "ping"}});
+    return DeferredBody::keepalive();
+  }
+
   std::string cut(int status, const std::string& message) override {
     cancel();
     ended_ = true;

@@ -14,7 +14,7 @@ import anthropic
 import httpx
 import jsonschema
 import pytest
-from conftest import STORIES, Server
+from conftest import STORIES, Server, leave_mid_stream
 
 WEATHER = {"name": "get_weather", "description": "Get the current weather in a city",
            "input_schema": {"type": "object",
@@ -192,36 +192,12 @@ def test_count_tokens_is_the_rendered_prompts_count(qwen15):
 
 
 def test_a_client_that_leaves_mid_stream_frees_its_blocks(qwen15):
-    def idle():
-        m = qwen15.metrics()
-        return m["skiff:kv_cache_blocks_used"] == 0 and m["vllm:num_requests_running"] == 0
-
-    cancelled = qwen15.metrics()["skiff:requests_cancelled_total"]
-    body = {"model": "qwen15", "max_tokens": 1500, "stream": True,
-            "messages": [{"role": "user", "content": "Count from 1 to 2000, one number a line."}]}
-    with httpx.stream("POST", qwen15.url + "/v1/messages", json=body, timeout=60) as r:
-        lines = r.iter_lines()
-        while "content_block_delta" not in next(lines):
-            pass
-        assert qwen15.metrics()["skiff:kv_cache_blocks_used"] > 0
-    deadline = time.time() + 10
-    while not idle() and time.time() < deadline:
-        time.sleep(0.02)
-    assert idle(), qwen15.metrics()
-    assert qwen15.metrics()["skiff:requests_cancelled_total"] == cancelled + 1
+    leave_mid_stream(qwen15, "/v1/messages", "content_block_delta", {
+        "model": "qwen15", "max_tokens": 1500, "stream": True,
+        "messages": [{"role": "user", "content": "Count from 1 to 2000, one number a line."}]})
 
 
 # --- errors: stories260K with a chat template, behind an API key ---------------
-
-@pytest.fixture(scope="module")
-def stories_chat(tmp_path_factory):
-    template = tmp_path_factory.mktemp("template") / "chat.jinja"
-    template.write_text("{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}"
-                        "{% if add_generation_prompt %}assistant:{% endif %}")
-    server = Server(STORIES, "--served-model-name", "stories", "--chat-template", str(template),
-                    "-c", "256", "--max-body", "65536", api_key="sekret")
-    yield server
-    assert server.stop() == 0, "".join(server.log)
 
 
 def anthropic_error(response, status, error_type):

@@ -8,13 +8,12 @@ function_call_output → final answer with arguments valid for their schema
 previous_response_id continues the conversation as if it were sent whole. On
 stories260K behind an API key, every error class comes in OpenAI's shape."""
 import json
-import time
 
 import httpx
 import jsonschema
 import openai
 import pytest
-from conftest import STORIES, Server
+from conftest import leave_mid_stream
 
 WEATHER = {"type": "function", "name": "get_weather", "description": "Get the current weather in a city",
            "parameters": {"type": "object",
@@ -246,36 +245,12 @@ def test_unknown_and_unstored_responses_are_not_found(qwen15):
 
 
 def test_a_client_that_leaves_mid_stream_frees_its_blocks(qwen15):
-    def idle():
-        m = qwen15.metrics()
-        return m["skiff:kv_cache_blocks_used"] == 0 and m["vllm:num_requests_running"] == 0
-
-    cancelled = qwen15.metrics()["skiff:requests_cancelled_total"]
-    body = {"model": "qwen15", "max_output_tokens": 1500, "stream": True,
-            "input": "Count from 1 to 2000, one number a line."}
-    with httpx.stream("POST", qwen15.url + "/v1/responses", json=body, timeout=60) as r:
-        lines = r.iter_lines()
-        while "response.output_text.delta" not in next(lines):
-            pass
-        assert qwen15.metrics()["skiff:kv_cache_blocks_used"] > 0
-    deadline = time.time() + 10
-    while not idle() and time.time() < deadline:
-        time.sleep(0.02)
-    assert idle(), qwen15.metrics()
-    assert qwen15.metrics()["skiff:requests_cancelled_total"] == cancelled + 1
+    leave_mid_stream(qwen15, "/v1/responses", "response.output_text.delta", {
+        "model": "qwen15", "max_output_tokens": 1500, "stream": True,
+        "input": "Count from 1 to 2000, one number a line."})
 
 
 # --- errors: stories260K with a chat template, behind an API key ---------------
-
-@pytest.fixture(scope="module")
-def stories_chat(tmp_path_factory):
-    template = tmp_path_factory.mktemp("template") / "chat.jinja"
-    template.write_text("{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}"
-                        "{% if add_generation_prompt %}assistant:{% endif %}")
-    server = Server(STORIES, "--served-model-name", "stories", "--chat-template", str(template),
-                    "-c", "256", api_key="sekret")
-    yield server
-    assert server.stop() == 0, "".join(server.log)
 
 
 def openai_error(response, status, param=None):

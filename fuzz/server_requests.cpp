@@ -1,6 +1,7 @@
 // The server's request parsing, on stories260K (loaded once) with Qwen2.5's
 // chat template: byte 0 picks the endpoint (completions, chat completions,
-// tokenize, detokenize, Anthropic's messages and count_tokens), the rest is
+// tokenize, detokenize, Anthropic's messages and count_tokens, OpenAI's
+// responses), the rest is
 // its body. Each body goes as far as the
 // handler goes before the engine: parsed, checked, tokenized, its template
 // rendered; tokenize and detokenize answer in full. Nothing is generated.
@@ -8,6 +9,7 @@
 #include "api/completion_request.h"
 #include "api/messages_request.h"
 #include "api/request_fields.h"
+#include "api/responses_request.h"
 #include "chat/chat_template.h"
 #include "fuzz_support.h"
 #include "model/loader.h"
@@ -33,13 +35,14 @@ void handle(const ServedModel& served, uint8_t endpoint, std::string_view text) 
   check_model_name(served, body);
   HttpRequest req;
   HttpResponse res;
-  switch (endpoint % 6) {
+  switch (endpoint % 7) {
     case 0: parse_completion_request(served, body); break;
     case 1: parse_chat_request(served, body); break;
     case 2: handle_tokenize(served, body, req, res); break;
     case 3: handle_detokenize(served, body, req, res); break;
     case 4: parse_messages_request(served, body); break;
     case 5: handle_count_tokens(served, body, req, res); break;
+    case 6: parse_responses_request(served, body); break;  // (no previous response: the store is the server's)
   }
 }
 

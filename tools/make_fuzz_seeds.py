@@ -296,6 +296,19 @@ def server_seeds():
              "metadata": {"user_id": "u"}}),
         (5, {"system": "Be brief.", "messages": [{"role": "user", "content": [{"type": "text", "text": "Hi"}]}],
              "tools": [{"name": "w", "input_schema": {"type": "object"}}], "tool_choice": {"type": "tool", "name": "w"}}),
+        (6, {"model": "stories", "instructions": "Be brief.", "max_output_tokens": 8, "input": [
+                {"role": "developer", "content": "Use tools."},
+                {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Weather?"}]},
+                {"type": "reasoning", "summary": [], "content": [{"type": "reasoning_text", "text": "Ask."}]},
+                {"type": "function_call", "call_id": "call_1", "name": "w", "arguments": "{\"city\": \"Oslo\"}"},
+                {"type": "function_call_output", "call_id": "call_1", "output": "5 C"}],
+             "tools": [{"type": "function", "name": "w", "description": "weather", "strict": True, "parameters": {
+                 "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}],
+             "tool_choice": {"type": "function", "name": "w"}, "parallel_tool_calls": False, "temperature": 0.5,
+             "top_p": 0.9, "stream": True, "store": False, "reasoning": {"effort": "low"}, "metadata": {"k": "v"}}),
+        (6, {"input": "Hi", "text": {"format": {"type": "json_schema", "name": "p", "strict": True,
+                                                 "schema": {"type": "object", "properties": {"x": {"type": "integer"}}}}},
+             "previous_response_id": "resp_1", "user": "u"}),
     ]
     for i, (endpoint, body) in enumerate(bodies):
         write("server_requests", f"request{i}.json", bytes([endpoint]) + json.dumps(body).encode())

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "api/request_fields.h"
+#include "api/tool_list.h"
 #include "base/json.h"
 
 namespace skiff {
@@ -142,12 +143,7 @@ ojson conversation_messages(const ojson& body) {
 // Anthropic's client tools as OpenAI's functions; server tools (typed
 // web_search_..., bash_..., ...) run on Anthropic's side and are refused.
 ojson function_tools(const ojson& tools) {
-  if (!tools.is_array()) bad_field("tools", "tools must be a list");
-  ojson out = ojson::array();
-  for (size_t i = 0; i < tools.size(); ++i) {
-    const ojson& t = tools[i];
-    const std::string where = fmt::format("tools[{}]", i);
-    if (!t.is_object()) bad_field("tools", fmt::format("{} must be an object", where));
+  return translate_tools(tools, [](const ojson& t, const std::string& where) -> ojson {
     const std::string type = type_of(t);
     if (t.contains("type") && !t["type"].is_null() && type != "custom")
       bad_field("tools", fmt::format("{}: tools of type '{}' are not supported (only client tools: name, "
@@ -163,9 +159,8 @@ ojson function_tools(const ojson& tools) {
     if (t.contains("description") && !t["description"].is_null())
       function["description"] = string_in(t, "description", where, "tools");
     function["parameters"] = *schema;
-    out.push_back({{"type", "function"}, {"function", std::move(function)}});
-  }
-  return out;
+    return {{"type", "function"}, {"function", std::move(function)}};
+  });
 }
 
 // tool_choice {type: auto | any | tool (with name) | none,

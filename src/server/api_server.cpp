@@ -35,8 +35,17 @@ class LargeBodyTurn {
   std::counting_semaphore<>* turns_;
 };
 
+// /v1/responses keeps this many responses, of at most this many bytes of JSON in all.
+constexpr size_t kKeptResponses = 1024;
+constexpr size_t kKeptResponseBytes = size_t{256} << 20;
+
 constexpr const char* kUnauthorized =
     "Unauthorized: a valid API key is needed (Authorization: Bearer KEY, or x-api-key: KEY)";
+
+// Anthropic's routes answer in its shapes, the others in OpenAI's.
+ApiDialect dialect_of(const std::string& path) {
+  return path.starts_with("/v1/messages") ? ApiDialect::kAnthropic : ApiDialect::kOpenAI;
+}
 
 // Compares in time that depends on the lengths only, so that response times
 // do not tell an attacker how much of a guessed key was right.
@@ -52,8 +61,11 @@ bool constant_time_equal(const std::string& a, const std::string& b) {
 ApiServer::ApiServer(ServerOptions options)
     : options_(std::move(options)),
       large_body_turns_(std::max(1, options_.handler_threads / 2)),
+      responses_(kKeptResponses, kKeptResponseBytes),
       http_(std::make_unique<HttpServer>(http_limits(options_), options_.io_threads, options_.handler_threads,
-                                         [this](const HttpRequest& req, HttpResponse& res) { route(req, res); })) {}
+                                         [this](const HttpRequest& req, HttpResponse& res) { route(req, res); },
+                                         [](const std::string& path, int status, const std::string& message,
+                                            HttpResponse& res) { send_error(res, status, message, {}, dialect_of(path)); })) {}
 
 ApiServer::~ApiServer() { stop(); }
 
@@ -103,6 +115,10 @@ void ApiServer::route(const HttpRequest& req, HttpResponse& res) const {
     if (path == "/v1/messages") return post(handle_messages, req, res, PromptTokenLists::kAsJson, ApiDialect::kAnthropic);
     if (path == "/v1/messages/count_tokens")
       return post(handle_count_tokens, req, res, PromptTokenLists::kAsJson, ApiDialect::kAnthropic);
+    if (path == "/v1/responses")
+      return post([this](const ServedModel& model, const ojson& body, const HttpRequest& req,
+                         HttpResponse& res) { handle_responses(model, responses_, body, req, res); },
+                  req, res, PromptTokenLists::kAsJson, ApiDialect::kResponses);
   } else if (req.method == "GET" || req.method == "HEAD") {  // HEAD: the transport drops the body
     if (path == "/health") {
       if (ready(res)) res.set_content("{}", "application/json");
@@ -117,6 +133,10 @@ void ApiServer::route(const HttpRequest& req, HttpResponse& res) const {
                        {"root", model->name},       {"max_model_len", model->engine.max_model_len()}};
       return res.set_content(dump_json(ojson{{"object", "list"}, {"data", ojson::array({card})}}), "application/json");
     }
+    if (path.starts_with("/v1/responses/")) {
+      if (!authorized(req)) return send_error(res, 401, kUnauthorized);
+      return answer_or_send_error(res, [&] { handle_stored_response(responses_, path.substr(14), res); });
+    }
     if (path == "/metrics") {
       const ServedModel* model = ready(res);
       if (!model) return;
@@ -124,9 +144,7 @@ void ApiServer::route(const HttpRequest& req, HttpResponse& res) const {
                              "text/plain; version=0.0.4");
     }
   }
-  const bool anthropic = path.starts_with("/v1/messages");
-  send_error(res, 404, fmt::format("no route for {} {}", req.method, path), {},
-             anthropic ? ApiDialect::kAnthropic : ApiDialect::kOpenAI);
+  send_error(res, 404, fmt::format("no route for {} {}", req.method, path), {}, dialect_of(path));
 }
 
 }  // namespace skiff

@@ -11,6 +11,7 @@
 #include "api/request_body.h"
 #include "server/handlers.h"
 #include "server/http_server.h"
+#include "server/response_store.h"
 
 namespace skiff {
 
@@ -53,6 +54,7 @@ class ApiServer {
   ServerOptions options_;
   std::atomic<const ServedModel*> model_ = nullptr;
   mutable std::counting_semaphore<> large_body_turns_;  // see handler_threads
+  mutable ResponseStore responses_;  // /v1/responses' kept responses (before http_: its streams use it)
   std::unique_ptr<HttpServer> http_;
 };
 

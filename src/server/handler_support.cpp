@@ -41,7 +41,7 @@ std::string stream_error(ApiDialect dialect, int status, const std::string& mess
   return sse_event(error_body(status, message, param));
 }
 
-const char* stream_end(ApiDialect dialect) { return dialect == ApiDialect::kAnthropic ? "" : kSseDone; }
+const char* stream_end(ApiDialect dialect) { return dialect == ApiDialect::kOpenAI ? kSseDone : ""; }
 
 // Roughly the bytes a delta adds to a whole JSON response: its text, and per
 // token an id and, with logprobs, an entry per alternative.
@@ -54,9 +54,9 @@ size_t response_bytes(const StreamDelta& d) {
 class EventStream final : public DeferredBody {
  public:
   EventStream(std::shared_ptr<Generation> generation, std::string opening, EventRenderer on_event,
-              std::function<std::string()> on_end, ApiDialect dialect)
+              std::function<std::string()> on_end, ApiDialect dialect, StreamErrorRenderer on_error)
       : generation_(std::move(generation)), opening_(std::move(opening)), on_event_(std::move(on_event)),
-        on_end_(std::move(on_end)), dialect_(dialect) {}
+        on_end_(std::move(on_end)), dialect_(dialect), on_error_(std::move(on_error)) {}
 
   void on_ready(std::function<void()> fn) override { generation_->on_ready(std::move(fn)); }
 
@@ -68,9 +68,9 @@ class EventStream final : public DeferredBody {
     for (const ResponseChannel::Event& e : events_) out += on_event_(e);
     if (!done) return false;
     // A failed completion: its error as an event of its own, as vLLM streams
-    // one; an Anthropic stream ends there (no stop reason to tell).
+    // one; an Anthropic or Responses stream ends there (no stop reason to tell).
     const std::optional<RequestError> failed = generation_->failure();
-    if (failed) out += stream_error(dialect_, failed->status(), failed->what(), failed->param());
+    if (failed) out += error(failed->status(), failed->what(), failed->param());
     if (!failed || dialect_ == ApiDialect::kOpenAI) out += on_end_();
     out += stream_end(dialect_);
     ended_ = true;
@@ -79,18 +79,29 @@ class EventStream final : public DeferredBody {
 
   void cancel() override { generation_->cancel(); }
 
+  // Anthropic's clients expect a ping event on an idle stream (a long prefill).
+  std::string keepalive() const override {
+    if (dialect_ == ApiDialect::kAnthropic) return anthropic_event("ping", {{"type", "ping"}});
+    return DeferredBody::keepalive();
+  }
+
   std::string cut(int status, const std::string& message) override {
     cancel();
     ended_ = true;
-    return stream_error(dialect_, status, message, {}) + stream_end(dialect_);
+    return error(status, message, {}) + stream_end(dialect_);
   }
 
  private:
+  std::string error(int status, const std::string& message, const std::string& param) const {
+    return on_error_ ? on_error_(status, message, param) : stream_error(dialect_, status, message, param);
+  }
+
   std::shared_ptr<Generation> generation_;
   std::string opening_;
   EventRenderer on_event_;
   std::function<std::string()> on_end_;
   ApiDialect dialect_;
+  StreamErrorRenderer on_error_;
   std::vector<ResponseChannel::Event> events_;
   bool ended_ = false;
 };
@@ -145,10 +156,12 @@ class WholeResponse final : public DeferredBody {
 }  // namespace
 
 void stream_events(HttpResponse& res, std::shared_ptr<Generation> generation, std::string opening,
-                   EventRenderer on_event, std::function<std::string()> on_end, ApiDialect dialect) {
+                   EventRenderer on_event, std::function<std::string()> on_end, ApiDialect dialect,
+                   StreamErrorRenderer on_error) {
   res.set_header("Cache-Control", "no-cache");
-  res.stream("text/event-stream", std::make_shared<EventStream>(std::move(generation), std::move(opening),
-                                                                std::move(on_event), std::move(on_end), dialect));
+  res.stream("text/event-stream",
+             std::make_shared<EventStream>(std::move(generation), std::move(opening), std::move(on_event),
+                                           std::move(on_end), dialect, std::move(on_error)));
 }
 
 void respond_when_done(HttpResponse& res, std::shared_ptr<Generation> generation,

@@ -27,8 +27,10 @@ struct ServedModel : ApiModel {
 };
 
 // Whose shapes a route's errors and event streams take: OpenAI's (every
-// route but Anthropic's) or Anthropic's (/v1/messages and what is under it).
-enum class ApiDialect { kOpenAI, kAnthropic };
+// route but Anthropic's), Anthropic's (/v1/messages and what is under it) or
+// OpenAI's Responses (/v1/responses: OpenAI's errors; its streams are named
+// events, numbered, with no "data: [DONE]").
+enum class ApiDialect { kOpenAI, kAnthropic, kResponses };
 
 using Handler = std::function<void(const ServedModel&, const nlohmann::ordered_json& body,
                                    const HttpRequest&, HttpResponse&)>;
@@ -41,20 +43,29 @@ void handle_tokenize(const ServedModel&, const nlohmann::ordered_json& body, con
 void handle_detokenize(const ServedModel&, const nlohmann::ordered_json& body, const HttpRequest&, HttpResponse&);
 void handle_messages(const ServedModel&, const nlohmann::ordered_json& body, const HttpRequest&, HttpResponse&);
 void handle_count_tokens(const ServedModel&, const nlohmann::ordered_json& body, const HttpRequest&, HttpResponse&);
+class ResponseStore;
+// POST /v1/responses, previous_response_id read from (and responses kept in) the store.
+void handle_responses(const ServedModel&, ResponseStore& store, const nlohmann::ordered_json& body, const HttpRequest&,
+                      HttpResponse&);
+// GET /v1/responses/ID: a kept response as it was answered (404 where none is).
+void handle_stored_response(ResponseStore& store, const std::string& id, HttpResponse&);
 
 // Prometheus text exposition of the engine's metrics, with vLLM's names.
 std::string prometheus_metrics(const EngineMetrics& m, const std::string& model_name, int64_t rejected);
 
 // Streams a generation as server-sent events: `opening` first, each event as
 // on_event renders it, then its failure if a completion failed (OpenAI:
-// {"error": ...}, then on_end's text and "data: [DONE]"; Anthropic: an error
-// event, the stream's end), else on_end's text (and OpenAI's "data: [DONE]").
+// {"error": ...}, then on_end's text and "data: [DONE]"; Anthropic and
+// Responses: an error event, the stream's end), else on_end's text (and
+// OpenAI's "data: [DONE]").
 // The client leaving, or a failed write, cancels the generation (the HTTP
-// layer drops the response).
+// layer drops the response). on_error, where given, renders the stream's
+// error event in place of the dialect's (Responses: numbered in its sequence).
 using EventRenderer = std::function<std::string(const ResponseChannel::Event&)>;
+using StreamErrorRenderer = std::function<std::string(int status, const std::string& message, const std::string& param)>;
 void stream_events(HttpResponse& res, std::shared_ptr<Generation> generation, std::string opening,
                    EventRenderer on_event, std::function<std::string()> on_end,
-                   ApiDialect dialect = ApiDialect::kOpenAI);
+                   ApiDialect dialect = ApiDialect::kOpenAI, StreamErrorRenderer on_error = nullptr);
 
 // Answers once the generation has finished: its failure as an error, else
 // what respond writes (which may throw RequestError, answered as an error).

@@ -359,7 +359,11 @@ awaitable<HttpConnection::Read> HttpConnection::read_request(Request& request) {
     }
   }
   if (refusal) {
-    co_await refuse(refusal, refusal_message);
+    // The path, where the request line was read (a Content-Length over the
+    // limit fails before the headers are done).
+    const std::string target = str(parser.get().target());
+    const std::string path = target.substr(0, target.find('?'));
+    co_await refuse(refusal, refusal_message, path);
     co_return Read::kClose;
   }
   auto message = parser.release();

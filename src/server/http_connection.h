@@ -29,6 +29,7 @@ class HttpConnection;
 struct HttpShared {
   HttpLimits limits;
   HttpHandler handler;
+  HttpErrorWriter write_error;  // null: OpenAI's shape
   boost::asio::thread_pool workers;
 
   HttpShared(HttpLimits l, HttpHandler h, int worker_threads)
@@ -77,7 +78,8 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   // when the write failed or stood still past the write timeout.
   boost::asio::awaitable<bool> flush();
   // Answers with an error and "Connection: close"; the caller then closes.
-  boost::asio::awaitable<void> refuse(int status, const std::string& message);
+  // path: the request's, where its headers were read.
+  boost::asio::awaitable<void> refuse(int status, const std::string& message, const std::string& path = {});
   boost::asio::awaitable<void> close_gracefully();
   boost::asio::awaitable<void> run_on_worker(const std::function<void()>& job);
   // Waits until something calls wake() or the deadline passes.

@@ -169,7 +169,7 @@ awaitable<bool> HttpConnection::drive_deferred(Request& request, HttpResponse& r
       co_return false;
     }
     if (streamed && !done && !writing_ && pending_.empty() && now >= last_write_ + keepalive_every) {
-      pending_ += chunk(": keep-alive\n\n");  // an SSE comment: clients skip it, proxies see traffic
+      pending_ += chunk(body.keepalive());
       continue;
     }
     auto deadline = Clock::time_point::max();
@@ -243,11 +243,15 @@ awaitable<bool> HttpConnection::flush() {
   }
 }
 
-awaitable<void> HttpConnection::refuse(int status, const std::string& message) {
+awaitable<void> HttpConnection::refuse(int status, const std::string& message, const std::string& path) {
   log_limit(status, message);
   HttpResponse res;
-  error_response(res, status, message);
-  if (status == 503) res.set_header("Retry-After", "1");
+  if (shared_.write_error) {
+    shared_.write_error(path, status, message, res);
+  } else {
+    error_response(res, status, message);
+    if (status == 503) res.set_header("Retry-After", "1");
+  }
   pending_ += whole_response(res, /*keep_alive=*/false, /*version=*/11);
   co_await flush();
 }

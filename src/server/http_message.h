@@ -53,6 +53,9 @@ class DeferredBody {
   virtual size_t size_so_far() const { return 0; }
   // The client left or the response was cut: stop the work behind it.
   virtual void cancel() = 0;
+  // What a stream sends when it has been idle for --sse-keepalive: an SSE
+  // comment (clients skip it, proxies see traffic), or the stream's own event.
+  virtual std::string keepalive() const { return ": keep-alive\n\n"; }
   // A stream cut short (response cap, server stopping): the last bytes to
   // send, an error in the stream's own format. Cancels too.
   virtual std::string cut(int status, const std::string& message) {

@@ -126,8 +126,11 @@ awaitable<void> accept_loop(HttpServer::State& state) {
 
 }  // namespace
 
-HttpServer::HttpServer(HttpLimits limits, int io_threads, int worker_threads, HttpHandler handler)
-    : state_(std::make_shared<State>(std::move(limits), std::move(handler), io_threads, worker_threads)) {}
+HttpServer::HttpServer(HttpLimits limits, int io_threads, int worker_threads, HttpHandler handler,
+                       HttpErrorWriter write_error)
+    : state_(std::make_shared<State>(std::move(limits), std::move(handler), io_threads, worker_threads)) {
+  state_->shared.write_error = std::move(write_error);
+}
 
 HttpServer::~HttpServer() { stop(); }
 

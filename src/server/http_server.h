@@ -39,11 +39,17 @@ struct HttpLimits {
 };
 
 using HttpHandler = std::function<void(const HttpRequest&, HttpResponse&)>;
+// Writes the transport's own refusal of a request (413, 408, ...) as the
+// route at `path` words its errors ("" where the headers were not read).
+using HttpErrorWriter = std::function<void(const std::string& path, int status, const std::string& message,
+                                           HttpResponse&)>;
 
 class HttpServer {
  public:
   // handler runs on one of worker_threads threads; it may leave a DeferredBody.
-  HttpServer(HttpLimits limits, int io_threads, int worker_threads, HttpHandler handler);
+  // write_error: null for OpenAI's error shape on every path.
+  HttpServer(HttpLimits limits, int io_threads, int worker_threads, HttpHandler handler,
+             HttpErrorWriter write_error = nullptr);
   ~HttpServer();  // stop()
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;

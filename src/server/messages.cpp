@@ -49,8 +49,8 @@ void respond_streaming(const ServedModel& served, std::shared_ptr<ChatRequest> r
   message["stop_reason"] = nullptr;
   message["stop_sequence"] = nullptr;
   message["usage"] = {{"input_tokens", gen->prompt_tokens()}, {"output_tokens", 0}};
-  // A ping after the start, as Anthropic sends one (idle streams get the
-  // transport's keep-alive comments).
+  // A ping after the start, as Anthropic sends one (and another whenever the
+  // stream is idle for --sse-keepalive).
   std::string opening = anthropic_event("message_start", {{"type", "message_start"}, {"message", std::move(message)}}) +
                         anthropic_event("ping", {{"type", "ping"}});
   auto state = std::make_shared<MessageStream>(MessageStream{reply_stream(*r), {}, 0});

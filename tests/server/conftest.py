@@ -157,3 +157,34 @@ def stories():
                     "--max-seqs", "2", "--max-queue", "2", api_key="sekret")
     yield server
     assert server.stop() == 0, "".join(server.log)
+
+
+def leave_mid_stream(server, path, marker, body):
+    """A client that leaves a stream once a line holds `marker`: its KV blocks are freed and one cancel counted."""
+    def idle():
+        m = server.metrics()
+        return m["skiff:kv_cache_blocks_used"] == 0 and m["vllm:num_requests_running"] == 0
+
+    cancelled = server.metrics()["skiff:requests_cancelled_total"]
+    with httpx.stream("POST", server.url + path, json=body, timeout=60) as r:
+        lines = r.iter_lines()
+        while marker not in next(lines):
+            pass
+        assert server.metrics()["skiff:kv_cache_blocks_used"] > 0
+    deadline = time.time() + 10
+    while not idle() and time.time() < deadline:
+        time.sleep(0.02)
+    assert idle(), server.metrics()
+    assert server.metrics()["skiff:requests_cancelled_total"] == cancelled + 1
+
+
+@pytest.fixture(scope="module")
+def stories_chat(tmp_path_factory):
+    """stories260K with a chat template that prints each message, behind an API key, a 64 KiB body limit."""
+    template = tmp_path_factory.mktemp("template") / "chat.jinja"
+    template.write_text("{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}"
+                        "{% if add_generation_prompt %}assistant:{% endif %}")
+    server = Server(STORIES, "--served-model-name", "stories", "--chat-template", str(template),
+                    "-c", "256", "--max-body", "65536", api_key="sekret")
+    yield server
+    assert server.stop() == 0, "".join(server.log)

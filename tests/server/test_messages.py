@@ -7,13 +7,14 @@ tool_result → final answer with inputs valid for their input_schema
 conversation. On stories260K behind an API key, every error class comes in
 Anthropic's shape with its status."""
 import json
+import threading
 import time
 
 import anthropic
 import httpx
 import jsonschema
 import pytest
-from conftest import STORIES, Server
+from conftest import STORIES, Server, leave_mid_stream
 
 WEATHER = {"name": "get_weather", "description": "Get the current weather in a city",
            "input_schema": {"type": "object",
@@ -191,36 +192,12 @@ def test_count_tokens_is_the_rendered_prompts_count(qwen15):
 
 
 def test_a_client_that_leaves_mid_stream_frees_its_blocks(qwen15):
-    def idle():
-        m = qwen15.metrics()
-        return m["skiff:kv_cache_blocks_used"] == 0 and m["vllm:num_requests_running"] == 0
-
-    cancelled = qwen15.metrics()["skiff:requests_cancelled_total"]
-    body = {"model": "qwen15", "max_tokens": 1500, "stream": True,
-            "messages": [{"role": "user", "content": "Count from 1 to 2000, one number a line."}]}
-    with httpx.stream("POST", qwen15.url + "/v1/messages", json=body, timeout=60) as r:
-        lines = r.iter_lines()
-        while "content_block_delta" not in next(lines):
-            pass
-        assert qwen15.metrics()["skiff:kv_cache_blocks_used"] > 0
-    deadline = time.time() + 10
-    while not idle() and time.time() < deadline:
-        time.sleep(0.02)
-    assert idle(), qwen15.metrics()
-    assert qwen15.metrics()["skiff:requests_cancelled_total"] == cancelled + 1
+    leave_mid_stream(qwen15, "/v1/messages", "content_block_delta", {
+        "model": "qwen15", "max_tokens": 1500, "stream": True,
+        "messages": [{"role": "user", "content": "Count from 1 to 2000, one number a line."}]})
 
 
 # --- errors: stories260K with a chat template, behind an API key ---------------
-
-@pytest.fixture(scope="module")
-def stories_chat(tmp_path_factory):
-    template = tmp_path_factory.mktemp("template") / "chat.jinja"
-    template.write_text("{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}"
-                        "{% if add_generation_prompt %}assistant:{% endif %}")
-    server = Server(STORIES, "--served-model-name", "stories", "--chat-template", str(template),
-                    "-c", "256", "--max-body", "65536", api_key="sekret")
-    yield server
-    assert server.stop() == 0, "".join(server.log)
 
 
 def anthropic_error(response, status, error_type):
@@ -281,6 +258,36 @@ def test_each_error_class(stories_chat):
         sdk.messages.create(**{**HELLO, "model": "gpt-9"})
     with pytest.raises(anthropic.BadRequestError):
         sdk.messages.create(**long)
-    with pytest.raises(anthropic.RequestTooLargeError):  # --max-body 65536, refused by the transport
+    with pytest.raises(anthropic.RequestTooLargeError) as e:  # --max-body 65536, refused by the transport
         sdk.messages.create(**{**HELLO, "messages": [{"role": "user", "content": "a " * 40000}]})
+    assert e.value.body["type"] == "error" and e.value.body["error"]["type"] == "request_too_large"
+    huge = {**HELLO, "messages": [{"role": "user", "content": "a " * 40000}]}
+    assert "too large" in anthropic_error(post(stories_chat, "/v1/messages", huge), 413, "request_too_large")
+    assert httpx.post(stories_chat.url + "/v1/chat/completions", json=huge, timeout=60).json()["error"]["code"] == 413
     assert client(stories_chat).messages.create(**HELLO).type == "message"  # it goes on serving
+
+
+def test_an_idle_stream_gets_pings(tmp_path):
+    # One sequence at a time: the stream waits behind long completions, idle,
+    # and gets Anthropic's ping events (not the transport's SSE comments).
+    template = tmp_path / "chat.jinja"
+    template.write_text("{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}assistant:")
+    server = Server(STORIES, "--chat-template", str(template), "--served-model-name", "stories",
+                    "--sse-keepalive", "0.01", "--max-seqs", "1")
+    try:
+        long_request = {"prompt": "Once", "max_tokens": 480, "ignore_eos": True}
+        blockers = [threading.Thread(target=server.post, args=("/v1/completions", long_request)) for _ in range(3)]
+        for b in blockers:
+            b.start()
+        deadline = time.time() + 5
+        while server.metrics()["vllm:num_requests_waiting"] < 1 and time.time() < deadline:
+            time.sleep(0.002)
+        raw = server.post("/v1/messages", {**HELLO, "max_tokens": 4, "stream": True}).text
+        for b in blockers:
+            b.join()
+        names = [line[len("event: "):] for line in raw.split("\n") if line.startswith("event: ")]
+        assert names[:2] == ["message_start", "ping"] and names[-1] == "message_stop"
+        assert names.count("ping") > 1 and ": keep-alive" not in raw, names
+        assert raw.count("\ndata: ") == len(names)
+    finally:
+        assert server.stop() == 0, "".join(server.log[-20:])

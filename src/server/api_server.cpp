@@ -7,6 +7,7 @@
 #include "api/request_fields.h"
 #include "base/json.h"
 #include "server/openai_shapes.h"
+#include "server/webui.h"
 
 namespace skiff {
 
@@ -117,6 +118,8 @@ void ApiServer::route(const HttpRequest& req, HttpResponse& res) const {
                        {"root", model->name},       {"max_model_len", model->engine.max_model_len()}};
       return res.set_content(dump_json(ojson{{"object", "list"}, {"data", ojson::array({card})}}), "application/json");
     }
+    // The chat page, without the key: it holds no secret and asks for the key.
+    if (options_.webui && serve_webui(path, res)) return;
     if (path == "/metrics") {
       const ServedModel* model = ready(res);
       if (!model) return;

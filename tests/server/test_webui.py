@@ -10,7 +10,6 @@ import http.server
 import json
 import os
 import re
-import shutil
 import threading
 import time
 from pathlib import Path
@@ -19,89 +18,26 @@ import httpx
 import pytest
 
 from conftest import QWEN, STORIES, Server, need
+from webui_browser import SLOW, chromium, idle, missing_browser, open_page, send, set_settings, wait_for, wait_reply
 
-CHROMIUM = shutil.which("chromium")
-CHROMEDRIVER = shutil.which("chromedriver")
-SLOW = 120  # seconds: a reply on one thread of a busy machine
 WEBUI = Path(__file__).resolve().parents[2] / "src" / "server" / "webui"
-
-
-def need_browser():
-    missing = [name for name, path in (("chromium", CHROMIUM), ("chromedriver", CHROMEDRIVER)) if not path]
-    try:
-        import selenium  # noqa: F401
-    except ImportError:
-        missing.append("selenium (scripts/setup-test-env.sh)")
-    if missing:
-        reason = f"{', '.join(missing)} missing: run scripts/install-deps.sh and scripts/setup-test-env.sh"
-        if os.environ.get("SKIFF_REQUIRE_REAL_MODELS"):
-            pytest.fail(reason)
-        pytest.skip(reason)
 
 
 @pytest.fixture(scope="module")
 def driver():
-    need_browser()
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                "--window-size=1200,850"):
-        options.add_argument(arg)
-    browser = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    reason = missing_browser()
+    if reason:
+        if os.environ.get("SKIFF_REQUIRE_REAL_MODELS"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    browser = chromium()
     yield browser
     browser.quit()
 
 
-def wait_for(driver, condition, timeout=SLOW, message=""):
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    return WebDriverWait(driver, timeout, poll_frequency=0.05).until(lambda d: condition(), message)
-
-
-def script(driver, js, *args):
-    return driver.execute_script(js, *args)
-
-
-def open_page(driver, url, model="qwen"):
-    """The page with empty storage, once it shows the model's name."""
-    driver.get(url)
-    script(driver, "localStorage.clear()")
-    driver.get(url)
-    wait_for(driver, lambda: driver.find_element("id", "model-name").text == model, 60, "the model's name")
-
-
-def set_settings(driver, **fields):
-    driver.find_element("id", "open-settings").click()
-    for name, value in fields.items():
-        box = driver.find_element("id", "set-" + name)
-        box.clear()
-        box.send_keys(str(value))
-    driver.find_element("id", "settings-save").click()
-    wait_for(driver, lambda: not driver.find_element("id", "settings").is_displayed(), 5)
-
-
-def idle(driver):
-    return script(driver, "return document.getElementById('messages').getAttribute('aria-busy') !== 'true'")
-
-
-def send(driver, text):
-    from selenium.webdriver.common.keys import Keys
-
-    box = driver.find_element("id", "prompt")
-    box.send_keys(text)
-    box.send_keys(Keys.ENTER)  # Enter sends
-
-
-def wait_reply(driver):
-    wait_for(driver, lambda: idle(driver), SLOW, "the reply to end")
-
-
 def stored(driver):
     """The current conversation's messages as the page keeps them."""
-    return script(driver, """
+    return driver.execute_script("""
         const all = JSON.parse(localStorage.getItem('skiff.conversations') || '[]');
         const id = JSON.parse(localStorage.getItem('skiff.current'));
         const c = all.find((c) => c.id === id);
@@ -133,7 +69,7 @@ def qwen_page(driver, qwen):
 def test_streamed_reply_equals_the_api(qwen_page, qwen):
     driver = qwen_page
     # Every length the reply's text takes on screen while it streams.
-    script(driver, """
+    driver.execute_script("""
         window.seenLengths = [];
         new MutationObserver(() => {
           const replies = document.querySelectorAll('.message.assistant .body');
@@ -148,7 +84,7 @@ def test_streamed_reply_equals_the_api(qwen_page, qwen):
     assert messages[1]["content"] == expected
     shown = reply_texts(driver)[-1]
     assert " ".join(shown.split())[:20] == " ".join(expected.split())[:20]
-    lengths = sorted(set(script(driver, "return window.seenLengths")) - {0})
+    lengths = sorted(set(driver.execute_script("return window.seenLengths")) - {0})
     assert len(lengths) >= 3, f"the reply did not stream: lengths seen {lengths}"
     stats = driver.find_element("css selector", ".message.assistant .stats").text
     tokens = answer.json()["usage"]["completion_tokens"]
@@ -245,7 +181,7 @@ EVIL = ['<img src=x onerror="window.pwned=1">', "<script>window.pwned=1</script>
 
 def rendered(driver, text):
     """What markdown.js makes of a text: its HTML, its text, the elements it holds."""
-    return script(driver, """
+    return driver.execute_script("""
         const box = document.createElement('div');
         box.append(renderMarkdown(arguments[0]));
         return {html: box.innerHTML, text: box.textContent,
@@ -272,7 +208,7 @@ def test_markdown_renders_model_text_as_text(driver, qwen):
     assert "<ol start=\"3\">" in out["html"] and "<li>two<ul><li>nested</li></ul></li></ul>" in out["html"]
     assert "print('&lt;b&gt;')" in out["html"] and "snake_case_name" in out["text"]
     # A stored reply holding markup shows as text after a reload.
-    script(driver, """
+    driver.execute_script("""
         localStorage.setItem('skiff.conversations', JSON.stringify([{id: 'x', title: 'evil', updated: 1, messages: [
           {role: 'user', content: arguments[0]}, {role: 'assistant', content: arguments[0]}]}]));
         localStorage.setItem('skiff.current', JSON.stringify('x'));""", "\n\n".join(EVIL))
@@ -280,7 +216,7 @@ def test_markdown_renders_model_text_as_text(driver, qwen):
     wait_for(driver, lambda: driver.find_elements("css selector", ".message.assistant"), 10)
     assert not driver.find_elements("css selector", "#messages img, #messages script, #messages iframe")
     assert '<img src=x onerror="window.pwned=1">' in driver.find_element("css selector", ".message.user .body").text
-    assert script(driver, "return window.pwned") is None
+    assert driver.execute_script("return window.pwned") is None
 
 
 class PrefixProxy:
@@ -363,7 +299,7 @@ def test_api_key_is_asked_for_then_sent(driver, qwen_with_key):
     assert httpx.get(server.url + "/").status_code == 200
     assert httpx.get(server.url + "/v1/models").status_code == 401
     driver.get(server.url + "/")
-    script(driver, "localStorage.clear()")
+    driver.execute_script("localStorage.clear()")
     driver.refresh()
     key_dialog = driver.find_element("id", "key-dialog")
     wait_for(driver, key_dialog.is_displayed, 10, "the page to ask for the key")
@@ -386,15 +322,15 @@ def test_api_key_is_asked_for_then_sent(driver, qwen_with_key):
 
 def test_theme_toggle_is_kept(driver, qwen):
     open_page(driver, qwen.url + "/")
-    assert script(driver, "return document.documentElement.dataset.theme") is None  # the system's
+    assert driver.execute_script("return document.documentElement.dataset.theme") is None  # the system's
     driver.find_element("id", "theme-toggle").click()
-    theme = script(driver, "return document.documentElement.dataset.theme")
+    theme = driver.execute_script("return document.documentElement.dataset.theme")
     assert theme in ("light", "dark")
-    background = script(driver, "return getComputedStyle(document.body).backgroundColor")
+    background = driver.execute_script("return getComputedStyle(document.body).backgroundColor")
     driver.refresh()
-    assert script(driver, "return document.documentElement.dataset.theme") == theme
+    assert driver.execute_script("return document.documentElement.dataset.theme") == theme
     driver.find_element("id", "theme-toggle").click()
-    assert script(driver, "return getComputedStyle(document.body).backgroundColor") != background
+    assert driver.execute_script("return getComputedStyle(document.body).backgroundColor") != background
 
 
 def test_page_is_served_on_get_only(qwen):

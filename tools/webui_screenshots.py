@@ -25,7 +25,7 @@ def main():
     reason = missing_browser()
     if reason:
         sys.exit(reason)
-    server = Server(need(QWEN15), "-c", "4096", "-t", "2", "--served-model-name", "qwen2.5-coder-1.5b")
+    server = Server(need(QWEN15), "-c", "4096", "--served-model-name", "qwen2.5-coder-1.5b")
     driver = chromium(1280, 800)
     try:
         open_page(driver, server.url + "/", model="qwen2.5-coder-1.5b")

@@ -14,7 +14,8 @@ foreach(name ${FILES})
   math(EXPR size "${hex_length} / 2")
   string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," bytes "${hex}")
   # Lines of 32 bytes, so that the file stays readable by tools.
-  string(REGEX REPLACE "((0x..,){32})" "\\1\n" bytes "${bytes}")
+  string(REPEAT "0x..," 32 line)  # CMake's regular expressions have no {n}
+  string(REGEX REPLACE "(${line})" "\\1\n" bytes "${bytes}")
   string(APPEND body "const unsigned char kFile${index}[${size} + 1] = {\n${bytes}0};\n")
   string(APPEND table "    {\"${name}\", std::string_view(reinterpret_cast<const char*>(kFile${index}), ${size})},\n")
   math(EXPR index "${index} + 1")

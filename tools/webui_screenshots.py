@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Takes the README's screenshots of the chat page (docs/images/webui-light.png
-and webui-dark.png): starts `skiff serve` on Qwen2.5-Coder-1.5B, asks for a
+and webui-dark.png): starts `skiff serve` on Qwen2.5-Coder-0.5B, asks for a
 function in headless Chromium (a reply with a code block, greedy) and shoots the
 page in the light and the dark theme (prefers-color-scheme, emulated). Run from
 the repository root in the test venv, after scripts/build.sh and
@@ -14,7 +14,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "server"))
 
-from conftest import QWEN15, Server, need  # noqa: E402
+from conftest import QWEN, Server, need  # noqa: E402
 from webui_browser import chromium, missing_browser, open_page, send, set_settings, wait_reply  # noqa: E402
 
 IMAGES = ROOT / "docs" / "images"
@@ -25,13 +25,13 @@ def main():
     reason = missing_browser()
     if reason:
         sys.exit(reason)
-    server = Server(need(QWEN15), "-c", "4096", "--served-model-name", "qwen2.5-coder-1.5b")
+    server = Server(need(QWEN), "-c", "4096", "--served-model-name", "qwen2.5-coder-0.5b")
     driver = chromium(1280, 800)
     try:
-        open_page(driver, server.url + "/", model="qwen2.5-coder-1.5b")
-        set_settings(driver, temperature=0, max_tokens=400)
+        open_page(driver, server.url + "/", model="qwen2.5-coder-0.5b")
+        set_settings(driver, temperature=0, max_tokens=300)
         send(driver, PROMPT)
-        wait_reply(driver)
+        wait_reply(driver, timeout=900)
         IMAGES.mkdir(parents=True, exist_ok=True)
         for scheme in ("light", "dark"):
             driver.execute_cdp_cmd("Emulation.setEmulatedMedia",

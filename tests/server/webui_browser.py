@@ -70,5 +70,5 @@ def send(driver, text):
     box.send_keys(Keys.ENTER)  # Enter sends
 
 
-def wait_reply(driver):
-    wait_for(driver, lambda: idle(driver), SLOW, "the reply to end")
+def wait_reply(driver, timeout=SLOW):
+    wait_for(driver, lambda: idle(driver), timeout, "the reply to end")

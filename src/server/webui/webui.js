@@ -70,6 +70,7 @@ function askForKey(refused) {
         keyAsked = null;
         resolve();
       };
+      dialog.oncancel = (event) => event.preventDefault();  // Escape: nothing works without the key
       dialog.showModal();
     });
   }

@@ -33,10 +33,11 @@ def main():
         send(driver, PROMPT)
         wait_reply(driver, timeout=900)
         IMAGES.mkdir(parents=True, exist_ok=True)
-        for scheme in ("light", "dark"):
+        # Light from the top (the question, a code block), dark at the end (the reply's figures).
+        for scheme, scroll in (("light", "0"), ("dark", "messages.scrollHeight")):
             driver.execute_cdp_cmd("Emulation.setEmulatedMedia",
                                    {"features": [{"name": "prefers-color-scheme", "value": scheme}]})
-            driver.execute_script("document.getElementById('messages').scrollTop = 0")
+            driver.execute_script(f"const messages = document.getElementById('messages'); messages.scrollTop = {scroll}")
             path = IMAGES / f"webui-{scheme}.png"
             driver.save_screenshot(str(path))
             print(path)

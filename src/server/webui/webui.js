@@ -340,6 +340,7 @@ async function generate(conversation) {
     pending = true;
     requestAnimationFrame(() => {  // one render per frame, however fast the deltas come
       pending = false;
+      if (!view.isConnected) return;  // the whole conversation was drawn again since
       const messages = $("messages");
       const atBottom = messages.scrollHeight - messages.scrollTop - messages.clientHeight < 40;
       fillReply(view, reply);

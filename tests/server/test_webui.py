@@ -219,6 +219,42 @@ def test_markdown_renders_model_text_as_text(driver, qwen):
     assert driver.execute_script("return window.pwned") is None
 
 
+# A stream as a server with a reasoning parser sends it, cut at odd places:
+# reasoning_content deltas, then content that opens with a <think> block.
+FAKE_STREAM = (
+    'data: {"choices":[{"index":0,"delta":{"role":"assistant","reasoning_content":"Let me '
+    'think."}}]}\n\ndata: {"choices":[{"index":0,"delta":{"content":"<think>more</think>\\n\\nHi **there**"},'
+    '"finish_reason":"stop"}]}\n\n: keep-alive\n\ndata: {"choices":[],"usage":{"prompt_tokens":5,'
+    '"completion_tokens":7,"total_tokens":12}}\n\ndata: [DONE]\n\n')
+
+
+def test_reasoning_is_shown_collapsed(driver, qwen):
+    open_page(driver, qwen.url + "/")
+    # The page's fetch of v1/chat/completions answered by a stream made here, in pieces of 7 bytes.
+    driver.execute_script("""
+        const realFetch = window.fetch, text = arguments[0];
+        window.fetch = (url, options) => {
+          if (!String(url).endsWith('chat/completions')) return realFetch(url, options);
+          const bytes = new TextEncoder().encode(text);
+          let at = 0;
+          const body = new ReadableStream({pull(controller) {
+            if (at >= bytes.length) return controller.close();
+            controller.enqueue(bytes.slice(at, at += 7));
+          }});
+          return Promise.resolve(new Response(body, {headers: {'Content-Type': 'text/event-stream'}}));
+        };""", FAKE_STREAM)
+    send(driver, "Hello")
+    wait_reply(driver)
+    reply = stored(driver)[1]
+    assert reply["content"] == "Hi **there**" and reply["reasoning"] == "Let me think.\nmore"
+    details = driver.find_element("css selector", ".message.assistant details.reasoning")
+    assert details.get_attribute("open") is None and not details.find_element("css selector", ".text").is_displayed()
+    assert driver.find_element("css selector", ".message.assistant .body strong").text == "there"
+    assert driver.find_element("css selector", ".message.assistant .stats").text.startswith("7 tokens")
+    details.find_element("css selector", "summary").click()
+    assert details.find_element("css selector", ".text").text == "Let me think.\nmore"
+
+
 class PrefixProxy:
     """A reverse proxy serving a server under a path prefix, as nginx's
     `location /prefix/ { proxy_pass http://upstream/; }`: the prefix is stripped,

@@ -1,5 +1,7 @@
 #include "server/webui.h"
 
+#include <utility>
+
 namespace skiff {
 
 namespace {
@@ -11,12 +13,18 @@ std::string_view content_type(std::string_view name) {
   return "application/octet-stream";
 }
 
-// Scripts and styles only from the page's own files, never inline: were a
-// reply's text ever to reach the DOM as HTML, its handlers would not run.
-// Requests go only to the server that served the page.
-constexpr const char* kContentSecurityPolicy =
-    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; "
-    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+// Revalidated on every load (no-cache), so that a new binary's page is never
+// mixed with an old cached script. Scripts and styles only from the page's own
+// files, never inline: were a reply's text ever to reach the DOM as HTML, its
+// handlers would not run. Requests go only to the server that served the page.
+constexpr std::pair<const char*, const char*> kHeaders[] = {
+    {"Cache-Control", "no-cache"},
+    {"Content-Security-Policy",
+     "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; "
+     "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"},
+    {"X-Content-Type-Options", "nosniff"},
+    {"Referrer-Policy", "no-referrer"},
+};
 
 }  // namespace
 
@@ -26,12 +34,7 @@ bool serve_webui(const std::string& path, HttpResponse& res) {
   for (const EmbeddedFile& file : webui_files()) {
     if (file.name != name) continue;
     res.set_content(std::string(file.bytes), std::string(content_type(name)));
-    // Revalidated on every load, so that a new binary's page is never mixed
-    // with an old cached script.
-    res.set_header("Cache-Control", "no-cache");
-    res.set_header("Content-Security-Policy", kContentSecurityPolicy);
-    res.set_header("X-Content-Type-Options", "nosniff");
-    res.set_header("Referrer-Policy", "no-referrer");
+    for (const auto& [header, value] : kHeaders) res.set_header(header, value);
     return true;
   }
   return false;

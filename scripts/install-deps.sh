@@ -11,7 +11,9 @@ PACKAGES=(build-essential cmake ninja-build pkg-config libgtest-dev libgmock-dev
           # clang, its sanitizer and libFuzzer runtimes, and libomp's TSan tool (Archer)
           clang-14 libclang-rt-14-dev libomp-14-dev
           # SIMDe: the AVX-512 kernels' tests on CPUs without AVX-512 (CMakeLists.txt)
-          libsimde-dev)
+          libsimde-dev
+          # the chat page's browser tests (tests/server/test_webui.py): headless Chromium
+          chromium chromium-driver)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

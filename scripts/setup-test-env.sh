@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Creates the Python environment the server tests and bench-serve --plot run
 # in (pytest, the official openai and anthropic clients, matplotlib, jsonschema for the JSON
-# Schema suite's double check), with what builds the
+# Schema suite's double check, selenium for the chat page's browser tests), with what builds the
 # Python extension (nanobind, scikit-build-core, SKIFF_PYTHON): a venv outside the
 # repository, by default
 # ~/.cache/skiff/test-venv, or $SKIFF_TEST_VENV. Idempotent, and quiet when
@@ -19,8 +19,8 @@ if [[ ! -x "$ENV_DIR/bin/python" ]]; then
     "$PYTHON" -m venv "$ENV_DIR"
   }
 fi
-if ! "$ENV_DIR/bin/python" -c "import pytest, openai, anthropic, httpx, matplotlib, jsonschema, nanobind, scikit_build_core" 2>/dev/null; then
-  "$ENV_DIR/bin/python" -m pip install --quiet --disable-pip-version-check pytest openai anthropic httpx matplotlib jsonschema \
+if ! "$ENV_DIR/bin/python" -c "import pytest, openai, anthropic, httpx, matplotlib, jsonschema, selenium, nanobind, scikit_build_core" 2>/dev/null; then
+  "$ENV_DIR/bin/python" -m pip install --quiet --disable-pip-version-check pytest openai anthropic httpx matplotlib jsonschema selenium \
     nanobind scikit-build-core >&2
 fi
 echo "$ENV_DIR"

@@ -197,7 +197,8 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("-m,--model", args->model, "GGUF file or Hugging Face directory")->required();
   cmd->add_option("--host", args->server.host, "address to listen on")->capture_default_str();
   cmd->add_option("--port", args->server.port, "port (0: any free one)")->capture_default_str()->check(CLI::Range(0, 65535));
-  cmd->add_option("--api-key", args->server.api_key, "require Authorization: Bearer KEY on /v1 routes");
+  cmd->add_option("--api-key", args->server.api_key,
+                  "require Authorization: Bearer KEY on the API routes (the chat page at / asks for it)");
   cmd->add_option("--served-model-name", args->served_model_name, "the model's name in the API (default: the file name)");
   cmd->add_option("--chat-template", args->chat_template, "a Jinja chat template file instead of the model's");
   cmd->add_option("--tool-call-parser", args->tool_call_parser,
@@ -215,6 +216,7 @@ void add_serve_command(CLI::App& app) {
                 "<|im_start|> become that token; by default they are plain text (for trusted clients only)");
   add_connection_flags(cmd, args->server);
   cmd->add_flag("!--no-log-requests", args->server.log_requests, "do not log each request on stderr");
+  cmd->add_flag("!--no-webui", args->server.webui, "do not serve the chat page at / (then / is a 404)");
   add_engine_flags(cmd, args->engine);
   cmd->callback([args] { serve(*args); });
 }

@@ -7,6 +7,7 @@
 #include "api/request_fields.h"
 #include "base/json.h"
 #include "server/openai_shapes.h"
+#include "server/webui.h"
 
 namespace skiff {
 
@@ -137,6 +138,8 @@ void ApiServer::route(const HttpRequest& req, HttpResponse& res) const {
       if (!authorized(req)) return send_error(res, 401, kUnauthorized);
       return answer_or_send_error(res, [&] { handle_stored_response(responses_, path.substr(14), res); });
     }
+    // The chat page, without the key: it holds no secret and asks for the key.
+    if (options_.webui && serve_webui(path, res)) return;
     if (path == "/metrics") {
       const ServedModel* model = ready(res);
       if (!model) return;

@@ -26,6 +26,7 @@ struct ServerOptions {
   // neither hold unbounded memory nor every thread.
   int handler_threads = 4;
   bool log_requests = true;  // one line per request on stderr
+  bool webui = true;         // the chat page at / (server/webui.h)
 };
 
 class ApiServer {

@@ -1,0 +1,141 @@
+"""A local Ray cluster running skiff.ray, for the tests of this folder.
+
+SKIFF_BINARY (set by ctest) is the skiff binary the replicas start; the real
+Qwen2.5-Coder-0.5B comes from the cache scripts/fetch-models.sh fills
+(missing: the tests skip, unless SKIFF_REQUIRE_REAL_MODELS is set, as in CI).
+"""
+import os
+import re
+import signal
+import socket
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import openai
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BINARY = os.environ.get("SKIFF_BINARY", str(ROOT / "build" / "skiff"))
+CACHE = Path(os.environ.get("SKIFF_MODELS_CACHE", Path.home() / ".cache" / "skiff" / "models"))
+QWEN = CACHE / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+# Every engine here, Ray's replicas and the reference `skiff serve` alike:
+# bit-identical outputs alone or batched (--batch-invariant), and a KV pool of
+# about 4096 tokens (12 KiB a token), which holds half of the conversation
+# test's working set: what a replica holds decides its hits there.
+SERVE_ARGS = ["-c", "2048", "--batch-invariant", "--kv-mem", "48M"]
+
+ray = pytest.importorskip("ray", reason="Ray is not installed: scripts/setup-ray-env.sh (tests/ray/run.sh uses it)")
+from ray import serve  # noqa: E402
+
+from skiff.ray import build_app  # noqa: E402
+
+
+def need(path):
+    if not path.exists():
+        if os.environ.get("SKIFF_REQUIRE_REAL_MODELS"):
+            pytest.fail(f"{path} is missing: run scripts/fetch-models.sh")
+        pytest.skip(f"{path} is missing: run scripts/fetch-models.sh")
+    return path
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_healthy(url, timeout_s=180):
+    deadline = time.time() + timeout_s
+    while True:
+        try:
+            if httpx.get(url + "/health", timeout=10).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        if time.time() > deadline:
+            raise RuntimeError(f"{url} never became healthy")
+        time.sleep(0.2)
+
+
+class Endpoint:
+    """skiff.ray's HTTP endpoint (Ray Serve's proxy) or a plain `skiff serve`."""
+
+    def __init__(self, url):
+        self.url = url
+
+    def client(self, **kw):
+        return openai.OpenAI(base_url=self.url + "/v1", api_key="none", max_retries=0, **kw)
+
+    def metrics_by_replica(self):
+        """{replica: {metric: value}} from /metrics' replica-labelled samples."""
+        out = {}
+        for line in httpx.get(self.url + "/metrics", timeout=30).text.splitlines():
+            m = re.match(r'^([a-z_:]+)\{model_name="[^"]*",replica="([^"]+)"\} (\S+)$', line)
+            if m:
+                out.setdefault(m.group(2), {})[m.group(1)] = float(m.group(3))
+        return out
+
+    def summed(self, metric):
+        return sum(values.get(metric, 0.0) for values in self.metrics_by_replica().values())
+
+
+class SkiffServe(Endpoint):
+    """The reference: `skiff serve` alone, one thread."""
+
+    def __init__(self, model, args):
+        self.proc = subprocess.Popen([BINARY, "serve", "-m", str(model), "--port", "0", "-t", "1", *args],
+                                     stderr=subprocess.PIPE, text=True)
+        port = None
+        for line in self.proc.stderr:
+            m = re.search(r"listening on http://[^:]+:(\d+)", line)
+            if m:
+                port = int(m.group(1))
+                break
+        if port is None:
+            raise RuntimeError("skiff serve did not start")
+        threading.Thread(target=lambda: [None for _ in self.proc.stderr], daemon=True).start()
+        super().__init__(f"http://127.0.0.1:{port}")
+        wait_healthy(self.url)
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        return self.proc.wait(30)
+
+
+def deploy(url, **args):
+    """Runs skiff.ray's app (replacing any) and waits until it answers."""
+    app_args = {"model": str(QWEN), "num_replicas": "2", "threads_per_replica": "1",
+                "serve_args": " ".join(SERVE_ARGS), "binary": BINARY, "routing_stats_period_s": "0.5"}
+    app_args.update({k: str(v) for k, v in args.items()})
+    serve.run(build_app(app_args), name="skiff", route_prefix="/")
+    wait_healthy(url)
+    return Endpoint(url)
+
+
+def replica_actors(app="skiff"):
+    """The live replica actors of the app's engine deployment: [(replica id, pid, node id)]."""
+    from ray.util.state import list_actors
+    actors = list_actors(filters=[("state", "=", "ALIVE")], detail=True, limit=1000)
+    out = []
+    for a in actors:
+        name = a.get("name") or ""
+        if name.startswith(f"SERVE_REPLICA::{app}#skiff-replica#"):
+            out.append((name.rsplit("#", 1)[1], a["pid"], a["node_id"]))
+    return out
+
+
+def child_pids(pid):
+    """Processes whose parent is pid."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = open(f"/proc/{entry}/stat").read()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                out.append(int(entry))
+    return out

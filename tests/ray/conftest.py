@@ -23,9 +23,9 @@ CACHE = Path(os.environ.get("SKIFF_MODELS_CACHE", Path.home() / ".cache" / "skif
 QWEN = CACHE / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
 # Every engine here, Ray's replicas and the reference `skiff serve` alike:
 # bit-identical outputs alone or batched (--batch-invariant), and a KV pool of
-# about 4096 tokens (12 KiB a token), which holds half of the conversation
-# test's working set: what a replica holds decides its hits there.
-SERVE_ARGS = ["-c", "2048", "--batch-invariant", "--kv-mem", "48M"]
+# 2048 tokens (12 KiB a token), which holds more than half of the conversation
+# test's working set but not all of it: what a replica holds decides its hits there.
+SERVE_ARGS = ["-c", "1024", "--batch-invariant", "--kv-mem", "24M", "--served-model-name", "qwen"]
 
 ray = pytest.importorskip("ray", reason="Ray is not installed: scripts/setup-ray-env.sh (tests/ray/run.sh uses it)")
 from ray import serve  # noqa: E402

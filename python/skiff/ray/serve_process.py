@@ -25,6 +25,8 @@ from typing import List, Optional
 import httpx
 
 _PR_SET_PDEATHSIG = 1
+# The replica's own polling of its child, left out of the forwarded log.
+_POLLING_LOG = re.compile(r'"GET /(metrics|health)" ')
 
 
 def find_binary(binary: Optional[str]) -> str:
@@ -73,7 +75,7 @@ class ServeProcess:
             if not self.alive() or time.monotonic() > deadline:
                 self.stop()
                 raise RuntimeError("skiff serve never became healthy:\n" + self.log_tail())
-            time.sleep(0.05)
+            time.sleep(0.2)
 
     def _own(self) -> None:
         # Started here, so that the child's parent thread is this one.
@@ -85,6 +87,8 @@ class ServeProcess:
             if self.proc is None:
                 self._started.set()
         for line in self.proc.stderr:
+            if _POLLING_LOG.search(line):
+                continue
             sys.stderr.write(line)
             self._log_tail = (self._log_tail + [line])[-50:]
             if self.port is None:

@@ -23,9 +23,10 @@ CACHE = Path(os.environ.get("SKIFF_MODELS_CACHE", Path.home() / ".cache" / "skif
 QWEN = CACHE / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
 # Every engine here, Ray's replicas and the reference `skiff serve` alike:
 # bit-identical outputs alone or batched (--batch-invariant), and a KV pool of
-# 2048 tokens (12 KiB a token), which holds more than half of the conversation
-# test's working set but not all of it: what a replica holds decides its hits there.
-SERVE_ARGS = ["-c", "1024", "--batch-invariant", "--kv-mem", "24M", "--served-model-name", "qwen"]
+# 1877 tokens (12 KiB a token), which holds half of the conversation test's
+# working set (8 conversations of up to 13 blocks) but not much more: what a
+# replica holds decides its hits there.
+SERVE_ARGS = ["-c", "1024", "--batch-invariant", "--kv-mem", "22M", "--served-model-name", "qwen"]
 
 ray = pytest.importorskip("ray", reason="Ray is not installed: scripts/setup-ray-env.sh (tests/ray/run.sh uses it)")
 from ray import serve  # noqa: E402
@@ -116,14 +117,19 @@ def deploy(url, **args):
 
 
 def replica_actors(app="skiff"):
-    """The live replica actors of the app's engine deployment: [(replica id, pid, node id)]."""
-    from ray.util.state import list_actors
-    actors = list_actors(filters=[("state", "=", "ALIVE")], detail=True, limit=1000)
+    """The live replica actors of the app's engine deployment: [(replica id, pid, node id)]
+    (asked of each actor: Ray's state API needs the dashboard these clusters run without)."""
     out = []
-    for a in actors:
-        name = a.get("name") or ""
-        if name.startswith(f"SERVE_REPLICA::{app}#skiff-replica#"):
-            out.append((name.rsplit("#", 1)[1], a["pid"], a["node_id"]))
+    for actor in ray.util.list_named_actors(all_namespaces=True):
+        name = actor["name"]
+        if actor["namespace"] == "serve" and name.startswith(f"SERVE_REPLICA::{app}#skiff-replica#"):
+            handle = ray.get_actor(name, namespace="serve")
+            try:
+                pid, node = ray.get(handle.__ray_call__.remote(
+                    lambda self: (os.getpid(), ray.get_runtime_context().get_node_id())), timeout=30)
+            except (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError):
+                continue  # dead, or dying
+            out.append((name.rsplit("#", 1)[1], pid, node))
     return out
 
 

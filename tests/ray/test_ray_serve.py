@@ -6,6 +6,7 @@ Ray's default router, and a replica killed mid-load costs no request that had
 not started streaming."""
 import json
 import os
+import random
 import signal
 import threading
 import time
@@ -13,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
+from skiff._skiff import RequestPrompts
 
 from conftest import QWEN, SERVE_ARGS, SkiffServe, child_pids, deploy, free_port, need, replica_actors
 
@@ -43,25 +45,27 @@ def app(cluster, router):
 
 
 def conversation_turns(endpoint, conversations=16, turns=4, clients=4):
-    """16 conversations × 4 turns, each with its own long system prompt, 4
-    clients each taking 4 conversations a turn at a time. Returns the replica
-    of each (conversation, turn)."""
+    """16 conversations × 4 turns, each with its own system prompt: each turn
+    of all of them, in a shuffled order, taken by whichever of 4 clients is
+    free (a client that kept its conversations would keep them on one replica
+    under any load-based router: its next request takes the slot its last one
+    freed). Returns the replica of each (conversation, turn)."""
     replicas = {}
+    client = endpoint.client(timeout=300)
+    history = {c: [{"role": "system", "content": f"Conversation {c}. " + SYSTEM_TEXT}] for c in range(conversations)}
 
-    def client_run(mine):
-        client = endpoint.client(timeout=300)
-        history = {c: [{"role": "system", "content": f"Conversation {c}. " + SYSTEM_TEXT}] for c in mine}
-        for turn in range(turns):
-            for c in mine:
-                history[c].append({"role": "user", "content": f"Question {turn} of conversation {c}: "
-                                                               f"what does line {turn + c} print?"})
-                raw = client.chat.completions.with_raw_response.create(
-                    model="qwen", messages=history[c], max_tokens=8, temperature=0)
-                replicas[(c, turn)] = raw.headers[REPLICA]
-                history[c].append({"role": "assistant", "content": raw.parse().choices[0].message.content})
+    def take_turn(c, turn):
+        history[c].append({"role": "user", "content": f"Question {turn} of conversation {c}: "
+                                                       f"what does line {turn + c} print?"})
+        raw = client.chat.completions.with_raw_response.create(
+            model="qwen", messages=history[c], max_tokens=8, temperature=0)
+        replicas[(c, turn)] = raw.headers[REPLICA]
+        history[c].append({"role": "assistant", "content": raw.parse().choices[0].message.content})
 
+    order = random.Random(45)
     with ThreadPoolExecutor(clients) as pool:
-        list(pool.map(client_run, [range(w, conversations, clients) for w in range(clients)]))
+        for turn in range(turns):
+            list(pool.map(take_turn, order.sample(range(conversations), conversations), [turn] * conversations))
     return replicas
 
 
@@ -73,24 +77,29 @@ SYSTEM_TEXT = " ".join(
     for i in range(3))
 
 
-def hit_rate(endpoint, before):
-    time.sleep(1.5)  # the replicas publish their /metrics every 0.5 s
-    hits = endpoint.summed("vllm:prefix_cache_hits_total") - before[0]
-    queries = endpoint.summed("vllm:prefix_cache_queries_total") - before[1]
-    return hits / queries
-
-
-def counters(endpoint):
-    return endpoint.summed("vllm:prefix_cache_hits_total"), endpoint.summed("vllm:prefix_cache_queries_total")
+def fresh_counters(endpoint):
+    """(prefix-cache hits, queries) summed over the replicas running now, once
+    /metrics shows exactly those (the replicas publish every 0.5 s)."""
+    ids = {rid for rid, _, _ in replica_actors()}
+    deadline = time.time() + 30
+    while True:
+        metrics = endpoint.metrics_by_replica()
+        if set(metrics) == ids:
+            return (sum(m["vllm:prefix_cache_hits_total"] for m in metrics.values()),
+                    sum(m["vllm:prefix_cache_queries_total"] for m in metrics.values()))
+        assert time.time() < deadline, (set(metrics), ids)
+        time.sleep(0.25)
 
 
 def test_conversations_stay_on_their_replica_and_hit_its_cache(cluster):
     rates = {}
     for router in ("pow2", "prefix"):
         endpoint = app(cluster, router)
-        before = counters(endpoint)
+        hits, queries = fresh_counters(endpoint)
         replicas = conversation_turns(endpoint)
-        rates[router] = hit_rate(endpoint, before)
+        time.sleep(1.0)  # the last answers' counts reach /metrics
+        after = fresh_counters(endpoint)
+        rates[router] = (after[0] - hits) / (after[1] - queries)
         if router == "prefix":
             later = [(c, t) for (c, t) in replicas if t > 0]
             stayed = sum(replicas[(c, t)] == replicas[(c, 0)] for c, t in later)
@@ -127,6 +136,19 @@ def test_greedy_answers_equal_skiff_serve(cluster):
         theirs = httpx.post(reference.url + "/v1/completions", json=bad, timeout=60)
         assert ours.status_code == theirs.status_code == 400
         assert ours.json() == theirs.json()
+        # The routing key's ids are the server's prompt ids (its /tokenize, which
+        # renders and tokenizes as the chat and completion handlers do).
+        prompts = RequestPrompts(str(QWEN))
+        chat_body = {"messages": [{"role": "system", "content": "Be brief."},
+                                  {"role": "user", "content": "<|im_start|> is plain text here"}]}
+        for route, body, tokenize_body in (
+                ("/v1/chat/completions", chat_body, chat_body),
+                ("/v1/completions", {"prompt": "def fibonacci(n):"}, {"prompt": "def fibonacci(n):"}),
+                ("/v1/completions", {"prompt": [1, 2, 3]}, None)):
+            ids = prompts.prompt_ids(route, json.dumps(body))
+            expected = [1, 2, 3] if tokenize_body is None else \
+                httpx.post(reference.url + "/tokenize", json=tokenize_body, timeout=60).json()["tokens"]
+            assert ids == expected, route
     finally:
         assert reference.stop() == 0
 
@@ -217,3 +239,22 @@ def test_a_killed_replica_loses_no_unstarted_request_and_comes_back(cluster):
         assert r.status_code == 200, r.text
         served.add(r.headers[REPLICA])
     assert len(served) == 2
+
+
+def test_over_the_queue_limit_is_503_with_retry_after(cluster):
+    endpoint = deploy(cluster["url"], router="prefix", max_ongoing_requests=1, max_queued_requests=1)
+    cluster["router"] = None  # limits of its own: the next test deploys anew
+
+    def one(i):
+        r = httpx.post(endpoint.url + "/v1/completions", timeout=120,
+                       json={"prompt": f"# {i}: merge sort in Python\n", "max_tokens": 32})
+        return r.status_code, r.headers.get("retry-after"), r.json()
+
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(one, range(8)))
+    statuses = sorted(status for status, _, _ in answers)
+    # Two running (one a replica), one waiting for a replica; the rest refused.
+    assert statuses.count(200) >= 3 and statuses.count(503) >= 1, answers
+    for status, retry_after, body in answers:
+        if status == 503:
+            assert retry_after == "1" and body["error"]["code"] == 503, body

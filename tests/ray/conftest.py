@@ -4,12 +4,10 @@ SKIFF_BINARY (set by ctest) is the skiff binary the replicas start; the real
 Qwen2.5-Coder-0.5B comes from the cache scripts/fetch-models.sh fills
 (missing: the tests skip, unless SKIFF_REQUIRE_REAL_MODELS is set, as in CI).
 """
+import importlib.util
 import os
 import re
-import signal
 import socket
-import subprocess
-import threading
 import time
 from pathlib import Path
 
@@ -17,29 +15,29 @@ import httpx
 import openai
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-BINARY = os.environ.get("SKIFF_BINARY", str(ROOT / "build" / "skiff"))
-CACHE = Path(os.environ.get("SKIFF_MODELS_CACHE", Path.home() / ".cache" / "skiff" / "models"))
-QWEN = CACHE / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+
+def _server_tests_conftest():
+    """tests/server/conftest.py, for its `skiff serve` starter and model paths."""
+    path = Path(__file__).resolve().parents[1] / "server" / "conftest.py"
+    spec = importlib.util.spec_from_file_location("server_conftest", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_server = _server_tests_conftest()
+BINARY, QWEN, Server, need = _server.BINARY, _server.QWEN, _server.Server, _server.need
 # Every engine here, Ray's replicas and the reference `skiff serve` alike:
 # bit-identical outputs alone or batched (--batch-invariant), and a KV pool of
 # 1877 tokens (12 KiB a token), which holds half of the conversation test's
 # working set (8 conversations of up to 13 blocks) but not much more: what a
 # replica holds decides its hits there.
-SERVE_ARGS = ["-c", "1024", "--batch-invariant", "--kv-mem", "22M", "--served-model-name", "qwen"]
+SERVE_ARGS = ["-c", "1024", "--batch-invariant", "--kv-mem", "20M", "--served-model-name", "qwen"]
 
 ray = pytest.importorskip("ray", reason="Ray is not installed: scripts/setup-ray-env.sh (tests/ray/run.sh uses it)")
 from ray import serve  # noqa: E402
 
 from skiff.ray import build_app  # noqa: E402
-
-
-def need(path):
-    if not path.exists():
-        if os.environ.get("SKIFF_REQUIRE_REAL_MODELS"):
-            pytest.fail(f"{path} is missing: run scripts/fetch-models.sh")
-        pytest.skip(f"{path} is missing: run scripts/fetch-models.sh")
-    return path
 
 
 def free_port():
@@ -81,29 +79,6 @@ class Endpoint:
 
     def summed(self, metric):
         return sum(values.get(metric, 0.0) for values in self.metrics_by_replica().values())
-
-
-class SkiffServe(Endpoint):
-    """The reference: `skiff serve` alone, one thread."""
-
-    def __init__(self, model, args):
-        self.proc = subprocess.Popen([BINARY, "serve", "-m", str(model), "--port", "0", "-t", "1", *args],
-                                     stderr=subprocess.PIPE, text=True)
-        port = None
-        for line in self.proc.stderr:
-            m = re.search(r"listening on http://[^:]+:(\d+)", line)
-            if m:
-                port = int(m.group(1))
-                break
-        if port is None:
-            raise RuntimeError("skiff serve did not start")
-        threading.Thread(target=lambda: [None for _ in self.proc.stderr], daemon=True).start()
-        super().__init__(f"http://127.0.0.1:{port}")
-        wait_healthy(self.url)
-
-    def stop(self):
-        self.proc.send_signal(signal.SIGTERM)
-        return self.proc.wait(30)
 
 
 def deploy(url, **args):

@@ -16,7 +16,7 @@ import httpx
 import pytest
 from skiff._skiff import RequestPrompts
 
-from conftest import QWEN, SERVE_ARGS, SkiffServe, child_pids, deploy, free_port, need, replica_actors
+from conftest import QWEN, SERVE_ARGS, Server, child_pids, deploy, free_port, need, replica_actors
 
 ray = pytest.importorskip("ray")
 from ray import serve  # noqa: E402
@@ -111,7 +111,7 @@ def test_conversations_stay_on_their_replica_and_hit_its_cache(cluster):
 
 def test_greedy_answers_equal_skiff_serve(cluster):
     endpoint = app(cluster, "prefix")
-    reference = SkiffServe(QWEN, SERVE_ARGS)
+    reference = Server(QWEN, *SERVE_ARGS)
     try:
         for target in (reference, endpoint):
             client = target.client(timeout=300)

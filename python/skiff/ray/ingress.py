@@ -11,6 +11,7 @@ Over the replicas' queue limit (max_queued_requests), 503 with Retry-After.
 """
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from typing import List, Optional, Tuple
@@ -80,6 +81,8 @@ class SkiffIngress:
         key = self.routing_key(request.method, path, body)
         failure = ""
         for attempt in range(self._max_attempts):
+            if attempt:  # Ray drops a dead replica from the router's candidates meanwhile
+                await asyncio.sleep(0.25 * attempt)
             stream = self._replicas.remote(key, request.method, target, headers, body)
             try:
                 status, response_headers = await stream.__anext__()

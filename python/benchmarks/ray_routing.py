@@ -125,7 +125,7 @@ def main():
     results["skiff serve -t 2"] = measure(args, f"http://127.0.0.1:{port}", port, workloads)
     stop(proc)
 
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     http_port = free_port()
     serve.start(http_options={"host": "127.0.0.1", "port": http_port})
     url = f"http://127.0.0.1:{http_port}"

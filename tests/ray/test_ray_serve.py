@@ -27,7 +27,7 @@ REPLICA = "x-skiff-replica"
 @pytest.fixture(scope="module")
 def cluster():
     need(QWEN)
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     port = free_port()
     serve.start(http_options={"host": "127.0.0.1", "port": port})
     state = {"url": f"http://127.0.0.1:{port}", "router": None, "endpoint": None}

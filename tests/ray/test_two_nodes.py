@@ -7,9 +7,11 @@ real cluster is given it."""
 import json
 import os
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 import pytest
@@ -74,7 +76,10 @@ def drive(address):
 
 def test_one_replica_on_each_of_two_nodes_served_through_the_head():
     need(QWEN)
-    env = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
+    # A Ray temp dir of its own: the head writes the cluster's address there
+    # (ray_current_cluster), where a later ray.init() would look for it.
+    temp_dir = tempfile.mkdtemp(prefix="skiff-ray-")
+    env = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32), "RAY_TMPDIR": temp_dir}
     gcs_port = free_port()
     address = f"127.0.0.1:{gcs_port}"
     nodes = [ray_node(env, "--head", "--port", str(gcs_port), "--include-dashboard", "false")]
@@ -87,6 +92,7 @@ def test_one_replica_on_each_of_two_nodes_served_through_the_head():
     finally:
         for node in reversed(nodes):
             stop_node(node)
+        shutil.rmtree(temp_dir, ignore_errors=True)
     actors = result["actors"]
     assert len(actors) == 2 and len({node for _, _, node in actors}) == 2, actors
     assert result["statuses"] == [200] * 12

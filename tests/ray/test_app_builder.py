@@ -2,7 +2,7 @@
 its arguments checked with messages that name them (no cluster needed)."""
 import pytest
 
-from skiff.ray import build_app
+from skiff.ray import build_app, prompt_options
 from skiff.ray.router import PrefixCacheRouter
 
 
@@ -28,3 +28,14 @@ def test_bad_arguments_are_named(args, message):
 def test_the_router_is_a_ray_serve_request_router():
     from ray.serve.request_router import RequestRouter
     assert issubclass(PrefixCacheRouter, RequestRouter)
+
+
+def test_the_flags_that_change_prompt_ids_reach_the_ingress(tmp_path):
+    template = tmp_path / "t.jinja"
+    template.write_text("{{ messages[0].content }}")
+    assert prompt_options(["-c", "2048"]) == (None, False)
+    assert prompt_options(["--chat-template", str(template), "--special-tokens-in-content"]) == \
+        ("{{ messages[0].content }}", True)
+    assert prompt_options([f"--chat-template={template}"]) == ("{{ messages[0].content }}", False)
+    with pytest.raises(ValueError, match="cannot read --chat-template"):
+        prompt_options(["--chat-template", str(tmp_path / "missing.jinja")])

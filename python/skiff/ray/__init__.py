@@ -62,6 +62,24 @@ def _ratio(args: Dict[str, str], key: str) -> float:
     return value
 
 
+def prompt_options(serve_args):
+    """What of skiff serve's flags changes a prompt's ids, for the ingress to
+    hash as the engines tokenize: --chat-template FILE (read here, on the node
+    that builds the app) and --special-tokens-in-content."""
+    template, special = None, False
+    for i, arg in enumerate(serve_args):
+        if arg == "--special-tokens-in-content":
+            special = True
+        elif arg.startswith("--chat-template"):
+            path = arg.split("=", 1)[1] if "=" in arg else (serve_args[i + 1] if i + 1 < len(serve_args) else "")
+            try:
+                with open(path, encoding="utf-8") as f:
+                    template = f.read()
+            except OSError as e:
+                raise ValueError(f"skiff.ray: cannot read --chat-template {path!r}: {e.strerror}") from None
+    return template, special
+
+
 def build_app(args: Dict[str, str]):
     """The application of `serve run skiff.ray:app key=value ...` (Ray's application builder)."""
     unknown = sorted(set(args) - set(DEFAULTS))
@@ -98,7 +116,7 @@ def build_app(args: Dict[str, str]):
     ).bind(a["model"], threads, serve_args, a["binary"] or None, board)
     ingress = serve.deployment(SkiffIngress, name=f"{a['name']}-ingress", num_replicas=1,
                                ray_actor_options={"num_cpus": 0}, max_ongoing_requests=4096)
-    return ingress.bind(replicas, board, a["model"], block_size)
+    return ingress.bind(replicas, board, a["model"], block_size, *prompt_options(serve_args))
 
 
 app = build_app

@@ -108,8 +108,8 @@ def test_conversations_stay_on_their_replica_and_hit_its_cache(cluster):
     print(f"prefix-cache hit rate: prefix router {rates['prefix']:.3f}, Ray's pow2 {rates['pow2']:.3f}")
     # Issue 45 asks 1.8x. With 2 replicas Ray's router keeps a conversation's
     # next turn on its replica half the time, so the ratio is at most ~2 less
-    # what older turns still hit, and it moves with that coin: 1.63-1.84 in
-    # three runs (docs/ray.md). 1.5 holds; a router that ignored prefixes gets ~1.
+    # what older turns still hit, and it moves with that coin: 1.63-1.98 in
+    # four runs (docs/ray.md). 1.5 holds; a router that ignored prefixes gets ~1.
     assert rates["prefix"] >= 1.5 * rates["pow2"], rates
 
 

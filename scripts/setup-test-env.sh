@@ -8,17 +8,7 @@
 # everything is there already. Prints nothing on success but the venv path.
 set -euo pipefail
 ENV_DIR="${SKIFF_TEST_VENV:-$HOME/.cache/skiff/test-venv}"
-PYTHON="${PYTHON:-python3}"
-if [[ ! -x "$ENV_DIR/bin/python" ]]; then
-  mkdir -p "$(dirname "$ENV_DIR")"
-  # Debian's python3 needs python3-venv for this.
-  "$PYTHON" -m venv "$ENV_DIR" 2>/dev/null || {
-    SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
-    $SUDO apt-get update -qq && $SUDO apt-get install -y -qq python3-venv >/dev/null
-    rm -rf "$ENV_DIR"
-    "$PYTHON" -m venv "$ENV_DIR"
-  }
-fi
+"$(dirname "$0")/make-venv.sh" "$ENV_DIR"
 if ! "$ENV_DIR/bin/python" -c "import pytest, openai, anthropic, httpx, matplotlib, jsonschema, selenium, nanobind, scikit_build_core" 2>/dev/null; then
   "$ENV_DIR/bin/python" -m pip install --quiet --disable-pip-version-check pytest openai anthropic httpx matplotlib jsonschema selenium \
     nanobind scikit-build-core >&2

@@ -31,6 +31,18 @@ python_test_env() {
   fi
 }
 stage "Python test env" python_test_env
+# Ray Serve for the skiff.ray tests (tests/ray), in a venv of its own
+# (scripts/setup-ray-env.sh); without it those tests skip, except in CI.
+ray_test_env() {
+  if VENV=$(scripts/setup-ray-env.sh 2>/dev/null); then
+    export SKIFF_RAY_VENV="$VENV"
+  elif [[ "${CI:-}" == true ]]; then
+    scripts/setup-ray-env.sh >/dev/null  # again, to show why it failed
+  else
+    echo "test.sh: no Ray env; the Ray Serve tests skip" >&2
+  fi
+}
+stage "Ray test env" ray_test_env
 # The official JSON-Schema-Test-Suite, cached (tests/python/test_json_schema_suite.py
 # fails without it, naming scripts/fetch-json-schema-suite.sh).
 json_schema_suite() {

@@ -23,6 +23,7 @@
 #include "api/request_fields.h"
 #include "chat/chat_template.h"
 #include "engine/llm.h"
+#include "request_prompts.h"
 
 namespace nb = nanobind;
 using nlohmann::ordered_json;
@@ -376,4 +377,5 @@ NB_MODULE(_skiff, m) {
       .def("next", &PyStream::next)
       .def("close", &PyStream::close)
       .def_prop_ro("request_ids", &PyStream::ids);
+  bind_request_prompts(m);
 }

@@ -10,29 +10,17 @@ import json
 import threading
 import time
 
+import agent_tools
 import anthropic
 import httpx
 import jsonschema
 import pytest
+from agent_tools import FLY, PARIS, SYSTEM
 from conftest import STORIES, Server, leave_mid_stream
 
-WEATHER = {"name": "get_weather", "description": "Get the current weather in a city",
-           "input_schema": {"type": "object",
-                            "properties": {"city": {"type": "string", "minLength": 1, "maxLength": 40},
-                                           "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}},
-                            "required": ["city"]}}
-FLIGHT = {"name": "book_flight", "description": "Book a flight between two airports",
-          "input_schema": {"type": "object",
-                           "properties": {"origin": {"type": "string", "pattern": "^[A-Z]{3}$"},
-                                          "destination": {"type": "string", "pattern": "^[A-Z]{3}$"},
-                                          "date": {"type": "string", "format": "date"},
-                                          "passengers": {"type": "integer", "minimum": 1, "maximum": 9}},
-                           "required": ["origin", "destination", "date", "passengers"],
-                           "additionalProperties": False}}
+WEATHER, FLIGHT = ({"name": f["name"], "description": f["description"], "input_schema": f["schema"]}
+                   for f in (agent_tools.WEATHER, agent_tools.FLIGHT))
 TOOLS = {t["name"]: t for t in (WEATHER, FLIGHT)}
-PARIS = [{"role": "user", "content": "Use the tool to find the weather in Paris, then tell me in one sentence."}]
-FLY = [{"role": "user", "content": "Book me and my wife a flight from Boston to Lisbon on 2025-06-14."}]
-SYSTEM = "You are a terse assistant."
 HAIKU = [{"role": "user", "content": "Write a haiku about the sea."}]
 
 

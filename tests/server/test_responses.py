@@ -9,30 +9,21 @@ previous_response_id continues the conversation as if it were sent whole. On
 stories260K behind an API key, every error class comes in OpenAI's shape."""
 import json
 
+import agent_tools
 import httpx
 import jsonschema
 import openai
 import pytest
+from agent_tools import FLY, PARIS, SYSTEM
 from conftest import leave_mid_stream
 
-WEATHER = {"type": "function", "name": "get_weather", "description": "Get the current weather in a city",
-           "parameters": {"type": "object",
-                          "properties": {"city": {"type": "string", "minLength": 1, "maxLength": 40},
-                                         "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}},
-                          "required": ["city"]},
-           "strict": False}
-FLIGHT = {"type": "function", "name": "book_flight", "description": "Book a flight between two airports",
-          "parameters": {"type": "object",
-                         "properties": {"origin": {"type": "string", "pattern": "^[A-Z]{3}$"},
-                                        "destination": {"type": "string", "pattern": "^[A-Z]{3}$"},
-                                        "date": {"type": "string", "format": "date"},
-                                        "passengers": {"type": "integer", "minimum": 1, "maximum": 9}},
-                         "required": ["origin", "destination", "date", "passengers"],
-                         "additionalProperties": False}}
+
+def function_tool(f, **extra):
+    return {"type": "function", "name": f["name"], "description": f["description"], "parameters": f["schema"], **extra}
+
+
+WEATHER, FLIGHT = function_tool(agent_tools.WEATHER, strict=False), function_tool(agent_tools.FLIGHT)
 TOOLS = {t["name"]: t for t in (WEATHER, FLIGHT)}
-PARIS = [{"role": "user", "content": "Use the tool to find the weather in Paris, then tell me in one sentence."}]
-FLY = [{"role": "user", "content": "Book me and my wife a flight from Boston to Lisbon on 2025-06-14."}]
-SYSTEM = "You are a terse assistant."
 HAIKU = "Write a haiku about the sea."
 POINT = {"type": "object", "properties": {"name": {"type": "string", "maxLength": 20},
                                           "x": {"type": "integer", "minimum": 0, "maximum": 100},

@@ -49,6 +49,9 @@ const Architecture& hf_architecture(const nlohmann::json& config) {
 }
 
 void start_layers(ModelConfig& c) {
+  // Bounded before the descriptions are allocated; validate() checks the rest once they are filled.
+  if (c.n_layers <= 0 || c.n_layers > ModelConfig::kMaxLayers)
+    fail("model config: layer count must be in 1..{}, got {}", ModelConfig::kMaxLayers, c.n_layers);
   LayerSpec layer;
   layer.attention.rope.theta = c.rope_theta;
   c.layers.assign(c.n_layers, layer);

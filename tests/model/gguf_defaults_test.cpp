@@ -51,6 +51,23 @@ std::vector<int> windows(const ModelConfig& c) {
   return w;
 }
 
+// A layer count past the limit is refused before the layers' descriptions are
+// allocated (a fuzzer's file asked for more than 2 GB of them).
+TEST(GgufDefaults, AHugeLayerCountIsRefusedBeforeAllocating) {
+  const GgufMetadata huge = {{"general.architecture", gguf::make_string("llama")},
+                             {"llama.block_count", gguf::make_uint(ValueType::UINT32, 1 << 30)},
+                             {"llama.embedding_length", gguf::make_uint(ValueType::UINT32, 64)},
+                             {"llama.feed_forward_length", gguf::make_uint(ValueType::UINT32, 128)},
+                             {"llama.attention.head_count", gguf::make_uint(ValueType::UINT32, 4)}};
+  try {
+    config_of_keys(huge);
+    FAIL() << "a file of 2^30 layers was read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("layer count must be in 1..4096, got 1073741824"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(GgufDefaults, Gemma2) {
   const ModelConfig bare = config_of("gemma2");
   EXPECT_EQ(windows(bare), (std::vector<int>{4096, 0, 4096, 0, 4096, 0}));  // every other layer from the first

@@ -78,7 +78,8 @@ class SkiffIngress:
         body = await request.body()
         target = path + (f"?{request.url.query}" if request.url.query else "")
         headers = [(k, v) for k, v in request.headers.items() if k.lower() in FORWARDED_HEADERS]
-        key = self.routing_key(request.method, path, body)
+        # Off the event loop: rendering and tokenizing a long prompt (the GIL released) would stall every other request.
+        key = await asyncio.to_thread(self.routing_key, request.method, path, body)
         failure = ""
         for attempt in range(self._max_attempts):
             if attempt:  # Ray drops a dead replica from the router's candidates meanwhile

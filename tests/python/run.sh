@@ -11,6 +11,7 @@ skip() {
   exit 77
 }
 [[ -f "${SKIFF_PYTHON_MODULE:-}" ]] || skip "no built extension: configure with -DSKIFF_PYTHON=ON (scripts/build.sh does when nanobind is there)"
+[[ -x "${SKIFF_BINARY:-}" ]] || skip "no built skiff binary in SKIFF_BINARY (ctest sets it)"
 PYTHON="${SKIFF_PYTHON_EXECUTABLE:-python3}"
 VENV="${SKIFF_PYTHON_TEST_VENV:-$(dirname "$SKIFF_PYTHON_MODULE")/python-test-venv}"
 rm -rf "$VENV"
@@ -20,7 +21,7 @@ PIP=("$VENV/bin/python" -m pip install --quiet --disable-pip-version-check)
 # --no-build-isolation: the backend just installed; the prebuilt module makes
 # the CMake run a copy (CMakeLists.txt, SKIFF_PYTHON_PREBUILT).
 "${PIP[@]}" --no-build-isolation --no-deps "$SRC" \
-  -C cmake.define.SKIFF_PYTHON_PREBUILT="$SKIFF_PYTHON_MODULE" \
+  -C cmake.define.SKIFF_PYTHON_PREBUILT="$SKIFF_PYTHON_MODULE" -C cmake.define.SKIFF_BINARY_PREBUILT="$SKIFF_BINARY" \
   -C build-dir="$VENV/wheel-build"
 cd "$SRC/tests/python"
 exec "$VENV/bin/python" -m pytest -q -p no:cacheprovider "$@"

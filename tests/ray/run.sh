@@ -12,6 +12,7 @@ skip() {
   exit 77
 }
 [[ -f "${SKIFF_PYTHON_MODULE:-}" ]] || skip "no built extension: configure with -DSKIFF_PYTHON=ON"
+[[ -x "${SKIFF_BINARY:-}" ]] || skip "no built skiff binary in SKIFF_BINARY (ctest sets it)"
 RAY_VENV="${SKIFF_RAY_VENV:-$HOME/.cache/skiff/ray-venv}"
 "$RAY_VENV/bin/python" -c "import ray.serve, openai, pytest" 2>/dev/null ||
   skip "no Ray venv at $RAY_VENV: run scripts/setup-ray-env.sh"
@@ -22,6 +23,7 @@ SITE=$("$VENV/bin/python" -c "import sysconfig; print(sysconfig.get_paths()['pur
 "$RAY_VENV/bin/python" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])" > "$SITE/skiff-ray-env.pth"
 # [ray]: pip checks the extra's requirements, all met by the Ray venv.
 "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-build-isolation "$SRC[ray]" \
-  -C cmake.define.SKIFF_PYTHON_PREBUILT="$SKIFF_PYTHON_MODULE" -C build-dir="$VENV/wheel-build"
+  -C cmake.define.SKIFF_PYTHON_PREBUILT="$SKIFF_PYTHON_MODULE" -C cmake.define.SKIFF_BINARY_PREBUILT="$SKIFF_BINARY" \
+  -C build-dir="$VENV/wheel-build"
 cd "$SRC/tests/ray"
 exec "$VENV/bin/python" -m pytest -q -p no:cacheprovider "$@"

@@ -18,6 +18,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import sysconfig
 import threading
 import time
 from typing import List, Optional
@@ -30,13 +31,19 @@ _POLLING_LOG = re.compile(r'"GET /(metrics|health)" ')
 
 
 def find_binary(binary: Optional[str]) -> str:
-    """The skiff binary: the argument, else $SKIFF_BINARY, else `skiff` on PATH."""
-    name = binary or os.environ.get("SKIFF_BINARY") or "skiff"
-    path = shutil.which(name)
+    """The skiff binary: the argument, else $SKIFF_BINARY, else the one this
+    package's wheel installed beside the interpreter (a Ray worker's PATH need
+    not hold its venv's bin/), else `skiff` on PATH."""
+    name = binary or os.environ.get("SKIFF_BINARY")
+    if name:
+        path = shutil.which(name)
+    else:
+        path = shutil.which("skiff", path=sysconfig.get_path("scripts")) or shutil.which("skiff")
     if path is None:
         raise FileNotFoundError(
-            f"no skiff binary '{name}': build it (scripts/build.sh skiff) and pass binary=PATH, "
-            "set SKIFF_BINARY, or put skiff on PATH on every node")
+            f"no skiff binary '{name or 'skiff'}': install this package with pip (its wheel carries it), "
+            "or build it (scripts/build.sh skiff) and pass binary=PATH, set SKIFF_BINARY, or put skiff on PATH "
+            "on every node")
     return path
 
 

@@ -70,8 +70,7 @@ def conversation_turns(endpoint, conversations=16, turns=4, clients=4):
 
 
 # About 60 tokens: with its turns a conversation ends near 200 tokens, so the
-# 16 need about 3200 tokens of KV, and each replica's pool holds 2048: half
-# of them fit a replica, all of them do not.
+# 16 need about 3200 tokens of KV, and each replica's pool holds 1440 (conftest).
 SYSTEM_TEXT = " ".join(
     f"Rule {i}: answer in Python, keep functions short, name variables clearly, and test edge case {i}."
     for i in range(3))
@@ -106,11 +105,12 @@ def test_conversations_stay_on_their_replica_and_hit_its_cache(cluster):
             assert stayed >= 0.9 * len(later), replicas
             assert len(set(replicas.values())) == 2, "the conversations all went to one replica"
     print(f"prefix-cache hit rate: prefix router {rates['prefix']:.3f}, Ray's pow2 {rates['pow2']:.3f}")
-    # Issue 45 asks 1.8x. With 2 replicas Ray's router keeps a conversation's
-    # next turn on its replica half the time, so the ratio is at most ~2 less
-    # what older turns still hit, and it moves with that coin: 1.63-1.98 in
-    # four runs (docs/ray.md). 1.5 holds; a router that ignored prefixes gets ~1.
-    assert rates["prefix"] >= 1.5 * rates["pow2"], rates
+    # Under Ray's router a next turn finds its replica half the time, and its
+    # blocks there were likely evicted meanwhile by the conversations that
+    # replica also served; the prefix router keeps each replica's half resident.
+    # Three runs: 2.51, 2.55, 3.11 (with a pool holding all 8 with room, 20M:
+    # 1.50-1.91, docs/ray.md).
+    assert rates["prefix"] >= 1.8 * rates["pow2"], rates
 
 
 def test_greedy_answers_equal_skiff_serve(cluster):

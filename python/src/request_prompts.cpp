@@ -33,6 +33,20 @@ namespace nb = nanobind;
 namespace skiff::python {
 namespace {
 
+// The hash of each full block_size-token piece of ids, each chained to the
+// one before, as PagedKvCache registers and looks up cached blocks.
+std::vector<uint64_t> prefix_block_hashes(const std::vector<int32_t>& ids, int block_size) {
+  if (block_size < 1) fail("block_size must be at least 1, not {}", block_size);
+  std::vector<uint64_t> hashes;
+  uint64_t parent = kPrefixHashSeed;
+  const std::span<const int32_t> all(ids);
+  for (size_t start = 0; start + block_size <= ids.size(); start += block_size) {
+    parent = prefix_block_hash(parent, all.subspan(start, block_size));
+    hashes.push_back(parent);
+  }
+  return hashes;
+}
+
 class RequestPrompts {
  public:
   // chat_template: a template's text instead of the model's own (skiff serve's --chat-template).
@@ -62,25 +76,17 @@ class RequestPrompts {
     fail("no prompt is read from requests to {}", route);
   }
 
+  // prefix_block_hashes of prompt_ids: a router's key in one call, without
+  // the ids passing through Python lists.
+  std::vector<uint64_t> block_hashes(const std::string& route, const std::string& body, int block_size) const {
+    return prefix_block_hashes(prompt_ids(route, body), block_size);
+  }
+
  private:
   bool special_tokens_in_content_;
   std::unique_ptr<Tokenizer> tokenizer_;
   std::optional<ChatTemplate> chat_template_;
 };
-
-// The hash of each full block_size-token piece of ids, each chained to the
-// one before, as PagedKvCache registers and looks up cached blocks.
-std::vector<uint64_t> prefix_block_hashes(const std::vector<int32_t>& ids, int block_size) {
-  if (block_size < 1) fail("block_size must be at least 1, not {}", block_size);
-  std::vector<uint64_t> hashes;
-  uint64_t parent = kPrefixHashSeed;
-  const std::span<const int32_t> all(ids);
-  for (size_t start = 0; start + block_size <= ids.size(); start += block_size) {
-    parent = prefix_block_hash(parent, all.subspan(start, block_size));
-    hashes.push_back(parent);
-  }
-  return hashes;
-}
 
 }  // namespace
 
@@ -88,7 +94,11 @@ void bind_request_prompts(nb::module_& m) {
   nb::class_<RequestPrompts>(m, "RequestPrompts")
       .def(nb::init<const std::string&, const std::optional<std::string>&, bool>(), nb::arg("model"),
            nb::arg("chat_template").none() = nb::none(), nb::arg("special_tokens_in_content") = false)
-      .def("prompt_ids", &RequestPrompts::prompt_ids, nb::arg("route"), nb::arg("body"));
+      // The GIL released: an ingress tokenizes long prompts on a thread beside its event loop.
+      .def("prompt_ids", &RequestPrompts::prompt_ids, nb::arg("route"), nb::arg("body"),
+           nb::call_guard<nb::gil_scoped_release>())
+      .def("block_hashes", &RequestPrompts::block_hashes, nb::arg("route"), nb::arg("body"), nb::arg("block_size"),
+           nb::call_guard<nb::gil_scoped_release>());
   m.def("prefix_block_hashes", &prefix_block_hashes, nb::arg("token_ids"), nb::arg("block_size"));
 }
 

@@ -1,6 +1,9 @@
 """The router's view of the replicas' prefix caches and the /metrics merge,
 without a cluster: small cases whose answers are worked out by hand."""
-from skiff._skiff import prefix_block_hashes
+import json
+
+import pytest
+from skiff._skiff import RequestPrompts, prefix_block_hashes
 from skiff.ray.metrics import merge_replica_metrics
 from skiff.ray.prefix_view import BlockLru, PrefixView, ReplicaView
 
@@ -75,3 +78,17 @@ def test_metrics_merge_labels_each_replica_and_keeps_families_together():
     assert merged[4:6] == ["# HELP h H.", "# TYPE h histogram"]
     assert len([l for l in merged if l.startswith("h_")]) == 6
     assert merge_replica_metrics({}) == ""
+
+
+def test_block_hashes_are_those_of_the_prompt_ids():
+    """The ingress's one-call key equals the engine's hashes of the prompt the replica's server reads."""
+    from conftest import QWEN, need
+    prompts = RequestPrompts(str(need(QWEN)))
+    body = json.dumps({"messages": [{"role": "system", "content": "Answer in Python. " * 20},
+                                    {"role": "user", "content": "Sort a list."}]})
+    ids = prompts.prompt_ids("/v1/chat/completions", body)
+    assert len(ids) > 64
+    assert prompts.block_hashes("/v1/chat/completions", body, 16) == prefix_block_hashes(ids, 16)
+    assert prompts.block_hashes("/v1/chat/completions", body, 32) == prefix_block_hashes(ids, 32)
+    with pytest.raises(ValueError):
+        prompts.block_hashes("/v1/chat/completions", "{not json", 16)

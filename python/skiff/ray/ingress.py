@@ -20,7 +20,7 @@ from ray.serve.exceptions import BackPressureError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from skiff._skiff import RequestPrompts, prefix_block_hashes
+from skiff._skiff import RequestPrompts
 
 from .metrics import merge_replica_metrics
 
@@ -28,6 +28,9 @@ logger = logging.getLogger("ray.serve")
 
 # The routes whose requests carry a prompt, as skiff serve routes them.
 PROMPT_ROUTES = ("/v1/completions", "/v1/chat/completions", "/v1/messages")
+# Bodies up to this size get their routing key on the event loop (well under
+# a millisecond); larger ones on a thread.
+INLINE_KEY_BYTES = 4096
 # Request headers the engine reads; the rest describe the hop to the ingress.
 FORWARDED_HEADERS = ("content-type", "authorization", "x-api-key", "accept", "anthropic-version")
 
@@ -65,10 +68,9 @@ class SkiffIngress:
         if method != "POST" or path not in PROMPT_ROUTES:
             return ()
         try:
-            ids = self._prompts.prompt_ids(path, body.decode("utf-8", errors="replace"))
+            return tuple(self._prompts.block_hashes(path, body.decode("utf-8", errors="replace"), self._block_size))
         except ValueError:
             return ()
-        return tuple(prefix_block_hashes(ids, self._block_size))
 
     async def __call__(self, request: Request) -> Response:
         path = request.url.path
@@ -78,8 +80,13 @@ class SkiffIngress:
         body = await request.body()
         target = path + (f"?{request.url.query}" if request.url.query else "")
         headers = [(k, v) for k, v in request.headers.items() if k.lower() in FORWARDED_HEADERS]
-        # Off the event loop: rendering and tokenizing a long prompt (the GIL released) would stall every other request.
-        key = await asyncio.to_thread(self.routing_key, request.method, path, body)
+        # A long prompt is rendered and tokenized off the event loop (the GIL
+        # released), where it would stall every other request; a short one
+        # inline, in less time than the hop to a thread takes.
+        if len(body) <= INLINE_KEY_BYTES:
+            key = self.routing_key(request.method, path, body)
+        else:
+            key = await asyncio.to_thread(self.routing_key, request.method, path, body)
         failure = ""
         for attempt in range(self._max_attempts):
             if attempt:  # Ray drops a dead replica from the router's candidates meanwhile

@@ -2,8 +2,8 @@
 MetricsBoard (each replica's Prometheus text, for the ingress's /metrics)."""
 from __future__ import annotations
 
+import asyncio
 import re
-import threading
 import time
 from typing import List, Optional, Sequence, Tuple
 
@@ -38,8 +38,10 @@ class SkiffReplica:
         self._cache = BlockLru()
         self._board = board
         self._replica_id = serve.get_replica_context().replica_id.unique_id
-        self._stopping = threading.Event()
-        threading.Thread(target=self._publish_metrics, name="skiff-metrics", daemon=True).start()
+        # On the replica's event loop (Ray runs the constructor there), not a
+        # thread of its own: a handle is called from its loop in every Ray
+        # Serve mode (RAY_SERVE_RUN_USER_CODE_IN_SEPARATE_THREAD=0 included).
+        self._publisher = asyncio.get_running_loop().create_task(self._publish_metrics())
 
     async def __call__(self, key: Tuple[int, ...], method: str, target: str,
                        headers: List[Tuple[str, str]], body: bytes):
@@ -69,12 +71,13 @@ class SkiffReplica:
     def engine_pid(self) -> Optional[int]:
         return self._serve.pid
 
-    def _publish_metrics(self) -> None:
+    async def _publish_metrics(self) -> None:
         """Every METRICS_PERIOD_S: the child's /metrics to the board, and its
         KV pool's size to the cache model."""
-        while not self._stopping.wait(METRICS_PERIOD_S):
+        while True:
+            await asyncio.sleep(METRICS_PERIOD_S)
             try:
-                text = httpx.get(self._serve.url + "/metrics", timeout=5).text
+                text = (await self._client.get("/metrics", timeout=5)).text
             except httpx.TransportError:
                 continue  # the engine is gone: check_health reports it
             m = re.search(r"^skiff:kv_cache_blocks_total\{[^}]*\} (\S+)$", text, re.M)
@@ -82,12 +85,12 @@ class SkiffReplica:
                 self._cache.capacity = max(1, int(float(m.group(1))))
             if self._board is not None:
                 try:
-                    self._board.put.remote(self._replica_id, text).result(timeout_s=5)
+                    await asyncio.wait_for(self._board.put.remote(self._replica_id, text), timeout=5)
                 except Exception:  # the board restarting: the next period tries again
                     pass
 
     def __del__(self):
-        self._stopping.set()
+        self._publisher.cancel()
         self._serve.stop()
 
 

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 #include <malloc.h>
 
+#include <algorithm>
 #include <exception>
 #include <utility>
 
@@ -48,7 +49,11 @@ void ResponseChannel::push_output(int prompt, RequestOutput output) {
 }
 
 ServingEngine::ServingEngine(Engine& engine, int max_waiting)
-    : engine_(engine), max_waiting_(max_waiting), metrics_(engine.metrics()) {}
+    : engine_(engine), max_waiting_(max_waiting), metrics_(engine.metrics()) {
+  listing_.block_size = engine.kv_cache().block_size();
+  listing_.total_blocks = engine.kv_cache().pool().n_blocks();
+  listed_version_ = engine.kv_cache().pool().cache_version();  // nothing cached yet
+}
 
 RequestId ServingEngine::submit(std::vector<int32_t> prompt, const SamplingParams& params,
                                 std::shared_ptr<ResponseChannel> channel, int prompt_index) {
@@ -100,6 +105,32 @@ EngineMetrics ServingEngine::metrics() const {
   return metrics_;
 }
 
+PrefixCacheListing ServingEngine::prefix_cache(size_t limit) const {
+  std::lock_guard lock(metrics_mutex_);
+  PrefixCacheListing out{listing_.block_size, listing_.total_blocks, listing_.cached_blocks, {}};
+  const size_t n = std::min(limit, listing_.hashes.size());
+  out.hashes.assign(listing_.hashes.begin(), listing_.hashes.begin() + static_cast<std::ptrdiff_t>(n));
+  return out;
+}
+
+void ServingEngine::publish_snapshots() {
+  EngineMetrics metrics = engine_.metrics();
+  const BlockPool& pool = engine_.kv_cache().pool();
+  // Listed again only when the cache changed (not on most decode steps), and
+  // outside the lock, so that a reader never waits on the walk.
+  std::optional<std::vector<uint64_t>> hashes;
+  if (pool.cache_version() != listed_version_) {
+    hashes = pool.cached_hashes(kMaxListedBlocks);
+    listed_version_ = pool.cache_version();
+  }
+  std::lock_guard lock(metrics_mutex_);
+  metrics_ = std::move(metrics);
+  if (hashes) {
+    listing_.cached_blocks = pool.n_cached();
+    listing_.hashes = std::move(*hashes);
+  }
+}
+
 void ServingEngine::leave_waiting(Route& route) {
   if (route.started) return;
   route.started = true;
@@ -145,10 +176,7 @@ void ServingEngine::run() {
       routes_.clear();
       return;
     }
-    {
-      std::lock_guard lock(metrics_mutex_);
-      metrics_ = engine_.metrics();
-    }
+    publish_snapshots();
     std::lock_guard lock(mutex_);
     for (RequestOutput& out : finished) {
       const auto it = routes_.find(out.request_id);

@@ -67,7 +67,8 @@ def test_the_reference_hash_chains_as_the_engine_does():
 
 
 def test_a_request_leaves_its_prompt_blocks_listed_first_block_first(small_pool):
-    ids = tokenize(small_pool, "Once upon a time, there was a little girl named Lily who loved to play")
+    ids = tokenize(small_pool, "Once upon a time, there was a little girl named Lily. She loved to play "
+                               "outside in the park with her dog and her friends every day.")
     assert len(ids) >= 2 * BLOCK
     ids = ids[:2 * BLOCK + 5]  # two full blocks and a partial one (never cached)
     complete(small_pool, ids)

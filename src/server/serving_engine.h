@@ -105,8 +105,9 @@ class ServingEngine {
 
   // The engine's metrics after its latest step (or at start).
   EngineMetrics metrics() const;
-  // The prefix cache after the latest step, its first `limit` hashes (at
-  // most kMaxListedBlocks, all the engine thread copies out).
+  // The prefix cache after the latest step (while requests run, a step of
+  // the last 100 ms), its first `limit` hashes (at most kMaxListedBlocks,
+  // all the engine thread copies out).
   PrefixCacheListing prefix_cache(size_t limit) const;
   static constexpr size_t kMaxListedBlocks = 16384;
   int max_model_len() const { return engine_.max_model_len(); }
@@ -141,6 +142,7 @@ class ServingEngine {
   EngineMetrics metrics_;
   PrefixCacheListing listing_;
   uint64_t listed_version_ = 0;  // the pool's cache_version() that listing_ shows
+  std::chrono::steady_clock::time_point listed_at_;
 };
 
 }  // namespace skiff

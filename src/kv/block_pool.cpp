@@ -145,7 +145,7 @@ std::vector<uint64_t> BlockPool::cached_hashes(size_t limit) const {
   out.reserve(std::min(limit, block_of_hash_.size()));
   // The scan ends at the last cached block in use.
   const size_t n_in_use = std::min(limit, block_of_hash_.size() - evictable_.size());
-  for (int block = 0; out.size() < n_in_use; ++block)
+  for (int block = 0; block < n_blocks() && out.size() < n_in_use; ++block)
     if (ref_counts_[block] > 0 && hash_of_block_[block]) out.push_back(*hash_of_block_[block]);
   for (auto it = evictable_.rbegin(); it != evictable_.rend() && out.size() < limit; ++it)
     out.push_back(*hash_of_block_[it->second]);

@@ -1,5 +1,7 @@
 #include "kv/block_pool.h"
 
+#include <algorithm>
+
 #include "base/error.h"
 
 namespace skiff {
@@ -84,6 +86,7 @@ void BlockPool::retain(int block) {
   if (ref_counts_[block] == 0) {
     if (!hash_of_block_[block]) check_allocated(ref_counts_, block, "retain");  // throws
     evictable_.erase({released_at_[block], block});
+    ++cache_version_;
   }
   ++ref_counts_[block];
 }
@@ -94,6 +97,7 @@ void BlockPool::release(int block) {
   if (hash_of_block_[block]) {
     released_at_[block] = release_tick_++;
     evictable_.emplace(released_at_[block], block);
+    ++cache_version_;
   } else {
     free_pos_[block] = static_cast<int>(free_.size());
     free_.push_back(block);
@@ -112,6 +116,7 @@ bool BlockPool::register_block(int block, uint64_t hash) {
          block, hash, *hash_of_block_[block]);
   if (!block_of_hash_.emplace(hash, block).second) return false;
   hash_of_block_[block] = hash;
+  ++cache_version_;
   return true;
 }
 
@@ -135,12 +140,25 @@ BlockPool::Stats BlockPool::stats() const {
           .n_evictions = n_evictions_};
 }
 
+std::vector<uint64_t> BlockPool::cached_hashes(size_t limit) const {
+  std::vector<uint64_t> out;
+  out.reserve(std::min(limit, block_of_hash_.size()));
+  // The scan ends at the last cached block in use.
+  const size_t n_in_use = std::min(limit, block_of_hash_.size() - evictable_.size());
+  for (int block = 0; block < n_blocks() && out.size() < n_in_use; ++block)
+    if (ref_counts_[block] > 0 && hash_of_block_[block]) out.push_back(*hash_of_block_[block]);
+  for (auto it = evictable_.rbegin(); it != evictable_.rend() && out.size() < limit; ++it)
+    out.push_back(*hash_of_block_[it->second]);
+  return out;
+}
+
 int BlockPool::evict_oldest() {
   const int block = evictable_.begin()->second;
   evictable_.erase(evictable_.begin());
   block_of_hash_.erase(*hash_of_block_[block]);
   hash_of_block_[block].reset();
   ++n_evictions_;
+  ++cache_version_;
   return block;
 }
 

@@ -63,6 +63,15 @@ class BlockPool {
   int64_t n_evictions() const { return n_evictions_; }
   Stats stats() const;
 
+  // The hashes of the cached blocks, most recently used first, at most limit:
+  // those in use (by block index: all as recent), then the evictable ones by
+  // their last release, newest first (evicted last). For a router that sends
+  // requests to where their prefix is cached (server/prefix_blocks.cpp).
+  std::vector<uint64_t> cached_hashes(size_t limit) const;
+  // Changes whenever cached_hashes() may: a block registered, evicted, or
+  // entering or leaving the evictable order. Lets a reader skip unchanged lists.
+  uint64_t cache_version() const { return cache_version_; }
+
  private:
   int evict_oldest();
   bool is_free(int block) const { return block >= 0 && block < n_blocks() && free_pos_[block] >= 0; }
@@ -83,6 +92,7 @@ class BlockPool {
   std::vector<uint64_t> released_at_;  // tick of each block's last release to refcount 0
   uint64_t release_tick_ = 0;
   int64_t n_evictions_ = 0;
+  uint64_t cache_version_ = 0;
 };
 
 }  // namespace skiff

@@ -134,6 +134,12 @@ void ApiServer::route(const HttpRequest& req, HttpResponse& res) const {
                        {"root", model->name},       {"max_model_len", model->engine.max_model_len()}};
       return res.set_content(dump_json(ojson{{"object", "list"}, {"data", ojson::array({card})}}), "application/json");
     }
+    if (path == "/kv/prefix_blocks") {
+      if (!authorized(req)) return send_error(res, 401, kUnauthorized);
+      const ServedModel* model = ready(res);
+      if (!model) return;
+      return answer_or_send_error(res, [&] { handle_prefix_blocks(*model, req, res); });
+    }
     if (path.starts_with("/v1/responses/")) {
       if (!authorized(req)) return send_error(res, 401, kUnauthorized);
       return answer_or_send_error(res, [&] { handle_stored_response(responses_, path.substr(14), res); });

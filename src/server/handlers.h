@@ -50,6 +50,10 @@ void handle_responses(const ServedModel&, ResponseStore& store, const nlohmann::
 // GET /v1/responses/ID: a kept response as it was answered (404 where none is).
 void handle_stored_response(ResponseStore& store, const std::string& id, HttpResponse&);
 
+// GET /kv/prefix_blocks?limit=N: the prefix cache's block hashes, most
+// recently used first (ServingEngine::prefix_cache), the pool's size and block size.
+void handle_prefix_blocks(const ServedModel&, const HttpRequest&, HttpResponse&);
+
 // Prometheus text exposition of the engine's metrics, with vLLM's names.
 std::string prometheus_metrics(const EngineMetrics& m, const std::string& model_name, int64_t rejected);
 

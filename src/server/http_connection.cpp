@@ -370,7 +370,9 @@ awaitable<HttpConnection::Read> HttpConnection::read_request(Request& request) {
   HttpRequest& r = request.http;
   r.method = str(message.method_string());
   const std::string target = str(message.target());
-  r.path = target.substr(0, target.find('?'));
+  const size_t question = target.find('?');
+  r.path = target.substr(0, question);
+  if (question != std::string::npos) r.query = target.substr(question + 1);
   for (const auto& field : message) r.headers.emplace_back(str(field.name_string()), str(field.value()));
   r.body = std::move(body);
   r.remote_addr = addr_;

@@ -1,5 +1,6 @@
 #include "server/http_message.h"
 
+#include <algorithm>
 #include <cctype>
 
 namespace skiff {
@@ -13,6 +14,18 @@ std::string HttpRequest::header(std::string_view name) const {
     if (same) return value;
   }
   return {};
+}
+
+std::optional<std::string> HttpRequest::query_param(std::string_view name) const {
+  std::string_view rest = query;
+  while (!rest.empty()) {
+    const size_t end = std::min(rest.find('&'), rest.size());
+    const std::string_view pair = rest.substr(0, end);
+    rest.remove_prefix(std::min(end + 1, rest.size()));
+    const size_t eq = pair.find('=');
+    if (pair.substr(0, eq) == name) return std::string(eq == std::string_view::npos ? "" : pair.substr(eq + 1));
+  }
+  return std::nullopt;
 }
 
 }  // namespace skiff

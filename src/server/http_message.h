@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -22,6 +23,7 @@ inline constexpr size_t kLargeBodyBytes = size_t{1} << 20;
 struct HttpRequest {
   std::string method;  // "GET", "POST", ...
   std::string path;    // the target before any '?'
+  std::string query;   // the target after the '?', as sent (not percent-decoded)
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;    // decoded of its chunked framing, never of a Content-Encoding (refused: 415)
   std::string remote_addr;
@@ -29,6 +31,8 @@ struct HttpRequest {
 
   // The first header of that name (any case); empty when absent.
   std::string header(std::string_view name) const;
+  // The value of the first `name=value` of the query, as sent; nullopt when absent.
+  std::optional<std::string> query_param(std::string_view name) const;
 };
 
 struct HttpResponse;

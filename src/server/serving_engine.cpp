@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 #include <malloc.h>
 
+#include <algorithm>
 #include <exception>
 #include <utility>
 
@@ -11,6 +12,10 @@ namespace {
 
 // An engine idle this long after running requests gives their memory back.
 constexpr std::chrono::milliseconds kTrimWhenIdleFor{500};
+// While requests run, the prefix cache is listed at most this often: a
+// listing of 16384 evictable blocks takes ~0.1 ms (bench_prefix_listing),
+// and its readers (skiff.ray's replicas) read every 0.5 s or more seldom.
+constexpr std::chrono::milliseconds kListBusyCacheEvery{100};
 
 }  // namespace
 
@@ -48,7 +53,11 @@ void ResponseChannel::push_output(int prompt, RequestOutput output) {
 }
 
 ServingEngine::ServingEngine(Engine& engine, int max_waiting)
-    : engine_(engine), max_waiting_(max_waiting), metrics_(engine.metrics()) {}
+    : engine_(engine), max_waiting_(max_waiting), metrics_(engine.metrics()) {
+  listing_.block_size = engine.kv_cache().block_size();
+  listing_.total_blocks = engine.kv_cache().pool().n_blocks();
+  listed_version_ = engine.kv_cache().pool().cache_version();  // nothing cached yet
+}
 
 RequestId ServingEngine::submit(std::vector<int32_t> prompt, const SamplingParams& params,
                                 std::shared_ptr<ResponseChannel> channel, int prompt_index) {
@@ -100,6 +109,37 @@ EngineMetrics ServingEngine::metrics() const {
   return metrics_;
 }
 
+PrefixCacheListing ServingEngine::prefix_cache(size_t limit) const {
+  std::lock_guard lock(metrics_mutex_);
+  PrefixCacheListing out{listing_.block_size, listing_.total_blocks, listing_.cached_blocks, {}};
+  const size_t n = std::min(limit, listing_.hashes.size());
+  out.hashes.assign(listing_.hashes.begin(), listing_.hashes.begin() + static_cast<std::ptrdiff_t>(n));
+  return out;
+}
+
+void ServingEngine::publish_snapshots() {
+  EngineMetrics metrics = engine_.metrics();
+  const BlockPool& pool = engine_.kv_cache().pool();
+  // Listed again only when the cache changed (not on most decode steps), at
+  // once when the engine has gone idle (a lone request's blocks are listed by
+  // the time its client has the answer), and outside the lock, so that a
+  // reader never waits on the walk.
+  std::optional<std::vector<uint64_t>> hashes;
+  const auto now = std::chrono::steady_clock::now();
+  if (pool.cache_version() != listed_version_ &&
+      (!engine_.has_unfinished() || now - listed_at_ >= kListBusyCacheEvery)) {
+    hashes = pool.cached_hashes(kMaxListedBlocks);
+    listed_version_ = pool.cache_version();
+    listed_at_ = now;
+  }
+  std::lock_guard lock(metrics_mutex_);
+  metrics_ = std::move(metrics);
+  if (hashes) {
+    listing_.cached_blocks = pool.n_cached();
+    listing_.hashes = std::move(*hashes);
+  }
+}
+
 void ServingEngine::leave_waiting(Route& route) {
   if (route.started) return;
   route.started = true;
@@ -145,10 +185,7 @@ void ServingEngine::run() {
       routes_.clear();
       return;
     }
-    {
-      std::lock_guard lock(metrics_mutex_);
-      metrics_ = engine_.metrics();
-    }
+    publish_snapshots();
     std::lock_guard lock(mutex_);
     for (RequestOutput& out : finished) {
       const auto it = routes_.find(out.request_id);

@@ -58,6 +58,17 @@ class ResponseChannel {
   std::function<void()> listener_;
 };
 
+// What the prefix cache holds, as of the engine's latest step: the chained
+// hashes (kv/prefix_hash.h) of its full blocks, most recently used first
+// (BlockPool::cached_hashes), for a router that sends each request where its
+// prefix is cached.
+struct PrefixCacheListing {
+  int block_size = 0;     // tokens per block
+  int total_blocks = 0;   // the pool's size
+  int cached_blocks = 0;  // blocks cached, listed or not
+  std::vector<uint64_t> hashes;
+};
+
 // Queued requests beyond the server's bound (HTTP 503).
 class QueueFull : public Error {
  public:
@@ -94,6 +105,11 @@ class ServingEngine {
 
   // The engine's metrics after its latest step (or at start).
   EngineMetrics metrics() const;
+  // The prefix cache after the latest step (while requests run, a step of
+  // the last 100 ms), its first `limit` hashes (at most kMaxListedBlocks,
+  // all the engine thread copies out).
+  PrefixCacheListing prefix_cache(size_t limit) const;
+  static constexpr size_t kMaxListedBlocks = 16384;
   int max_model_len() const { return engine_.max_model_len(); }
   int waiting() const { return n_waiting_.load(); }
   int max_waiting() const { return max_waiting_; }  // 0: unbounded
@@ -119,8 +135,14 @@ class ServingEngine {
   std::unordered_map<RequestId, std::shared_ptr<Route>> routes_;
   bool stopping_ = false;
 
-  mutable std::mutex metrics_mutex_;
+  // On the engine thread, after a step: the snapshots the getters above copy.
+  void publish_snapshots();
+
+  mutable std::mutex metrics_mutex_;  // guards metrics_ and listing_
   EngineMetrics metrics_;
+  PrefixCacheListing listing_;
+  uint64_t listed_version_ = 0;  // the pool's cache_version() that listing_ shows
+  std::chrono::steady_clock::time_point listed_at_;
 };
 
 }  // namespace skiff

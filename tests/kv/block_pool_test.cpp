@@ -49,6 +49,15 @@ void expect_matches_model(const BlockPool& pool, const PoolModel& model) {
   ASSERT_EQ(pool.n_cached(), model_cached);
   ASSERT_EQ(pool.n_evictable(), static_cast<int>(model.evictable.size()));
   ASSERT_EQ(pool.n_evictions(), model.n_evictions);
+  // The listing: cached blocks in use by index, then the evictable newest first.
+  std::vector<uint64_t> listed;
+  for (int block = 0; block < pool.n_blocks(); ++block)
+    if (model.counts[block] > 0 && model.hashes[block]) listed.push_back(*model.hashes[block]);
+  for (auto it = model.evictable.rbegin(); it != model.evictable.rend(); ++it)
+    listed.push_back(*model.hashes[*it]);
+  ASSERT_EQ(pool.cached_hashes(listed.size() + 1), listed);
+  const size_t cap = listed.size() / 2;
+  ASSERT_EQ(pool.cached_hashes(cap), std::vector<uint64_t>(listed.begin(), listed.begin() + cap));
 }
 
 void expect_matches_model(const BlockPool& pool, const std::vector<int>& counts) {
@@ -174,6 +183,33 @@ TEST(BlockPool, RetainingAnEvictableBlockTakesItOutOfTheEvictionOrder) {
   EXPECT_EQ(*pool.allocate(), 2);
   EXPECT_EQ(*pool.allocate(), 0);
   EXPECT_EQ(pool.n_evictions(), 3);
+}
+
+TEST(BlockPool, CachedHashesListInUseThenMostRecentlyReleasedFirstUpToTheLimit) {
+  BlockPool pool(4);
+  for (int block = 0; block < 4; ++block) {
+    ASSERT_EQ(pool.allocate(), block);
+    ASSERT_TRUE(pool.register_block(block, 100 + block));
+  }
+  EXPECT_EQ(pool.cached_hashes(10), (std::vector<uint64_t>{100, 101, 102, 103}));  // all in use
+  const uint64_t version = pool.cache_version();
+  pool.release(1);
+  pool.release(3);
+  pool.release(0);
+  EXPECT_NE(pool.cache_version(), version);
+  EXPECT_EQ(pool.cached_hashes(10), (std::vector<uint64_t>{102, 100, 103, 101}));
+  EXPECT_EQ(pool.cached_hashes(2), (std::vector<uint64_t>{102, 100}));
+  EXPECT_EQ(pool.cached_hashes(0), std::vector<uint64_t>{});
+  pool.retain(3);  // taken back: in use again
+  EXPECT_EQ(pool.cached_hashes(10), (std::vector<uint64_t>{102, 103, 100, 101}));
+  // Eviction takes the oldest release (block 1) off the list.
+  const std::optional<int> reused = pool.allocate();
+  ASSERT_EQ(reused, 1);
+  EXPECT_EQ(pool.cached_hashes(10), (std::vector<uint64_t>{102, 103, 100}));
+  // A block in use that is not registered is not listed; an unchanged pool keeps its version.
+  const uint64_t after_eviction = pool.cache_version();
+  EXPECT_EQ(pool.cached_hashes(10).size(), 3u);
+  EXPECT_EQ(pool.cache_version(), after_eviction);
 }
 
 TEST(BlockPool, RegisteringATakenHashIsANoOpAndTheBlockIsFreedNormally) {

@@ -26,7 +26,7 @@ def _server_tests_conftest():
 
 
 _server = _server_tests_conftest()
-BINARY, QWEN, Server, need = _server.BINARY, _server.QWEN, _server.Server, _server.need
+BINARY, QWEN, STORIES, Server, need = _server.BINARY, _server.QWEN, _server.STORIES, _server.Server, _server.need
 # Every engine here, Ray's replicas and the reference `skiff serve` alike:
 # bit-identical outputs alone or batched (--batch-invariant), and a KV pool of
 # 90 blocks (1440 tokens), under the conversation test's 16 conversations of up

@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
-from skiff._skiff import RequestPrompts
+from skiff._skiff import RequestPrompts, prefix_block_hashes
 
 from conftest import QWEN, SERVE_ARGS, Server, child_pids, deploy, free_port, need, replica_actors
 
@@ -155,6 +155,28 @@ def test_greedy_answers_equal_skiff_serve(cluster):
             assert ids == expected, route
     finally:
         assert reference.stop() == 0
+
+
+def routing_stats(replica_id, app="skiff"):
+    """What Ray's controller pulls from a replica: its record_routing_stats."""
+    actor = ray.get_actor(f"SERVE_REPLICA::{app}#skiff-replica#{replica_id}", namespace="serve")
+    return ray.get(actor.record_routing_stats.remote(), timeout=30)
+
+
+def test_each_replica_reports_what_its_engine_caches(cluster):
+    endpoint = app(cluster, "prefix")
+    ids = [(11 * j) % 5000 + 100 for j in range(50)]  # 3 full blocks, a prompt no other test sends
+    raw = endpoint.client(timeout=300).completions.with_raw_response.create(
+        model="qwen", prompt=ids, max_tokens=1, temperature=0)
+    key = prefix_block_hashes(ids, 16)
+    reports = {rid: routing_stats(rid) for rid, _, _ in replica_actors()}
+    assert raw.headers[REPLICA] in reports and len(reports) == 2
+    for rid, report in reports.items():
+        assert report["capacity_blocks"] > 0 and report["at"] > 0
+        if rid == raw.headers[REPLICA]:
+            assert report["blocks"][:3] == key  # the most recent use, its first block first
+        else:
+            assert not set(key) & set(report["blocks"])
 
 
 def test_32_concurrent_clients_all_answered_across_both_replicas(cluster):

@@ -1,11 +1,16 @@
 """The router's view of the replicas' prefix caches and the /metrics merge,
-without a cluster: small cases whose answers are worked out by hand."""
+without a cluster: small cases whose answers are worked out by hand, and the
+engine's list of its cached blocks read as the replicas read it."""
 import json
 
+import httpx
 import pytest
 from skiff._skiff import RequestPrompts, prefix_block_hashes
 from skiff.ray.metrics import merge_replica_metrics
 from skiff.ray.prefix_view import BlockLru, PrefixView, ReplicaView
+from skiff.ray.serve_process import ServeProcess
+
+from conftest import BINARY, STORIES
 
 
 def test_block_hashes_chain_full_blocks_only():
@@ -25,10 +30,29 @@ def test_lru_keeps_the_most_recent_up_to_capacity():
     lru.touch([1, 2, 3], now=1.0)
     lru.touch([1], now=2.0)  # 1 is now the newest: 2 goes first
     lru.touch([4], now=3.0)
-    assert 2 not in lru and {1, 3, 4} == {h for h in (1, 3, 4) if h in lru}
-    assert lru.most_recent(2) == [4, 1]
+    assert list(lru) == [3, 1, 4]
     lru.drop_older_than(2.5)
-    assert lru.most_recent(10) == [4]
+    assert list(lru) == [4]
+
+
+def test_the_engine_lists_the_hashes_prefix_block_hashes_gives():
+    """GET /kv/prefix_blocks (what record_routing_stats reports) against the
+    ingress's routing keys: equal as Python ints, past 2^53 too."""
+    engine = ServeProcess(BINARY, str(STORIES), 1, ["--api-key", "sekret", "--block-size", "16"])
+    try:
+        assert engine.api_key == "sekret"
+        auth = {"Authorization": "Bearer sekret"}
+        ids = httpx.post(engine.url + "/tokenize", headers=auth, timeout=30,
+                         json={"prompt": "Once upon a time there was a cat. " * 4}).json()["tokens"]
+        r = httpx.post(engine.url + "/v1/completions", headers=auth, timeout=60,
+                       json={"prompt": ids, "max_tokens": 1})
+        assert r.status_code == 200, r.text
+        listing = httpx.get(engine.url + "/kv/prefix_blocks", headers=auth, timeout=30).json()
+        key = prefix_block_hashes(ids, 16)
+        assert len(key) >= 2 and listing["hashes"] == key
+        assert listing["block_size"] == 16 and listing["total_blocks"] > 0
+    finally:
+        engine.stop()
 
 
 def test_match_walks_the_chain_until_a_miss():

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "api/request_fields.h"
+#include "kv/prefix_hash.h"
 #include "server/generation.h"
 #include "stories_model.h"
 
@@ -151,6 +152,32 @@ TEST_F(ServingEngineTest, CancelAndStopFreeTheBlocks) {
   }
   EXPECT_EQ(left.output(0).outputs[0].finish_reason, FinishReason::kCancelled);
   EXPECT_THROW(Generation(serving, {prompt()}, greedy(5)), RequestError);
+}
+
+// GET /kv/prefix_blocks' source: a snapshot, current by the time a request's
+// output arrives (taken after the step, before the outputs go out).
+TEST_F(ServingEngineTest, ThePrefixCacheListingIsCurrentWhenTheOutputArrives) {
+  Engine engine(model_, tokenizer_);
+  RunningEngine running(engine, 0);
+  const int block = engine.kv_cache().block_size();
+  const PrefixCacheListing empty = running.serving.prefix_cache(100);
+  EXPECT_EQ(empty.block_size, block);
+  EXPECT_EQ(empty.total_blocks, engine.kv_cache().pool().n_blocks());
+  EXPECT_TRUE(empty.hashes.empty());
+
+  std::vector<int32_t> ids;
+  for (int i = 0; i < 2 * block + 3; ++i) ids.push_back(10 + 7 * i % 200);  // two full blocks
+  Generation gen(running.serving, {ids}, greedy(1));
+  std::vector<ResponseChannel::Event> events;
+  while (!gen.poll(events)) {
+  }
+  const std::span<const int32_t> tokens(ids);
+  const uint64_t first = prefix_block_hash(kPrefixHashSeed, tokens.first(block));
+  const uint64_t second = prefix_block_hash(first, tokens.subspan(block, block));
+  const PrefixCacheListing listing = running.serving.prefix_cache(100);
+  EXPECT_EQ(listing.hashes, (std::vector<uint64_t>{first, second}));  // released last block first
+  EXPECT_EQ(listing.cached_blocks, 2);
+  EXPECT_EQ(running.serving.prefix_cache(1).hashes, std::vector<uint64_t>{first});
 }
 
 // What the HTTP layer waits by: take() never blocks, and the listener hears

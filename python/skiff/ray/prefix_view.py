@@ -6,12 +6,13 @@ replica holds the first k blocks of a prompt exactly when it holds block k's
 hash, and matching a key against a replica is walking the chain until a miss.
 
 Two sources feed a replica's view:
-- what this router sent it (`routed`), kept as the engine keeps blocks: in
-  least-recently-used order, up to the replica's KV pool size;
-- what the replica reports (`reported`: Ray's routing stats, each replica's
-  own LRU model of its cache over every request it served, from any router),
-  which replaces the routed entries older than the report: blocks the replica
-  evicted, or lost with a restart, leave the view then.
+- what the replica reports (`reported`: Ray's routing stats, each period the
+  blocks its engine's prefix cache holds, as `skiff serve` lists them at
+  GET /kv/prefix_blocks, whichever router sent their requests): the truth as
+  of the report, evictions and restarts included;
+- what this router sent it since (`routed`), which the next report has not
+  seen yet: a conversation's next turn must find its replica before then.
+  Routed entries older than a report leave the view when it comes.
 Neither is ever waited for: a stale view costs a cache miss, never a request.
 """
 from __future__ import annotations
@@ -25,8 +26,9 @@ DEFAULT_CAPACITY_BLOCKS = 65536
 
 
 class BlockLru:
-    """Block hashes in least-recently-used order, at most `capacity` of them,
-    each with the time it was last touched."""
+    """Block hashes in least-recently-used order, at most `capacity` of them
+    (the replica's pool, bounding the view if reports stop), each with the
+    time it was last touched."""
 
     def __init__(self, capacity: int = DEFAULT_CAPACITY_BLOCKS):
         self.capacity = capacity
@@ -50,15 +52,6 @@ class BlockLru:
                 # Touches are in time order, so the rest are newer.
                 break
             del self._blocks[h]
-
-    def most_recent(self, n: int) -> list:
-        """The n most recently touched hashes, newest first."""
-        out = []
-        for h in reversed(self._blocks):
-            if len(out) == n:
-                break
-            out.append(h)
-        return out
 
     def __iter__(self):
         return iter(self._blocks)

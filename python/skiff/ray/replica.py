@@ -3,19 +3,18 @@ MetricsBoard (each replica's Prometheus text, for the ingress's /metrics)."""
 from __future__ import annotations
 
 import asyncio
-import re
 import time
 from typing import List, Optional, Sequence, Tuple
 
 import httpx
 from ray import serve
 
-from .prefix_view import BlockLru
 from .serve_process import ServeProcess, find_binary
 
 # Response headers that belong to one hop (the ingress sets its own).
 HOP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "content-length", "date", "server"}
-# Hashes a replica reports at most: its most recently used blocks.
+# Hashes a replica reports at most: its engine's most recently used blocks
+# (the most `skiff serve` lists).
 REPORTED_BLOCKS = 16384
 METRICS_PERIOD_S = 0.5
 
@@ -24,10 +23,9 @@ class SkiffReplica:
     """One Ray Serve replica: owns a `skiff serve` child (skiff.ray.serve_process)
     and streams each request to it and its response back, unchanged.
 
-    It also models its engine's prefix cache for the router: the routing keys
-    of the requests it served, in least-recently-used order as the engine's
-    block pool evicts, up to the pool's size (read from the child's /metrics);
-    Ray pulls that model as the replica's routing stats (record_routing_stats).
+    Ray pulls its routing stats (record_routing_stats) every routing-stats
+    period: what its engine's prefix cache holds, as the child lists it
+    (GET /kv/prefix_blocks), for the router's view of the replica.
     """
 
     def __init__(self, model: str, threads: int, serve_args: Sequence[str], binary: Optional[str],
@@ -35,7 +33,7 @@ class SkiffReplica:
         self._serve = ServeProcess(find_binary(binary), model, threads, list(serve_args))
         self._client = httpx.AsyncClient(base_url=self._serve.url,
                                          timeout=httpx.Timeout(None, connect=10.0))
-        self._cache = BlockLru()
+        self._auth = {"Authorization": f"Bearer {self._serve.api_key}"} if self._serve.api_key else {}
         self._board = board
         self._replica_id = serve.get_replica_context().replica_id.unique_id
         # On the replica's event loop (Ray runs the constructor there), not a
@@ -46,9 +44,8 @@ class SkiffReplica:
     async def __call__(self, key: Tuple[int, ...], method: str, target: str,
                        headers: List[Tuple[str, str]], body: bytes):
         """Yields (status, headers), then the body's bytes as they come; the
-        headers name this replica (x-skiff-replica) for clients and tests."""
-        if key:
-            self._cache.touch(key)
+        headers name this replica (x-skiff-replica) for clients and tests. The
+        key (the prompt's block hashes) is the router's (skiff.ray.router)."""
         request = self._client.build_request(method, target, headers=headers, content=body)
         response = await self._client.send(request, stream=True)
         try:
@@ -64,25 +61,30 @@ class SkiffReplica:
         if not self._serve.alive():
             raise RuntimeError("skiff serve exited:\n" + self._serve.log_tail())
 
-    def record_routing_stats(self) -> dict:
-        return {"at": time.time(), "capacity_blocks": self._cache.capacity,
-                "blocks": self._cache.most_recent(REPORTED_BLOCKS)}
+    async def record_routing_stats(self) -> dict:
+        """The engine's cached blocks, most recently used first; {} (no
+        report: the router keeps its view) while the engine does not answer."""
+        at = time.time()
+        try:
+            r = await self._client.get("/kv/prefix_blocks", params={"limit": REPORTED_BLOCKS},
+                                       headers=self._auth, timeout=5)
+            r.raise_for_status()
+        except httpx.HTTPError:
+            return {}
+        listing = r.json()
+        return {"at": at, "capacity_blocks": listing["total_blocks"], "blocks": listing["hashes"]}
 
     def engine_pid(self) -> Optional[int]:
         return self._serve.pid
 
     async def _publish_metrics(self) -> None:
-        """Every METRICS_PERIOD_S: the child's /metrics to the board, and its
-        KV pool's size to the cache model."""
+        """Every METRICS_PERIOD_S: the child's /metrics to the board."""
         while True:
             await asyncio.sleep(METRICS_PERIOD_S)
             try:
                 text = (await self._client.get("/metrics", timeout=5)).text
             except httpx.TransportError:
                 continue  # the engine is gone: check_health reports it
-            m = re.search(r"^skiff:kv_cache_blocks_total\{[^}]*\} (\S+)$", text, re.M)
-            if m:
-                self._cache.capacity = max(1, int(float(m.group(1))))
             if self._board is not None:
                 try:
                     await asyncio.wait_for(self._board.put.remote(self._replica_id, text), timeout=5)

@@ -27,7 +27,7 @@ import httpx
 
 _PR_SET_PDEATHSIG = 1
 # The replica's own polling of its child, left out of the forwarded log.
-_POLLING_LOG = re.compile(r'"GET /(metrics|health)" ')
+_POLLING_LOG = re.compile(r'"GET /(metrics|health|kv/prefix_blocks)" ')
 
 
 def find_binary(binary: Optional[str]) -> str:
@@ -47,6 +47,16 @@ def find_binary(binary: Optional[str]) -> str:
     return path
 
 
+def _api_key(args: List[str]) -> Optional[str]:
+    """The --api-key among `skiff serve`'s arguments (its own requests need it too)."""
+    for i, arg in enumerate(args):
+        if arg == "--api-key" and i + 1 < len(args):
+            return args[i + 1]
+        if arg.startswith("--api-key="):
+            return arg.split("=", 1)[1]
+    return None
+
+
 def _die_with_parent() -> None:
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
@@ -63,6 +73,7 @@ class ServeProcess:
                  start_timeout_s: float = 300.0):
         self.cmd = [binary, "serve", "-m", model, "--host", "127.0.0.1", "--port", "0",
                     "-t", str(threads), *args]
+        self.api_key = _api_key(args)
         self.proc: Optional[subprocess.Popen] = None
         self.port: Optional[int] = None
         self._started = threading.Event()

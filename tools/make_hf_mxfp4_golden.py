@@ -111,7 +111,7 @@ def main():
     save_file({p: np.ascontiguousarray(state[experts + p][EXPERT_CHECKED].float().numpy())
                for p in ("gate_up_proj", "down_proj")},
               os.path.join(d, "expert_check.safetensors"),
-              metadata={"layer": "1", "expert": str(EXPERT_CHECKED)})
+              metadata={"checked": f"layer 1, expert {EXPERT_CHECKED}"})  # one key: safetensors orders them at random
     golden.write_reference(NAME, loaded.eval(), SEED, d)
     # How far MXFP4 moved the logits from the float weights it was made from (for the record).
     ids = torch.tensor([np.random.default_rng(SEED).integers(0, CONFIG["vocab_size"], golden.N_TOKENS).tolist()])

@@ -177,6 +177,7 @@ ModelSource hf_source(const std::string& dir) {
   else
     fmt::print(stderr, "quantize: {} has no tokenizer files: the GGUF gets no tokenizer.ggml.* keys\n", dir);
   source.tensors = model_tensors(*model, gguf_architecture(c.arch));
+  for (SourceTensor& t : source.tensors) t.stored_quantized = dtype_info(t.type).block_size > 1;
   source.input_bytes = safetensors_bytes(dir);
   source.storage.push_back(model);
   return source;

@@ -92,6 +92,7 @@ void mxfp4_gate_up(const PackedTensors& packed, TensorMap& tensors, Storage& sto
     gate_up.repack_row(2 * r, gate + r * row);
     gate_up.repack_row(2 * r + 1, up + r * row);
   }
+  gate_up.release();
 }
 
 void mxfp4_down(const PackedTensors& packed, TensorMap& tensors, Storage& storage, int layer, const std::string& p,
@@ -101,6 +102,7 @@ void mxfp4_down(const PackedTensors& packed, TensorMap& tensors, Storage& storag
   const size_t row = row_bytes(DType::MXFP4, f);
 #pragma omp parallel for schedule(static)
   for (int64_t r = 0; r < n * d; ++r) down.repack_row(r, out + r * row);
+  down.release();
 }
 
 // Each layer's experts, as floats or MXFP4 blocks, and gate_up's bias split

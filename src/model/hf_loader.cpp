@@ -148,7 +148,7 @@ std::unique_ptr<Model> load_hf_model(const std::string& dir_name, const LoadOpti
       if (gname.empty()) continue;
       if (gname.ends_with(".mxfp4_blocks") || gname.ends_with(".mxfp4_scales")) {
         if (!mxfp4) fail("{}: tensor '{}' is MXFP4, but config.json's quantization_config does not say 'mxfp4'", path.string(), name);
-        packed[gname] = t;  // its dtype and shape are checked against the config where it is repacked
+        packed[gname] = {t, file.get()};  // its dtype and shape are checked against the config where it is repacked
         continue;
       }
       const DType type = dtype_of(name, t.dtype);

@@ -17,9 +17,14 @@
 
 namespace skiff {
 
-// A checkpoint's tensors of raw bytes (U8) by GGUF-style name
-// ("blk.0.ffn_down_exps.mxfp4_blocks"), as the files give them.
-using PackedTensors = std::map<std::string, safetensors::Tensor>;
+// A checkpoint's tensor of raw bytes (U8) as its file gives it, and the file,
+// which the loader keeps alive.
+struct PackedTensor {
+  safetensors::Tensor tensor;
+  const safetensors::SafetensorsFile* file = nullptr;
+};
+// By GGUF-style name ("blk.0.ffn_down_exps.mxfp4_blocks").
+using PackedTensors = std::map<std::string, PackedTensor>;
 
 // The blocks and scales of one MXFP4 matrix stack, checked.
 class Mxfp4Tensor {
@@ -32,10 +37,13 @@ class Mxfp4Tensor {
   // Writes row `row` of the stack (of n·rows) as GGUF MXFP4 blocks to dst
   // (cols/32 blocks of 17 bytes).
   void repack_row(int64_t row, uint8_t* dst) const;
+  // Gives the memory of the checkpoint's bytes back once every row is
+  // repacked (the model keeps one copy of its experts, not two).
+  void release() const;
 
  private:
-  const uint8_t* blocks_;
-  const uint8_t* scales_;
+  const PackedTensor* blocks_;
+  const PackedTensor* scales_;
   int64_t blocks_per_row_;
 };
 

@@ -165,7 +165,8 @@ uint64_t safetensors_bytes(const std::string& dir) {
 }  // namespace
 
 ModelSource hf_source(const std::string& dir) {
-  std::shared_ptr<const Model> model = load_hf_model(dir);
+  // Mapped: the weights stay in the files' row layout, which GGUF keeps.
+  std::shared_ptr<const Model> model = load_hf_model(dir, {.weights = FileLoad::kMmap});
   const ModelConfig& c = model->config();
   if (c.rope_dim != c.head_dim)
     fail("{}: partial rotary embeddings (rope dim {} of head dim {}) cannot be converted", dir,

@@ -141,8 +141,10 @@ std::unique_ptr<Model> load_hf_model(const std::string& dir_name, const LoadOpti
   TensorMap tensors;
   PackedTensors packed;
   ModelWeights weights;
+  std::vector<std::shared_ptr<const safetensors::SafetensorsFile>> files;
   for (const fs::path& path : safetensors_files(dir)) {
     auto file = std::make_shared<const safetensors::SafetensorsFile>(path.string(), options.weights);
+    files.push_back(file);
     for (const auto& [name, t] : file->tensors()) {
       const std::string gname = gguf_name(name, arch);
       if (gname.empty()) continue;
@@ -176,6 +178,14 @@ std::unique_ptr<Model> load_hf_model(const std::string& dir_name, const LoadOpti
   }
   try {
     ModelWeights built = build_weights(config, arch, tensors, arch.hf_norm_plus_one ? 1.0f : 0.0f);
+    // Read into memory, the files' copies and the buffers the loader made (gpt-oss's
+    // experts, misaligned tensors) are its own to rewrite into kernel layouts, as the
+    // GGUF loader rewrites its copy of a file; a mapping stays as the file is.
+    if (options.weights == FileLoad::kCopy) {
+      for (const auto& file : files) file->unseal();
+      repack_for_kernels(built, [](const void* data) { return static_cast<uint8_t*>(const_cast<void*>(data)); });
+      for (const auto& file : files) file->seal();
+    }
     built.storage = std::move(weights.storage);
     return std::make_unique<Model>(std::move(config), std::move(built));
   } catch (const Error& e) {

@@ -21,6 +21,7 @@
 #include "../kernels/precision_guard.h"
 #include "each_isa.h"
 #include "hf_reference.h"
+#include "kernels/matmul/repack.h"
 #include "kernels/quant/quant.h"
 #include "model/loader.h"
 #include "safetensors/safetensors.h"
@@ -57,9 +58,9 @@ int argmax_agreement(const testing::Reference& ref, const std::vector<float>& al
   return same;
 }
 
-void expect_matches_transformers(const std::string& path, const char* what) {
+void expect_matches_transformers(const std::string& path, const std::string& what, FileLoad load) {
   const testing::Reference ref = testing::read_reference(kDir);
-  auto model = load_model(path);
+  auto model = load_model(path, {.weights = load});
   const int vocab = model->config().vocab_size, n = static_cast<int>(ref.ids.size());
   auto check = [&](const std::string& how, double tolerance, int min_agreement) {
     const std::vector<float> all = testing::batched_logits(*model, ref.ids);
@@ -79,7 +80,13 @@ void expect_matches_transformers(const std::string& path, const char* what) {
   check("int8 activations", kInt8Tol, n - 6);
 }
 
-TEST(HfMxfp4, LogitsMatchTransformers) { expect_matches_transformers(kDir.string(), "HF directory"); }
+// Read into memory, the experts are rewritten into the kernels' panels; mapped, they run as rows.
+TEST(HfMxfp4, LogitsMatchTransformers) {
+  const MatrixLayout copied = load_model(kDir.string())->weights().layers[1].ffn.experts_gate[3].layout;  // down's rows of 96 fill no panel (64)
+  EXPECT_EQ(copied != MatrixLayout::kRows, panel_kernel_for(active_isa(), DType::MXFP4));
+  expect_matches_transformers(kDir.string(), "HF directory", FileLoad::kCopy);
+  expect_matches_transformers(kDir.string(), "HF directory mapped", FileLoad::kMmap);
+}
 
 // skiff quantize ... F32 keeps the experts MXFP4, as llama.cpp's
 // convert_hf_to_gguf.py does, byte for byte; every other matrix is F32.
@@ -97,7 +104,7 @@ TEST(HfMxfp4, ConvertedToGgufKeepsMxfp4) {
     }
     EXPECT_EQ(experts, 6);
   }
-  expect_matches_transformers(out, "converted to GGUF");
+  expect_matches_transformers(out, "converted to GGUF", FileLoad::kCopy);
   fs::remove(out);
 }
 
@@ -107,7 +114,7 @@ TEST(HfMxfp4, RepackedBlocksDequantizeAsTransformers) {
   const safetensors::SafetensorsFile check((kDir / "expert_check.safetensors").string());
   const int layer = 1, expert = 11;  // make_hf_mxfp4_golden.py's EXPERT_CHECKED
   ASSERT_EQ(check.metadata().at("checked"), "layer 1, expert 11");
-  auto model = load_model(kDir.string());
+  auto model = load_model(kDir.string(), {.weights = FileLoad::kMmap});  // mapped: experts stay rows
   const ModelConfig& c = model->config();
   const int64_t d = c.dim, f = c.layers[layer].ffn.experts.ffn_dim;
   const safetensors::Tensor& gate_up = check.tensors().at("gate_up_proj");  // [d, 2f]
@@ -121,6 +128,7 @@ TEST(HfMxfp4, RepackedBlocksDequantizeAsTransformers) {
   // Row r of a matrix as floats, by skiff's MXFP4 dequantization.
   auto row = [](const Matrix& m, int64_t r) {
     EXPECT_EQ(m.type, DType::MXFP4);
+    EXPECT_EQ(m.layout, MatrixLayout::kRows);
     std::vector<float> out(m.cols);
     dequantize_row(m.type, static_cast<const uint8_t*>(m.data) + r * row_bytes(m.type, m.cols), out.data(), m.cols);
     return out;

@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "base/error.h"
+#include "base/huge_page_buffer.h"
 #include "gguf/gguf_writer.h"
 #include "kernels/quant/quant.h"
 #include "model/architecture.h"
@@ -36,10 +37,11 @@ std::vector<float> floats(const TensorMap& tensors, const std::string& name, int
   return out;
 }
 
-// A new tensor of `type` in `storage`, entered in `tensors` as `name`.
+// A new tensor of `type` in `storage`, entered in `tensors` as `name`: on huge
+// pages, as a GGUF file read into memory, since decode streams it.
 uint8_t* add_tensor(TensorMap& tensors, std::vector<std::shared_ptr<const void>>& storage, const std::string& name,
                     DType type, int64_t rows, int64_t cols) {
-  auto buffer = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(rows) * row_bytes(type, cols));
+  auto buffer = std::make_shared<HugePageBuffer>(static_cast<size_t>(rows) * row_bytes(type, cols));
   storage.push_back(buffer);
   tensors[name] = TensorRef{type, rows, cols, buffer->data()};
   return buffer->data();

@@ -163,6 +163,11 @@ def safetensors_seeds():
               "model.norm.weight": {"dtype": "BF16", "shape": [2], "data_offsets": [16, 20]}}
     text = json.dumps(header).encode()
     write("safetensors", "two_tensors.safetensors", struct.pack("<Q", len(text)) + text + f32(4) + b"\x80\x3f\x80\x3f")
+    # gpt-oss's experts as OpenAI releases them: MXFP4 codes [1 expert, 2 rows, 1 block, 16] and E8M0 scales [1, 2, 1].
+    header = {"model.layers.0.mlp.experts.down_proj_blocks": {"dtype": "U8", "shape": [1, 2, 1, 16], "data_offsets": [0, 32]},
+              "model.layers.0.mlp.experts.down_proj_scales": {"dtype": "U8", "shape": [1, 2, 1], "data_offsets": [32, 34]}}
+    text = json.dumps(header).encode()
+    write("safetensors", "mxfp4_blocks.safetensors", struct.pack("<Q", len(text)) + text + bytes(range(32)) + b"\x7f\x80")
     write("safetensors_index", "two_shards.json", json.dumps({
         "metadata": {"total_size": 20},
         "weight_map": {"model.embed_tokens.weight": "model-00001-of-00002.safetensors",
@@ -171,7 +176,7 @@ def safetensors_seeds():
 
 def hf_config_seeds():
     for model in ("llama3_gqa", "gemma3_swa_qknorm", "phi3_longrope", "qwen2_gqa_bias_tied", "qwen3_moe", "qwen2_moe",
-                  "olmoe", "mixtral", "granite_moe", "gpt_oss", "qwen2_yarn"):
+                  "olmoe", "mixtral", "granite_moe", "gpt_oss", "gpt_oss_mxfp4", "qwen2_yarn"):
         with open(os.path.join(ROOT, "tests", "data", "hf", model, "config.json")) as f:
             write("hf_config", model + ".json", f.read())
 

@@ -215,7 +215,8 @@ def make_config(cls, kwargs):
         return cls(rope_parameters=params, **kwargs)
 
 
-def build(name, cfg_cls, model_cls, kwargs, seed, out_dir):
+def random_model(name, cfg_cls, model_cls, kwargs, seed):
+    """The model `name` with its random float32 weights (drawn after seeding torch with `seed`)."""
     torch.manual_seed(seed)
     config = make_config(cfg_cls, kwargs)
     config._attn_implementation = "eager"
@@ -232,14 +233,22 @@ def build(name, cfg_cls, model_cls, kwargs, seed, out_dir):
                 p.copy_(WEIGHT_STD * torch.randn_like(p))
             if any(part in pname for part in ZEROED.get(name, ())):
                 p.zero_()
+    return model
 
-    d = os.path.join(out_dir, name)
+
+def save_checkpoint(model, d):
+    """config.json and model.safetensors as save_pretrained writes them, nothing else."""
     shutil.rmtree(d, ignore_errors=True)
     model.save_pretrained(d, safe_serialization=True)
     for f in os.listdir(d):  # keep config.json and model.safetensors only
         if f not in ("config.json", "model.safetensors"):
             os.remove(os.path.join(d, f))
 
+
+def write_reference(name, model, seed, d):
+    """reference.json in d: the float64 forward of `model` (cast to float64 here) on
+    N_TOKENS ids drawn from `seed`; prints the logits' spread and the smallest top-2 margin."""
+    config = model.config
     rng = np.random.default_rng(seed)
     ids = rng.integers(0, config.vocab_size, size=N_TOKENS).tolist()
     model = model.double()
@@ -249,7 +258,7 @@ def build(name, cfg_cls, model_cls, kwargs, seed, out_dir):
         "generator": "tools/make_hf_golden.py",
         "transformers": transformers.__version__,
         "torch": torch.__version__,
-        "model_class": model_cls.__name__,
+        "model_class": type(model).__name__,
         "seed": seed,
         "token_ids": ids,
         "logits_positions": list(range(N_TOKENS - N_LOGITS, N_TOKENS)),
@@ -272,6 +281,13 @@ def build(name, cfg_cls, model_cls, kwargs, seed, out_dir):
           f"min top-2 margin {margin:.2e}, "
           f"{os.path.getsize(os.path.join(d, 'model.safetensors'))} bytes of weights")
     return margin
+
+
+def build(name, cfg_cls, model_cls, kwargs, seed, out_dir):
+    model = random_model(name, cfg_cls, model_cls, kwargs, seed)
+    d = os.path.join(out_dir, name)
+    save_checkpoint(model, d)
+    return write_reference(name, model, seed, d)
 
 
 # Per model: features turned off one at a time (config overrides, or

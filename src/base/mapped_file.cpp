@@ -73,6 +73,16 @@ void MappedFile::seal() {
   unsealed_ = false;
 }
 
+void MappedFile::release(const uint8_t* begin, size_t n) const {
+  if (begin < data_ || n > size_ || begin - data_ > static_cast<ptrdiff_t>(size_ - n))
+    fail("{}: bytes to release lie outside the file", path_);
+  const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t first = (reinterpret_cast<uintptr_t>(begin) + page - 1) / page * page;
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(begin) + n) / page * page;
+  // A failure only keeps the memory in use.
+  if (end > first) ::madvise(reinterpret_cast<void*>(first), end - first, MADV_DONTNEED);
+}
+
 MappedFile::~MappedFile() {
   if (mapping_) ::munmap(mapping_, size_);
 }

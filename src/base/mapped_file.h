@@ -31,6 +31,11 @@ class MappedFile {
   uint8_t* unseal();
   void seal();
   bool unsealed() const { return unsealed_; }
+  // Gives the memory of the whole pages within [begin, begin + n) back to the
+  // system: bytes the loader has copied elsewhere and nothing reads again
+  // (a checkpoint's MXFP4 blocks, once repacked). Read afterwards, they are
+  // zeros (kCopy) or the file's again (kMmap).
+  void release(const uint8_t* begin, size_t n) const;
   bool in_memory() const { return copy_.data() != nullptr; }
   size_t size() const { return size_; }
   const std::string& path() const { return path_; }

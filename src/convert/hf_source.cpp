@@ -165,7 +165,8 @@ uint64_t safetensors_bytes(const std::string& dir) {
 }  // namespace
 
 ModelSource hf_source(const std::string& dir) {
-  std::shared_ptr<const Model> model = load_hf_model(dir);
+  // Mapped: the weights stay in the files' row layout, which GGUF keeps.
+  std::shared_ptr<const Model> model = load_hf_model(dir, {.weights = FileLoad::kMmap});
   const ModelConfig& c = model->config();
   if (c.rope_dim != c.head_dim)
     fail("{}: partial rotary embeddings (rope dim {} of head dim {}) cannot be converted", dir,
@@ -177,6 +178,7 @@ ModelSource hf_source(const std::string& dir) {
   else
     fmt::print(stderr, "quantize: {} has no tokenizer files: the GGUF gets no tokenizer.ggml.* keys\n", dir);
   source.tensors = model_tensors(*model, gguf_architecture(c.arch));
+  for (SourceTensor& t : source.tensors) t.stored_quantized = dtype_info(t.type).block_size > 1;
   source.input_bytes = safetensors_bytes(dir);
   source.storage.push_back(model);
   return source;

@@ -26,6 +26,10 @@ struct SourceTensor {
   // per expert stacked into GGUF's 3-D tensor), each rows() / parts.size() rows;
   // `data` is then unused.
   std::vector<const void*> parts;
+  // A checkpoint's tensor stored quantized (gpt-oss's MXFP4 experts): written as
+  // it is where the output type is one of convert_hf_to_gguf.py's (F32, F16,
+  // BF16, Q8_0), as llama.cpp keeps it; requantized for the others.
+  bool stored_quantized = false;
 
   int64_t cols() const { return ne[0]; }
   int64_t rows() const;
@@ -42,8 +46,9 @@ struct ModelSource {
 
 // Every key and tensor of a GGUF file, unchanged.
 ModelSource gguf_source(const std::string& path);
-// A Llama-family HF directory: llama metadata (with RoPE scaling), the
-// tokenizer as tokenizer.ggml.* keys, and Q/K rows marked for interleaving.
+// An HF directory: the family's metadata (with RoPE scaling), the tokenizer
+// as tokenizer.ggml.* keys, Q/K rows marked for interleaving ("llama"), and
+// tensors stored quantized (MXFP4 experts) marked stored_quantized.
 ModelSource hf_source(const std::string& dir);
 // Either, by what `path` is. Throws Error.
 ModelSource open_source(const std::string& path);

@@ -53,6 +53,12 @@ std::vector<uint8_t> convert_tensor(const SourceTensor& t, DType out_type) {
   return out;
 }
 
+// The output types of llama.cpp's convert_hf_to_gguf.py (--outtype), which
+// writes a checkpoint's MXFP4 experts as they are under each of them.
+bool hf_converter_type(DType type) {
+  return type == DType::F32 || type == DType::F16 || type == DType::BF16 || type == DType::Q8_0;
+}
+
 std::string shape(const std::vector<int64_t>& ne) {
   std::string s;
   for (int64_t d : ne) s += (s.empty() ? "" : ", ") + std::to_string(d);
@@ -123,10 +129,11 @@ QuantizeSummary quantize_model(const std::string& in, const std::string& out, co
   for (size_t i = 0; i < source.tensors.size(); ++i) {
     const SourceTensor& t = source.tensors[i];
     const DType target = type.matrix_type(t.name, model);
-    const DType out_type = tensor_type(target, t.name, t.ne);
-    std::string note;
+    const bool kept = t.stored_quantized && hf_converter_type(target);
+    const DType out_type = kept ? t.type : tensor_type(target, t.name, t.ne);
+    std::string note = kept ? " (stored so in the checkpoint: kept)" : "";
     const bool matrix = t.ne.size() >= 2 && !t.name.ends_with(".bias");  // vectors and biases stay F32
-    if (matrix && out_type != target) {
+    if (matrix && !kept && out_type != target) {
       ++summary.n_fallbacks;
       note = fmt::format(" (rows of {} are not whole {} blocks of {}: fallback)", t.cols(),
                          dtype_info(target).name, dtype_info(target).block_size);

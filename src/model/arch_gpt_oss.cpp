@@ -4,10 +4,12 @@
 // every layer whose router (with a bias) keeps the top k logits and softmaxes
 // them, experts with biases and the clamped SwiGLU. Its FFN's input norm is
 // GGUF's post_attention_norm. Checkpoints store the experts as x·W, gate and
-// up columns interleaved; GGUF as W·x in separate gate and up tensors.
+// up columns interleaved, or (OpenAI's releases) as MXFP4 blocks of W·x with
+// gate and up rows interleaved; GGUF as W·x in separate gate and up tensors.
 #include <cmath>
 
 #include "base/error.h"
+#include "base/huge_page_buffer.h"
 #include "gguf/gguf_writer.h"
 #include "kernels/quant/quant.h"
 #include "model/architecture.h"
@@ -35,44 +37,103 @@ std::vector<float> floats(const TensorMap& tensors, const std::string& name, int
   return out;
 }
 
-// A new F32 tensor in `storage`, entered in `tensors` as `name`.
-float* add_tensor(TensorMap& tensors, std::vector<std::shared_ptr<const void>>& storage, const std::string& name,
-                  int64_t rows, int64_t cols) {
-  auto buffer = std::make_shared<std::vector<float>>(static_cast<size_t>(rows * cols));
+// A new tensor of `type` in `storage`, entered in `tensors` as `name`: on huge
+// pages, as a GGUF file read into memory, since decode streams it.
+uint8_t* add_tensor(TensorMap& tensors, std::vector<std::shared_ptr<const void>>& storage, const std::string& name,
+                    DType type, int64_t rows, int64_t cols) {
+  auto buffer = std::make_shared<HugePageBuffer>(static_cast<size_t>(rows) * row_bytes(type, cols));
   storage.push_back(buffer);
-  tensors[name] = TensorRef{DType::F32, rows, cols, buffer->data()};
+  tensors[name] = TensorRef{type, rows, cols, buffer->data()};
   return buffer->data();
 }
 
-// Each layer's experts from x·W (gate_up [E, dim, 2f], columns gate, up,
-// gate, up, ...; down [E, f, dim]) into GGUF's W·x tensors.
-void hf_experts_to_gguf(const ModelConfig& c, TensorMap& tensors, std::vector<std::shared_ptr<const void>>& storage) {
+float* add_floats(TensorMap& tensors, std::vector<std::shared_ptr<const void>>& storage, const std::string& name,
+                  int64_t rows, int64_t cols) {
+  return reinterpret_cast<float*>(add_tensor(tensors, storage, name, DType::F32, rows, cols));
+}
+
+using Storage = std::vector<std::shared_ptr<const void>>;
+
+// A layer's stacked expert tensor as the checkpoint names it.
+std::string hf_experts_name(int layer, const char* what) {
+  return "model.layers." + std::to_string(layer) + ".mlp.experts." + what;
+}
+
+// One layer's experts from floats as x·W (gate_up [E, dim, 2f], columns
+// gate, up, gate, up, ...; down [E, f, dim]) into GGUF's W·x tensors.
+void float_gate_up(TensorMap& tensors, Storage& storage, const std::string& p, int64_t n, int64_t f, int64_t d) {
+  const std::vector<float> gate_up = floats(tensors, p + "ffn_gate_up_exps_xw.weight", n * d, 2 * f);
+  float* gate = add_floats(tensors, storage, p + "ffn_gate_exps.weight", n * f, d);
+  float* up = add_floats(tensors, storage, p + "ffn_up_exps.weight", n * f, d);
+  for (int64_t x = 0; x < n; ++x)
+    for (int64_t i = 0; i < f; ++i)
+      for (int64_t k = 0; k < d; ++k) {
+        gate[(x * f + i) * d + k] = gate_up[(x * d + k) * 2 * f + 2 * i];
+        up[(x * f + i) * d + k] = gate_up[(x * d + k) * 2 * f + 2 * i + 1];
+      }
+}
+
+void float_down(TensorMap& tensors, Storage& storage, const std::string& p, int64_t n, int64_t f, int64_t d) {
+  const std::vector<float> down = floats(tensors, p + "ffn_down_exps_xw.weight", n * f, d);
+  float* down_t = add_floats(tensors, storage, p + "ffn_down_exps.weight", n * d, f);
+  for (int64_t x = 0; x < n; ++x)
+    for (int64_t i = 0; i < f; ++i)
+      for (int64_t k = 0; k < d; ++k) down_t[(x * d + k) * f + i] = down[(x * f + i) * d + k];
+}
+
+// The same from MXFP4 blocks, which are W·x already: gate_up's rows 2i and
+// 2i + 1 are gate's and up's row i; their bytes are repacked, not dequantized.
+void mxfp4_gate_up(const PackedTensors& packed, TensorMap& tensors, Storage& storage, int layer,
+                   const std::string& p, int64_t n, int64_t f, int64_t d) {
+  const Mxfp4Tensor gate_up(packed, p + "ffn_gate_up_exps", hf_experts_name(layer, "gate_up_proj"), n, 2 * f, d);
+  uint8_t* gate = add_tensor(tensors, storage, p + "ffn_gate_exps.weight", DType::MXFP4, n * f, d);
+  uint8_t* up = add_tensor(tensors, storage, p + "ffn_up_exps.weight", DType::MXFP4, n * f, d);
+  const size_t row = row_bytes(DType::MXFP4, d);
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < n * f; ++r) {
+    gate_up.repack_row(2 * r, gate + r * row);
+    gate_up.repack_row(2 * r + 1, up + r * row);
+  }
+  gate_up.release();
+}
+
+void mxfp4_down(const PackedTensors& packed, TensorMap& tensors, Storage& storage, int layer, const std::string& p,
+                int64_t n, int64_t f, int64_t d) {
+  const Mxfp4Tensor down(packed, p + "ffn_down_exps", hf_experts_name(layer, "down_proj"), n, d, f);
+  uint8_t* out = add_tensor(tensors, storage, p + "ffn_down_exps.weight", DType::MXFP4, n * d, f);
+  const size_t row = row_bytes(DType::MXFP4, f);
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < n * d; ++r) down.repack_row(r, out + r * row);
+  down.release();
+}
+
+// Each layer's experts, as floats or MXFP4 blocks, and gate_up's bias split
+// as its columns are.
+void hf_experts_to_gguf(const ModelConfig& c, const PackedTensors& packed, TensorMap& tensors, Storage& storage) {
   for (int l = 0; l < c.n_layers; ++l) {
     const ExpertsSpec& e = c.layers[l].ffn.experts;
     const int64_t n = e.n_experts, f = e.ffn_dim, d = c.dim;
     const std::string p = "blk." + std::to_string(l) + ".";
-    if (!tensors.count(p + "ffn_gate_up_exps_xw.weight"))  // OpenAI's release: gate_up_proj_blocks and _scales
-      fail("layer {} has no experts as floats (mlp.experts.gate_up_proj): checkpoints with MXFP4 expert blocks "
-           "are read from GGUF (llama.cpp's conversion) or from a dequantized (BF16) checkpoint",
-           l);
-    const std::vector<float> gate_up = floats(tensors, p + "ffn_gate_up_exps_xw.weight", n * d, 2 * f);
-    const std::vector<float> down = floats(tensors, p + "ffn_down_exps_xw.weight", n * f, d);
+    // Floats where the checkpoint has them, else MXFP4 blocks; neither: the HF name in the error.
+    auto source = [&](const char* gguf, const char* hf) {
+      if (tensors.count(p + gguf + "_xw.weight")) return false;
+      if (has_mxfp4(packed, p + gguf)) return true;
+      fail("model is missing tensor '{}' (or its MXFP4 _blocks and _scales)", hf_experts_name(l, hf));
+    };
+    if (source("ffn_gate_up_exps", "gate_up_proj"))
+      mxfp4_gate_up(packed, tensors, storage, l, p, n, f, d);
+    else
+      float_gate_up(tensors, storage, p, n, f, d);
+    if (source("ffn_down_exps", "down_proj"))
+      mxfp4_down(packed, tensors, storage, l, p, n, f, d);
+    else
+      float_down(tensors, storage, p, n, f, d);
     const std::vector<float> gate_up_bias = floats(tensors, p + "ffn_gate_up_exps_xw.bias", n, 2 * f);
-    float* gate = add_tensor(tensors, storage, p + "ffn_gate_exps.weight", n * f, d);
-    float* up = add_tensor(tensors, storage, p + "ffn_up_exps.weight", n * f, d);
-    float* down_t = add_tensor(tensors, storage, p + "ffn_down_exps.weight", n * d, f);
-    float* gate_bias = add_tensor(tensors, storage, p + "ffn_gate_exps.bias", n, f);
-    float* up_bias = add_tensor(tensors, storage, p + "ffn_up_exps.bias", n, f);
-    for (int64_t x = 0; x < n; ++x) {
-      for (int64_t i = 0; i < f; ++i) {
-        for (int64_t k = 0; k < d; ++k) {
-          gate[(x * f + i) * d + k] = gate_up[(x * d + k) * 2 * f + 2 * i];
-          up[(x * f + i) * d + k] = gate_up[(x * d + k) * 2 * f + 2 * i + 1];
-          down_t[(x * d + k) * f + i] = down[(x * f + i) * d + k];
-        }
-        gate_bias[x * f + i] = gate_up_bias[x * 2 * f + 2 * i];
-        up_bias[x * f + i] = gate_up_bias[x * 2 * f + 2 * i + 1];
-      }
+    float* gate_bias = add_floats(tensors, storage, p + "ffn_gate_exps.bias", n, f);
+    float* up_bias = add_floats(tensors, storage, p + "ffn_up_exps.bias", n, f);
+    for (int64_t i = 0; i < n * f; ++i) {
+      gate_bias[i] = gate_up_bias[2 * i];
+      up_bias[i] = gate_up_bias[2 * i + 1];
     }
     for (const char* name : {"ffn_gate_up_exps_xw.weight", "ffn_down_exps_xw.weight", "ffn_gate_up_exps_xw.bias"})
       tensors.erase(p + name);

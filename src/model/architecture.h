@@ -13,6 +13,7 @@
 
 #include "gguf/gguf.h"
 #include "model/config.h"
+#include "model/hf_mxfp4.h"
 #include "model/weights.h"
 
 namespace skiff {
@@ -44,9 +45,10 @@ struct Architecture {
   // The GGUF name of the FFN's input norm (gpt-oss: "post_attention_norm").
   std::string ffn_norm_name = "ffn_norm";
   // Rewrites a checkpoint's tensors that GGUF lays out otherwise into GGUF's
-  // layout (gpt-oss's experts: x·W with gate and up interleaved), keeping the
-  // new buffers in `storage`. Error on a shape the config does not give.
-  void (*hf_tensors)(const ModelConfig& c, TensorMap& tensors,
+  // layout (gpt-oss's experts: x·W with gate and up interleaved, or MXFP4
+  // blocks and scales in `packed`), keeping the new buffers in `storage`.
+  // Error on a shape the config does not give.
+  void (*hf_tensors)(const ModelConfig& c, const PackedTensors& packed, TensorMap& tensors,
                      std::vector<std::shared_ptr<const void>>& storage) = nullptr;
   GgufSlidingDefaults gguf_sliding;
   // Set the family's facts once the common hyperparameters are in `c` and

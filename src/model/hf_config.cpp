@@ -99,8 +99,20 @@ void read_sliding_rope(const json& j, ModelConfig& c) {
 
 }  // namespace
 
+std::string hf_quant_method(const json& j) {
+  const auto q = j.find("quantization_config");
+  if (q == j.end() || q->is_null()) return "";
+  if (!q->is_object()) fail("'quantization_config' must be an object");
+  const auto method = q->find("quant_method");
+  if (method == q->end() || !method->is_string()) fail("'quantization_config' has no 'quant_method' string");
+  const std::string m = method->get<std::string>();
+  if (m != "mxfp4") fail("quantization_config's quant_method '{}' is not supported (skiff reads 'mxfp4')", m);
+  return m;
+}
+
 ModelConfig config_from_hf(const json& j) {
   const Architecture& arch = hf_architecture(j);
+  hf_quant_method(j);  // an unsupported one is refused before any weight is read
   ModelConfig c;
   c.arch = arch.gguf_name;
   c.name = string_field(j, "_name_or_path", arch.gguf_name);

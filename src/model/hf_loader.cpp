@@ -89,7 +89,12 @@ std::string gguf_name(const std::string& hf, const Architecture& arch) {
       {"mlp.experts.gate_up_proj", "ffn_gate_up_exps_xw.weight"},
       {"mlp.experts.gate_up_proj_bias", "ffn_gate_up_exps_xw.bias"},
       {"mlp.experts.down_proj", "ffn_down_exps_xw.weight"},
-      {"mlp.experts.down_proj_bias", "ffn_down_exps.bias"}};
+      {"mlp.experts.down_proj_bias", "ffn_down_exps.bias"},
+      // OpenAI's releases: the same matrices as MXFP4 blocks and scales (model/hf_mxfp4.h).
+      {"mlp.experts.gate_up_proj_blocks", "ffn_gate_up_exps.mxfp4_blocks"},
+      {"mlp.experts.gate_up_proj_scales", "ffn_gate_up_exps.mxfp4_scales"},
+      {"mlp.experts.down_proj_blocks", "ffn_down_exps.mxfp4_blocks"},
+      {"mlp.experts.down_proj_scales", "ffn_down_exps.mxfp4_scales"}};
   static const std::regex kBareName(R"(model\.layers\.(\d+)\.([a-z_.]+))");
   std::smatch m;
   if (std::regex_match(hf, m, kBareName))
@@ -123,20 +128,31 @@ DType dtype_of(const std::string& name, const std::string& st_dtype) {
 std::unique_ptr<Model> load_hf_model(const std::string& dir_name, const LoadOptions& options) {
   const fs::path dir(dir_name);
   ModelConfig config;
+  bool mxfp4 = false;
   try {
-    config = config_from_hf(read_json(dir / "config.json"));
+    const json config_json = read_json(dir / "config.json");
+    config = config_from_hf(config_json);
+    mxfp4 = hf_quant_method(config_json) == "mxfp4";
   } catch (const Error& e) {
     if (std::string_view(e.what()).starts_with(dir_name)) throw;  // read_json named the file
     fail("{}: {}", (dir / "config.json").string(), e.what());
   }
   const Architecture& arch = gguf_architecture(config.arch);
   TensorMap tensors;
+  PackedTensors packed;
   ModelWeights weights;
+  std::vector<std::shared_ptr<const safetensors::SafetensorsFile>> files;
   for (const fs::path& path : safetensors_files(dir)) {
     auto file = std::make_shared<const safetensors::SafetensorsFile>(path.string(), options.weights);
+    files.push_back(file);
     for (const auto& [name, t] : file->tensors()) {
       const std::string gname = gguf_name(name, arch);
       if (gname.empty()) continue;
+      if (gname.ends_with(".mxfp4_blocks") || gname.ends_with(".mxfp4_scales")) {
+        if (!mxfp4) fail("{}: tensor '{}' is MXFP4, but config.json's quantization_config does not say 'mxfp4'", path.string(), name);
+        packed[gname] = {t, file.get()};  // its dtype and shape are checked against the config where it is repacked
+        continue;
+      }
       const DType type = dtype_of(name, t.dtype);
       // Kernels read elements in place; a misaligned tensor is copied once.
       const void* data = t.data;
@@ -152,15 +168,24 @@ std::unique_ptr<Model> load_hf_model(const std::string& dir_name, const LoadOpti
     weights.storage.push_back(file);
   }
   if (!tensors.count("output.weight")) config.tied_output = true;
+  if (!packed.empty() && !arch.hf_tensors) fail("{}: {} has no MXFP4 tensors", dir_name, arch.gguf_name);
   if (arch.hf_tensors) {
     try {
-      arch.hf_tensors(config, tensors, weights.storage);
+      arch.hf_tensors(config, packed, tensors, weights.storage);
     } catch (const Error& e) {
       fail("{}: {}", dir_name, e.what());
     }
   }
   try {
     ModelWeights built = build_weights(config, arch, tensors, arch.hf_norm_plus_one ? 1.0f : 0.0f);
+    // Read into memory, the files' copies and the buffers the loader made (gpt-oss's
+    // experts, misaligned tensors) are its own to rewrite into kernel layouts, as the
+    // GGUF loader rewrites its copy of a file; a mapping stays as the file is.
+    if (options.weights == FileLoad::kCopy) {
+      for (const auto& file : files) file->unseal();
+      repack_for_kernels(built, [](const void* data) { return static_cast<uint8_t*>(const_cast<void*>(data)); });
+      for (const auto& file : files) file->seal();
+    }
     built.storage = std::move(weights.storage);
     return std::make_unique<Model>(std::move(config), std::move(built));
   } catch (const Error& e) {

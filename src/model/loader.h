@@ -28,5 +28,8 @@ std::unique_ptr<Model> load_hf_model(const std::string& dir, const LoadOptions& 
 // unknown architecture among them) before any weight is read.
 ModelConfig config_from_gguf(const gguf::GgufFile& file);
 ModelConfig config_from_hf(const nlohmann::json& config_json);
+// config.json's quantization_config.quant_method, "" when it has none; Error
+// for one skiff cannot read (all but "mxfp4": gpt-oss's experts as MXFP4 blocks).
+std::string hf_quant_method(const nlohmann::json& config_json);
 
 }  // namespace skiff

@@ -27,6 +27,14 @@ class SafetensorsFile {
 
   const std::map<std::string, Tensor>& tensors() const { return tensors_; }
   const std::map<std::string, std::string>& metadata() const { return metadata_; }
+  // Gives the memory of t's bytes back (MappedFile::release): t is one of this
+  // file's tensors that the loader has copied elsewhere and nothing reads again.
+  void release(const Tensor& t) const { file_->release(t.data, t.nbytes); }
+  // Read into memory (FileLoad::kCopy), the loader may rewrite its private
+  // copy into kernel layouts between unseal() (false for a mapping) and seal()
+  // (MappedFile's).
+  bool unseal() const { return file_->unseal() != nullptr; }
+  void seal() const { file_->seal(); }
 
  private:
   std::shared_ptr<MappedFile> file_;

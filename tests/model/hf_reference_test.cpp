@@ -16,6 +16,7 @@
 
 #include "base/error.h"
 #include "convert/quantize.h"
+#include "hf_reference.h"
 #include "model/loader.h"
 
 namespace skiff {
@@ -24,45 +25,15 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-const fs::path kDataDir = fs::path(SKIFF_SOURCE_DIR) / "tests/data/hf";
+using testing::batched_logits;
+using testing::read_json;
+using testing::read_reference;
+using testing::Reference;
+
+const fs::path kDataDir = testing::kHfDataDir;
 constexpr double kTol = 1e-4;
 
-json read_json(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) ADD_FAILURE() << "cannot open " << path;
-  return json::parse(in);
-}
-
 int argmax(const float* v, int n) { return static_cast<int>(std::max_element(v, v + n) - v); }
-
-struct Reference {
-  std::vector<int32_t> ids;
-  std::vector<int> logit_positions;          // positions with full logits
-  std::vector<std::vector<double>> logits;   // [logit_positions.size(), vocab]
-  std::vector<int> argmax;                   // [ids.size()]
-};
-
-Reference read_reference(const fs::path& dir) {
-  const json j = read_json(dir / "reference.json");
-  Reference r;
-  r.ids = j.at("token_ids").get<std::vector<int32_t>>();
-  r.logit_positions = j.at("logits_positions").get<std::vector<int>>();
-  r.logits = j.at("logits").get<std::vector<std::vector<double>>>();
-  r.argmax = j.at("argmax").get<std::vector<int>>();
-  return r;
-}
-
-// All positions' logits [n_tokens, vocab] from one batched forward pass.
-std::vector<float> batched_logits(Model& model, const std::vector<int32_t>& ids) {
-  const int n = static_cast<int>(ids.size());
-  PagedKvCache kv = model.make_kv_cache(1, n, KvType::kF32);
-  Batch batch;
-  batch.tokens = ids;
-  batch.seqs = {{0, 0, n, n}};
-  std::vector<float> logits(static_cast<size_t>(n) * model.config().vocab_size);
-  model.forward_and_append(batch, kv, logits.data());
-  return logits;
-}
 
 // Largest |got - want| over the reference rows; `row(pos)` gives skiff's row.
 template <typename RowFn>

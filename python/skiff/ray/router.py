@@ -8,8 +8,8 @@ router sends it to the replica with the longest cached match it knows of
 over one long system prompt, reuse the KV their replica already computed.
 A match of less than `min_match_ratio` of the prompt (a chat template's
 common first block, say) is no reason to pile new prompts onto one replica:
-those go to the least loaded replica, of equally loaded ones the one whose
-cache holds least, so new conversations and unrelated prompts spread evenly. Either choice stands unless that replica's queue is longer than the
+those go to the replica whose cache holds least, so new conversations spread
+evenly. Either choice stands unless that replica's queue is longer than the
 least loaded one's by more than `imbalance_threshold`: then Ray's own
 power-of-two-choices procedure decides, as it does for requests without a
 key. Ray probes queue lengths and backs off from full replicas below this
@@ -71,10 +71,7 @@ class PrefixCacheRouter(PowerOfTwoChoicesRequestRouter):
                 self._view.replica(rid).apply_report(r.routing_stats)
         best_id, matched = self._view.longest_match(key, by_id)
         if matched < self._min_match_ratio * len(key):
-            # No prefix worth following: the least loaded replica, and of
-            # equally loaded ones the one whose cache holds least.
-            least_loaded = min(self._queue_len(r) for r in candidate_replicas)
-            best_id = self._view.least_cached(rid for rid, r in by_id.items() if self._queue_len(r) == least_loaded)
+            best_id = self._view.least_cached(by_id)
         best = by_id[best_id]
         least = min(self._queue_len(r) for r in candidate_replicas)
         if self._queue_len(best) - least > self._imbalance_threshold:

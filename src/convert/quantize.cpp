@@ -65,6 +65,18 @@ std::string shape(const std::vector<int64_t>& ne) {
   return "[" + s + "]";
 }
 
+// The file type written: a checkpoint's MXFP4 experts kept under F32, F16 or
+// BF16 make it MXFP4_MOE, as convert_hf_to_gguf.py names it (under Q8_0 it
+// stays Q8_0, as there).
+gguf::FileType written_file_type(const ModelSource& source, const gguf::FileType& type) {
+  const bool float_type = !type.medium && !type.moe &&
+                          (type.base == DType::F32 || type.base == DType::F16 || type.base == DType::BF16);
+  const bool keeps_mxfp4 = std::any_of(source.tensors.begin(), source.tensors.end(), [](const SourceTensor& t) {
+    return t.stored_quantized && t.type == DType::MXFP4;
+  });
+  return float_type && keeps_mxfp4 ? gguf::FileType::mxfp4_moe() : type;
+}
+
 void set_metadata(gguf::GgufWriter& w, const ModelSource& source, const gguf::FileType& type) {
   for (const auto& [key, value] : source.metadata) w.set(key, value);
   w.set("general.file_type", gguf::make_uint(gguf::ValueType::UINT32, type.id()));
@@ -121,7 +133,7 @@ QuantizeSummary quantize_model(const std::string& in, const std::string& out, co
   if (!can_quantize(type.base)) fail("skiff cannot write {} (it reads it)", dtype_info(type.base).name);
   const ModelSource source = open_source(in);
   gguf::GgufWriter writer;
-  set_metadata(writer, source, type);
+  set_metadata(writer, source, written_file_type(source, type));
   QuantizeSummary summary;
   summary.input_bytes = source.input_bytes;
   summary.n_tensors = static_cast<int>(source.tensors.size());

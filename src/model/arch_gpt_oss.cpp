@@ -24,6 +24,14 @@ void set_attention(ModelConfig& c) {
   }
 }
 
+// The router softmaxes its top k logits, whatever the files say of
+// normalising: llama.cpp reads no expert_weights_norm for gpt-oss (its gating
+// is SOFTMAX_WEIGHT) and transformers no norm_topk_prob.
+void softmax_top_k(ModelConfig& c) {
+  for (LayerSpec& layer : c.layers)
+    if (layer.ffn.kind == FfnKind::kExperts) layer.ffn.experts.normalize = true;
+}
+
 // The tensor `name` as floats [rows, cols] (the checkpoint may hold BF16).
 std::vector<float> floats(const TensorMap& tensors, const std::string& name, int64_t rows, int64_t cols) {
   const auto it = tensors.find(name);
@@ -154,7 +162,8 @@ const Architecture& gpt_oss_architecture() {
     a.hf_tensors = hf_experts_to_gguf;
     a.from_gguf = [](const gguf::GgufFile& f, ModelConfig& c) {
       set_attention(c);
-      gguf_experts(f, c, {.normalize = true, .biases = true});
+      gguf_experts(f, c, {.biases = true});
+      softmax_top_k(c);
     };
     a.from_hf = [](const nlohmann::json& j, ModelConfig& c) {
       set_attention(c);
@@ -166,6 +175,7 @@ const Architecture& gpt_oss_architecture() {
       ExpertsSpec e = hf_experts(j, "num_local_experts", "intermediate_size", true);
       e.biases = true;
       set_experts(c, e, std::vector<bool>(c.n_layers, true));
+      softmax_top_k(c);
       hf_sliding_windows(j, c, 2);
     };
     a.to_gguf = [](const ModelConfig& c, GgufMetadata& m) {

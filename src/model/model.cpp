@@ -216,12 +216,10 @@ void Model::dense_ffn(Activation activation, const FfnWeights& w, int n_tokens) 
 void Model::expert_ffn(const FfnSpec& spec, const FfnWeights& w, int n_tokens) {
   const ExpertsSpec& e = spec.experts;
   const int d = config_.dim, k = e.n_used;
-  // Which experts a token gets must not depend on its batch: a router too
-  // short for panels (8 or 40 experts) runs through the decode kernels a few
-  // tokens at a time, whose sums are a token's own (it is small and stays in cache).
-  const int step = w.router.layout == MatrixLayout::kPanels ? n_tokens : kInvariantTokens;
-  for (int t = 0; t < n_tokens; t += step)
-    matmul(w.router, &s_.xb[t * d], std::min(step, n_tokens - t), &s_.router_logits[t * e.n_experts]);
+  // Which experts a token gets must not depend on its batch (a router too
+  // short for panels, 8 or 40 experts, is stored as rows).
+  const MatmulProduct router{&w.router, s_.router_logits.data(), /*batch_invariant=*/true};
+  matmul_many({&router, 1}, s_.xb.data(), n_tokens);
   for_each_token(n_tokens, e.n_experts, [&](int t) {
     float* logits = &s_.router_logits[t * e.n_experts];
     if (!w.router_bias.empty()) add(logits, w.router_bias.data(), e.n_experts);
@@ -229,18 +227,24 @@ void Model::expert_ffn(const FfnSpec& spec, const FfnWeights& w, int n_tokens) {
   });
   const int32_t* ids = s_.expert_ids.data();
   const ExpertRouting routing(ids, k, n_tokens, e.n_experts);
+  // A shared expert's products run in the routed experts' parallel regions.
+  const bool shared = e.shared_ffn_dim > 0;
+  const MatmulProduct shared_gate_up[] = {{&w.w_gate, s_.gate.data()}, {&w.w_up, s_.up.data()}};
   const ExpertProduct gate_up[] = {{w.experts_gate, s_.expert_gate.data()}, {w.experts_up, s_.expert_up.data()}};
-  matmul_experts(gate_up, routing, s_.xb.data(), ExpertInput::kPerToken);
+  matmul_experts(gate_up, routing, s_.xb.data(), ExpertInput::kPerToken,
+                 shared ? TokenProducts{shared_gate_up, s_.xb.data()} : TokenProducts{});
   add_expert_biases(s_.expert_gate.data(), w.experts_gate_bias, routing, ids, k, e.ffn_dim);
   add_expert_biases(s_.expert_up.data(), w.experts_up_bias, routing, ids, k, e.ffn_dim);
   gated_activation(spec.activation, s_.expert_gate.data(), s_.expert_up.data(), int64_t{n_tokens} * k * e.ffn_dim);
+  if (shared) gated_activation(spec.activation, s_.gate.data(), s_.up.data(), int64_t{n_tokens} * e.shared_ffn_dim);
+  const MatmulProduct shared_down{&w.w_down, s_.proj.data()};
   const ExpertProduct down{w.experts_down, s_.expert_out.data()};
-  matmul_experts({&down, 1}, routing, s_.expert_gate.data(), ExpertInput::kPerRoutedRow);
+  matmul_experts({&down, 1}, routing, s_.expert_gate.data(), ExpertInput::kPerRoutedRow,
+                 shared ? TokenProducts{{&shared_down, 1}, s_.gate.data()} : TokenProducts{});
   add_expert_biases(s_.expert_out.data(), w.experts_down_bias, routing, ids, k, d);
-  if (e.shared_ffn_dim > 0) dense_ffn(spec.activation, w, n_tokens);
   for_each_token(n_tokens, int64_t{k} * d, [&](int t) {
     float* out = &s_.proj[t * d];
-    if (e.shared_ffn_dim == 0) {
+    if (!shared) {
       std::fill(out, out + d, 0.0f);
     } else if (e.shared_gate) {
       const float g = 1.0f / (1.0f + std::exp(-dot(w.shared_gate.data(), &s_.xb[t * d], d)));

@@ -30,13 +30,15 @@ class InvariantMode {
   bool saved_;
 };
 
-// Whether every token's outputs among n equal its outputs alone, for each n.
-bool token_outputs_match(const Matrix& w, const std::vector<float>& x, int max_tokens) {
+// Whether every token's outputs among n equal its outputs alone, for each n;
+// batch_invariant: the product asks for it (MatmulProduct::batch_invariant).
+bool token_outputs_match(const Matrix& w, const std::vector<float>& x, int max_tokens, bool batch_invariant = false) {
   std::vector<float> alone(max_tokens * w.rows);
   for (int t = 0; t < max_tokens; ++t) matmul(w, x.data() + t * w.cols, 1, alone.data() + t * w.rows);
   for (int n : {2, 3, 4, 5, 9, 33, max_tokens}) {
     std::vector<float> y(n * w.rows);
-    matmul(w, x.data(), n, y.data());
+    const MatmulProduct product{&w, y.data(), batch_invariant};
+    matmul_many({&product, 1}, x.data(), n);
     if (std::memcmp(y.data(), alone.data(), y.size() * sizeof(float)) != 0) return false;
   }
   return true;
@@ -92,23 +94,50 @@ TEST(BatchInvariantMatmul, PanelsGiveEveryTokenItsOwnSumsWithoutTheMode) {
   }
 }
 
+// F32 rows whose prefill kernel on AVX2 sums in another order for many tokens than for one.
+struct OrderDependentRows {
+  static constexpr int64_t kRows = 64, kCols = 1024;
+  std::vector<float> x = std::vector<float>(64 * kCols), values = std::vector<float>(kRows * kCols);
+  Matrix w{DType::F32, kRows, kCols, nullptr};
+  OrderDependentRows() {
+    std::mt19937 rng(4);
+    std::normal_distribution<float> dist(0.0f, 1.0f);
+    for (float& v : x) v = dist(rng);
+    for (float& v : values) v = dist(rng);
+    w.data = values.data();
+  }
+};
+
 // The test above can fail: without the mode, rows sum in another order for
 // many tokens than for one.
 TEST(BatchInvariantMatmul, RowsDifferWithoutTheMode) {
-  constexpr int64_t kRows = 64, kCols = 1024;
-  std::mt19937 rng(4);
-  std::normal_distribution<float> dist(0.0f, 1.0f);
-  std::vector<float> x(64 * kCols), values(kRows * kCols);
-  for (float& v : x) v = dist(rng);
-  for (float& v : values) v = dist(rng);
-  std::vector<uint8_t> bytes(row_bytes(DType::F32, kCols) * kRows);
-  std::memcpy(bytes.data(), values.data(), bytes.size());
-  const Matrix w{DType::F32, kRows, kCols, bytes.data()};
+  const OrderDependentRows c;
   testing::IsaGuard guard;
   if (!isa_supported(Isa::kAvx2)) GTEST_SKIP() << "no SIMD kernels on this CPU";
   set_active_isa(Isa::kAvx2);
   InvariantMode off(false);
-  EXPECT_FALSE(token_outputs_match(w, x, 64));
+  EXPECT_FALSE(token_outputs_match(c.w, c.x, 64));
+}
+
+// Outside the mode a product may ask for it (a router's, whose token's
+// experts must not depend on its batch): the same rows then give every token
+// its own sums, on every ISA and type.
+TEST(BatchInvariantMatmul, AProductAsksForItsTokensOwnSumsOutsideTheMode) {
+  InvariantMode off(false);
+  const OrderDependentRows c;
+  testing::IsaGuard guard;
+  if (!isa_supported(Isa::kAvx2)) GTEST_SKIP() << "no SIMD kernels on this CPU";
+  set_active_isa(Isa::kAvx2);
+  EXPECT_TRUE(token_outputs_match(c.w, c.x, 64, true));
+  EXPECT_FALSE(token_outputs_match(c.w, c.x, 64, false)) << "rows whose sums depend on the batch";
+  const Case q(40);
+  for (DType type : kTypes) {
+    std::vector<uint8_t> bytes;
+    const Matrix w = q.quantized(type, bytes);
+    testing::for_each_isa([&](Isa isa) {
+      EXPECT_TRUE(token_outputs_match(w, q.x, Case::kMaxTokens, true)) << isa_name(isa) << " " << dtype_info(type).name;
+    });
+  }
 }
 
 }  // namespace

@@ -145,9 +145,12 @@ std::vector<Matrix> matrices_of(const Experts& w, bool panels) {
 
 // Gate and up (two types, so two activation formats) on a per-token input
 // with an outlier in one token, then down on per-routed-row input: every
-// expert's rows bit-identical to matmul() of its rows gathered.
+// expert's rows bit-identical to matmul() of its rows gathered. With `shared`
+// (one matrix), a product every token takes in the same region, on the
+// experts' input where it is per token, else on an input of its own: its
+// outputs bit-identical to matmul()'s.
 void check_equals_matmul_per_expert(const std::vector<const Experts*>& sets, ExpertInput input, int n_tokens,
-                                    bool panels, std::mt19937& rng) {
+                                    bool panels, std::mt19937& rng, const Experts* shared = nullptr) {
   const int k = 3, n_experts = sets[0]->n_experts;
   const int64_t cols = sets[0]->cols;
   const std::vector<int32_t> ids = random_ids(n_experts, k, n_tokens, rng);
@@ -162,7 +165,31 @@ void check_equals_matmul_per_expert(const std::vector<const Experts*>& sets, Exp
     ys.emplace_back(static_cast<size_t>(routing.n_rows()) * w->rows, std::numeric_limits<float>::quiet_NaN());
   }
   for (size_t p = 0; p < sets.size(); ++p) products.push_back({matrices[p], ys[p].data()});
-  matmul_experts(products, routing, x.data(), input);
+  std::vector<Matrix> shared_matrix;
+  std::vector<float> shared_x, shared_y;
+  MatmulProduct shared_product{};
+  TokenProducts every_token;
+  if (shared) {
+    shared_matrix = matrices_of(*shared, panels);
+    if (input == ExpertInput::kPerRoutedRow) {
+      std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+      shared_x.resize(static_cast<size_t>(n_tokens) * shared->cols);
+      for (float& v : shared_x) v = dist(rng);
+      shared_x.back() = -100.0f;  // an outlier of its own
+    }
+    shared_y.assign(static_cast<size_t>(n_tokens) * shared->rows, std::numeric_limits<float>::quiet_NaN());
+    shared_product = {&shared_matrix[0], shared_y.data()};
+    every_token = {{&shared_product, 1}, input == ExpertInput::kPerToken ? x.data() : shared_x.data()};
+  }
+  matmul_experts(products, routing, x.data(), input, every_token);
+  if (shared) {
+    std::vector<float> expected(shared_y.size());
+    matmul(shared_matrix[0], every_token.x, n_tokens, expected.data());
+    ASSERT_EQ(std::memcmp(expected.data(), shared_y.data(), expected.size() * sizeof(float)), 0)
+        << isa_name(active_isa()) << ", every token's " << dtype_info(shared->type).name
+        << (panels ? " panels" : " rows") << ", " << n_tokens << " tokens, batch-invariant " << batch_invariant()
+        << ", precision " << static_cast<int>(activation_precision());
+  }
   for (size_t p = 0; p < sets.size(); ++p)
     for (int e = 0; e < n_experts; ++e) {
       const std::span<const int32_t> rows = input == ExpertInput::kPerToken ? routing.tokens_of(e) : routing.rows_of(e);
@@ -183,6 +210,10 @@ TEST(MatmulExperts, EachExpertEqualsMatmulOfItsRowsInEveryMode) {
   const Experts gate = random_experts(DType::Q4_K, 5, 48, 512, rng), up = random_experts(DType::Q8_0, 5, 32, 512, rng);
   const Experts down = random_experts(DType::Q6_K, 5, 64, 512, rng), f16 = random_experts(DType::F16, 5, 16, 512, rng);
   const Experts gate_p = repacked(gate), up_p = repacked(up), down_p = repacked(down);
+  // A shared expert's gate on the experts' input, and its down on its own, wider input.
+  const Experts shared_gate = random_experts(DType::Q4_K, 1, 48, 512, rng);
+  const Experts shared_down = random_experts(DType::Q8_0, 1, 64, 768, rng);
+  const Experts shared_gate_p = repacked(shared_gate), shared_down_p = repacked(shared_down);
   const bool saved_invariant = batch_invariant();
   for (ActivationPrecision precision :
        {ActivationPrecision::kPlainInt8, ActivationPrecision::kInt8, ActivationPrecision::kRefined}) {
@@ -193,9 +224,13 @@ TEST(MatmulExperts, EachExpertEqualsMatmulOfItsRowsInEveryMode) {
         testing::for_each_isa([&](Isa) {
           check_equals_matmul_per_expert({&gate, &up, &f16}, ExpertInput::kPerToken, n_tokens, false, rng);
           check_equals_matmul_per_expert({&down}, ExpertInput::kPerRoutedRow, n_tokens, false, rng);
+          check_equals_matmul_per_expert({&gate, &up}, ExpertInput::kPerToken, n_tokens, false, rng, &shared_gate);
+          check_equals_matmul_per_expert({&down}, ExpertInput::kPerRoutedRow, n_tokens, false, rng, &shared_down);
           if (!can_repack(gate.matrices()[0]) || !panel_kernel_for(active_isa(), DType::Q4_K)) return;
           check_equals_matmul_per_expert({&gate_p, &up_p}, ExpertInput::kPerToken, n_tokens, true, rng);
           check_equals_matmul_per_expert({&down_p}, ExpertInput::kPerRoutedRow, n_tokens, true, rng);
+          check_equals_matmul_per_expert({&gate_p, &up_p}, ExpertInput::kPerToken, n_tokens, true, rng, &shared_gate_p);
+          check_equals_matmul_per_expert({&down_p}, ExpertInput::kPerRoutedRow, n_tokens, true, rng, &shared_down_p);
         });
       if (HasFatalFailure()) break;
     }

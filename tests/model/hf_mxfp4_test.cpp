@@ -108,6 +108,17 @@ TEST(HfMxfp4, ConvertedToGgufKeepsMxfp4) {
   fs::remove(out);
 }
 
+// The file type is convert_hf_to_gguf.py's: MXFP4_MOE (llama.cpp's 38) where
+// it keeps the MXFP4 experts under a float type, Q8_0 (7) under Q8_0.
+TEST(HfMxfp4, ConvertedFileTypeIsLlamaCpps) {
+  const std::string out = (fs::path(::testing::TempDir()) / "gpt_oss_mxfp4_type.gguf").string();
+  for (const auto& [type, id] : {std::pair{DType::F32, 38}, {DType::F16, 38}, {DType::BF16, 38}, {DType::Q8_0, 7}}) {
+    convert::quantize_model(kDir.string(), out, type);
+    EXPECT_EQ(gguf::GgufFile(out).get_int("general.file_type", -1), id) << dtype_info(type).name;
+  }
+  fs::remove(out);
+}
+
 // transformers' own dequantization of one expert (expert_check.safetensors,
 // x·W) equals skiff's dequantization of the blocks it repacked, exactly.
 TEST(HfMxfp4, RepackedBlocksDequantizeAsTransformers) {

@@ -70,15 +70,17 @@ void for_rows(int n, int64_t work, F&& fn) {
 
 }  // namespace
 
-bool split_outliers(const float* x, int n_tokens, int64_t cols, ActivationOutliers& out) {
+bool split_outliers(const float* x, int n_tokens, int64_t cols, ActivationOutliers& out, size_t buffer) {
   // A lone row without outliers (most decode calls) is only scanned, and one
   // with outliers not scanned again.
   const float lone_limit = n_tokens == 1 ? outlier_limit(x, cols) : 0.0f;
   if (n_tokens == 1 && !std::isfinite(lone_limit)) return false;
   // Reused across calls: a fresh 10 MB buffer a prefill's ffn_down call cost page faults.
-  thread_local std::vector<float> buffer;  // this thread's; the workers below write into it
-  if (buffer.size() < static_cast<size_t>(n_tokens) * cols) buffer.resize(static_cast<size_t>(n_tokens) * cols);
-  float* const rest = buffer.data();
+  thread_local std::vector<std::vector<float>> buffers;  // this thread's; the workers below write into them
+  if (buffers.size() <= buffer) buffers.resize(buffer + 1);  // moves keep the others' rows where they are
+  std::vector<float>& rows = buffers[buffer];
+  if (rows.size() < static_cast<size_t>(n_tokens) * cols) rows.resize(static_cast<size_t>(n_tokens) * cols);
+  float* const rest = rows.data();
   // k values over 16x the RMS hold more than k·256/cols of the row's sum of
   // squares, so k < cols/256; a slot more covers rounding. Allocated here:
   // nothing may throw inside the parallel region.

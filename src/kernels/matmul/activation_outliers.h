@@ -22,12 +22,14 @@ struct ActivationOutliers {
     int64_t col;
     float value;
   };
-  const float* rest = nullptr;  // x with the outliers zeroed [n_tokens, cols], until the next split on this thread
+  const float* rest = nullptr;  // x with the outliers zeroed [n_tokens, cols], until the next split into its buffer
   std::vector<Value> values;  // by token, then column
 };
 
 // False when no token has an outlier (the common case: x is used as it is).
-bool split_outliers(const float* x, int n_tokens, int64_t cols, ActivationOutliers& out);
+// rest is written into this thread's buffer number `buffer` (one per input of
+// a region: routed_product.h), reused across calls.
+bool split_outliers(const float* x, int n_tokens, int64_t cols, ActivationOutliers& out, size_t buffer = 0);
 
 // One term of a product's outlier correction: y[token][r] += value · column[r].
 struct OutlierTerm {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <deque>
 #include <string_view>
 #include <vector>
 
@@ -99,91 +100,146 @@ void set_activation_precision(ActivationPrecision precision) { precision_setting
 
 namespace {
 
-// kRefined: per activation format, each product's rows and their residuals
-// x - Q(x) in one pass over each matrix: the input is [x; residuals], a
-// product's rows its own and then theirs, and each residual row's products are
-// added to its row's.
-void run_refined(std::span<const RoutedProduct> products, const float* x, int n_x) {
-  const int64_t cols = products[0].w->cols;
-  for (ActivationFormat format : {ActivationFormat::kF32, ActivationFormat::kQ8_0, ActivationFormat::kQ8_K}) {
-    std::vector<RoutedProduct> group;
-    for (const RoutedProduct& p : products)
-      if (format_of(p) == format) group.push_back(p);
-    if (group.empty()) continue;
-    if (format == ActivationFormat::kF32) {
-      run_products(group, x, n_x);
-      continue;
-    }
-    std::vector<float> rows(static_cast<size_t>(2) * n_x * cols);
-    std::copy(x, x + n_x * cols, rows.begin());
-    for (int t = 0; t < n_x; ++t) activation_residual(format, x + t * cols, rows.data() + (n_x + t) * cols, cols);
-    std::vector<std::vector<float>> outputs(group.size());
-    std::vector<std::vector<int32_t>> both_rows(group.size());
-    std::vector<RoutedProduct> extended;
-    for (size_t p = 0; p < group.size(); ++p) {
-      for (int32_t r : group[p].rows) both_rows[p].push_back(r);
-      for (int32_t r : group[p].rows) both_rows[p].push_back(n_x + r);
-      outputs[p].resize(static_cast<size_t>(2) * routed_rows(group[p], n_x) * group[p].w->rows);
-      extended.push_back({group[p].w, outputs[p].data(), both_rows[p]});
-    }
-    run_products(extended, rows.data(), 2 * n_x);
-    for (size_t p = 0; p < group.size(); ++p) {
-      const size_t n = static_cast<size_t>(routed_rows(group[p], n_x)) * group[p].w->rows;
-      const float* out = outputs[p].data();
-      for (size_t i = 0; i < n; ++i) group[p].y[i] = out[i] + out[n + i];
+// The groups of one parallel region (product_region.h) for a call's inputs at
+// the activations' precision, the storage they point into, and what is left
+// after the region: the refined rows' sums, the filled columns to keep.
+class RegionGroups {
+ public:
+  void add(const RoutedInput& in) {
+    if (!reads_int8(in.products)) return add_group(in.products, in.x, in.n_x);
+    const ActivationPrecision precision = activation_precision();
+    if (precision == ActivationPrecision::kRefined) return add_refined(in);
+    // Integer kernels quantize each token's activations with one scale per
+    // block of 32 or 256 values. A value many times its row's RMS (the
+    // "massive activations" of Qwen2 and Gemma at attention-sink tokens, up to
+    // ~30x) then leaves the other values of its block a few levels each, and
+    // the token's output is off by whole logits. So such values are taken out
+    // of x and their products added exactly: W·x = W·(x - o) + Σ o_j W[:, j].
+    ActivationOutliers& outliers = outliers_.emplace_back();
+    if (precision == ActivationPrecision::kPlainInt8 ||
+        !split_outliers(in.x, in.n_x, in.products[0].w->cols, outliers, outliers_.size() - 1))
+      return add_group(in.products, in.x, in.n_x);
+    // Float kernels see x as it is (as in a call of theirs alone).
+    std::vector<RoutedProduct> floats, ints;
+    for (const RoutedProduct& p : in.products) (format_of(p) == ActivationFormat::kF32 ? floats : ints).push_back(p);
+    add_group(keep(std::move(floats)), in.x, in.n_x);
+    const std::span<const RoutedProduct> kept_ints = keep(std::move(ints));
+    const std::vector<ProductOutliers>& terms = terms_.emplace_back(outlier_terms(kept_ints, outliers));
+    groups_.push_back({kept_ints, outliers.rest, in.n_x, terms});
+  }
+
+  void run(PrefetchLevel prefetch) {
+    run_products(groups_, prefetch);
+    for (const RefinedSum& s : sums_)
+      for (size_t i = 0; i < s.n; ++i) s.y[i] = s.both[i] + s.both[s.n + i];
+    for (const ProductGroup& g : groups_)
+      if (!g.outliers.empty()) keep_filled_columns(g.products, g.outliers);
+  }
+
+ private:
+  // A refined product's outputs: its rows' and then their residuals' (n floats each), summed into y.
+  struct RefinedSum {
+    float* y;
+    const float* both;
+    size_t n;
+  };
+
+  std::span<const RoutedProduct> keep(std::vector<RoutedProduct> products) {
+    return products_.emplace_back(std::move(products));
+  }
+
+  void add_group(std::span<const RoutedProduct> products, const float* x, int n_x) {
+    if (!products.empty()) groups_.push_back({products, x, n_x});
+  }
+
+  // kRefined: per activation format, each product's rows and their residuals
+  // x - Q(x) in one pass over each matrix: the input is [x; residuals], a
+  // product's rows its own and then theirs, and each residual row's products
+  // are added to its row's.
+  void add_refined(const RoutedInput& in) {
+    const int64_t cols = in.products[0].w->cols;
+    const int n_x = in.n_x;
+    for (ActivationFormat format : {ActivationFormat::kF32, ActivationFormat::kQ8_0, ActivationFormat::kQ8_K}) {
+      std::vector<RoutedProduct> group;
+      for (const RoutedProduct& p : in.products)
+        if (format_of(p) == format) group.push_back(p);
+      if (group.empty()) continue;
+      if (format == ActivationFormat::kF32) {
+        add_group(keep(std::move(group)), in.x, n_x);
+        continue;
+      }
+      std::vector<float>& rows = floats_.emplace_back(static_cast<size_t>(2) * n_x * cols);
+      std::copy(in.x, in.x + n_x * cols, rows.begin());
+      for (int t = 0; t < n_x; ++t)
+        activation_residual(format, in.x + t * cols, rows.data() + (n_x + t) * cols, cols);
+      std::vector<RoutedProduct> extended;
+      for (const RoutedProduct& p : group) {
+        std::vector<int32_t>& both_rows = rows_.emplace_back();
+        for (int32_t r : p.rows) both_rows.push_back(r);
+        for (int32_t r : p.rows) both_rows.push_back(n_x + r);
+        const size_t n = static_cast<size_t>(routed_rows(p, n_x)) * p.w->rows;
+        std::vector<float>& outputs = floats_.emplace_back(2 * n);
+        extended.push_back({p.w, outputs.data(), both_rows, p.batch_invariant});
+        sums_.push_back({p.y, outputs.data(), n});
+      }
+      add_group(keep(std::move(extended)), rows.data(), 2 * n_x);
     }
   }
-}
 
-void multiply(std::span<const RoutedProduct> products, const float* x, int n_x, PrefetchLevel prefetch) {
-  if (!reads_int8(products)) return run_products(products, x, n_x, {}, prefetch);
-  const ActivationPrecision precision = activation_precision();
-  if (precision == ActivationPrecision::kRefined) return run_refined(products, x, n_x);
-  // Integer kernels quantize each token's activations with one scale per
-  // block of 32 or 256 values. A value many times its row's RMS (the
-  // "massive activations" of Qwen2 and Gemma at attention-sink tokens, up to
-  // ~30x) then leaves the other values of its block a few levels each, and
-  // the token's output is off by whole logits. So such values are taken out
-  // of x and their products added exactly: W·x = W·(x - o) + Σ o_j W[:, j].
-  ActivationOutliers outliers;
-  if (precision == ActivationPrecision::kPlainInt8 || !split_outliers(x, n_x, products[0].w->cols, outliers))
-    return run_products(products, x, n_x, {}, prefetch);
-  // Float kernels see x as it is (as in a call of theirs alone).
-  std::vector<RoutedProduct> floats, ints;
-  for (const RoutedProduct& p : products) (format_of(p) == ActivationFormat::kF32 ? floats : ints).push_back(p);
-  if (!floats.empty()) run_products(floats, x, n_x, {}, prefetch);
-  const std::vector<ProductOutliers> terms = outlier_terms(ints, outliers);
-  run_products(ints, outliers.rest, n_x, terms, prefetch);
-  keep_filled_columns(ints, terms);
+  std::vector<ProductGroup> groups_;
+  // Deques: what the groups point into stays where it is as they grow.
+  std::deque<std::vector<RoutedProduct>> products_;
+  std::deque<ActivationOutliers> outliers_;
+  std::deque<std::vector<ProductOutliers>> terms_;
+  std::deque<std::vector<float>> floats_;
+  std::deque<std::vector<int32_t>> rows_;
+  std::vector<RefinedSum> sums_;
+};
+
+void multiply(std::span<const RoutedInput> inputs, PrefetchLevel prefetch) {
+  RegionGroups groups;
+  for (const RoutedInput& in : inputs)
+    if (!in.products.empty() && in.n_x > 0) groups.add(in);
+  groups.run(prefetch);
 }
 
 // Whether a decode product's kernel reads Activations::prefetch (its KernelEntry says so).
-bool tunes_prefetch(std::span<const RoutedProduct> products, int n_x) {
-  return std::any_of(products.begin(), products.end(), [&](const RoutedProduct& p) {
-    return routed_rows(p, n_x) == 1 && find_kernel(active_isa(), *p.w).reads_prefetch;
+bool tunes_prefetch(std::span<const RoutedInput> inputs) {
+  return std::any_of(inputs.begin(), inputs.end(), [](const RoutedInput& in) {
+    return std::any_of(in.products.begin(), in.products.end(), [&](const RoutedProduct& p) {
+      return routed_rows(p, in.n_x) == 1 && find_kernel(active_isa(), *p.w).reads_prefetch;
+    });
   });
 }
 
 }  // namespace
 
-void matmul_routed(std::span<const RoutedProduct> products, const float* x, int n_x, const void* tune_key) {
-  if (products.empty() || n_x == 0) return;  // e.g. the output head of a step of prompt chunks only
-  const bool tune = tunes_prefetch(products, n_x);
-  if (!tune && !product_profiling()) return multiply(products, x, n_x, PrefetchLevel::kL1);
+void matmul_routed(std::span<const RoutedInput> inputs, const void* tune_key) {
+  // None, e.g. the output head of a step of prompt chunks only.
+  if (std::none_of(inputs.begin(), inputs.end(),
+                   [](const RoutedInput& in) { return !in.products.empty() && in.n_x > 0; }))
+    return;
+  const bool tune = tunes_prefetch(inputs);
+  if (!tune && !product_profiling()) return multiply(inputs, PrefetchLevel::kL1);
   thread_local PrefetchTuner tuner;  // the calling thread's: no locks, each model step runs on one thread
   const PrefetchLevel prefetch = tune ? tuner.choose(tune_key) : PrefetchLevel::kL1;
   const Timer timer;
-  multiply(products, x, n_x, prefetch);
+  multiply(inputs, prefetch);
   const double seconds = timer.seconds();
   if (tune) tuner.record(tune_key, prefetch, seconds);
-  if (product_profiling()) record_product_call(products, n_x, seconds);
+  if (product_profiling()) {
+    std::vector<RoutedProduct> all;
+    for (const RoutedInput& in : inputs) all.insert(all.end(), in.products.begin(), in.products.end());
+    record_product_call(all, inputs[0].n_x, seconds);
+  }
 }
 
 void matmul_many(std::span<const MatmulProduct> products, const float* x, int n_tokens) {
   std::vector<RoutedProduct> routed;
   routed.reserve(products.size());
-  for (const MatmulProduct& p : products) routed.push_back({p.w, p.y, {}});
-  matmul_routed(routed, x, n_tokens, products.empty() ? nullptr : products[0].w);
+  for (const MatmulProduct& p : products) routed.push_back({p.w, p.y, {}, p.batch_invariant});
+  const RoutedInput input{routed, x, n_tokens};
+  matmul_routed({&input, 1}, products.empty() ? nullptr : products[0].w);
 }
 
 void matmul(const Matrix& w, const float* x, int n_tokens, float* y) {

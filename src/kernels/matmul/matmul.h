@@ -13,9 +13,13 @@ namespace skiff {
 void matmul(const Matrix& w, const float* x, int n_tokens, float* y);
 
 // One product of matmul_many: y = W · x, y [n_tokens, w->rows].
+// batch_invariant: a token's outputs never depend on its batch, in any mode
+// (batch_invariant() below: its kernels on rows see a few tokens at a time);
+// a router's, whose token's experts must not.
 struct MatmulProduct {
   const Matrix* w;
   float* y;
+  bool batch_invariant = false;
 };
 
 // matmul() of several matrices with the same input (q/k/v, gate/up): the
@@ -44,7 +48,8 @@ ActivationPrecision activation_precision();
 void set_activation_precision(ActivationPrecision precision);
 
 // Batch-invariant mode (--batch-invariant; off by default): products on
-// weights as stored (rows) run kInvariantTokens tokens at a time, through the
+// weights as stored (rows) run kInvariantTokens tokens at a time (outside the
+// mode, those asking for it: MatmulProduct::batch_invariant), through the
 // decode kernels, whose sums for a token do not depend on how many share the
 // pass (the prefill kernels on rows sum in another order). Panels and the
 // scalar kernels are invariant in any mode. Process-wide, like the ISA.

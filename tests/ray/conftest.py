@@ -34,6 +34,11 @@ BINARY, QWEN, STORIES, Server, need = _server.BINARY, _server.QWEN, _server.STOR
 # short of its working set, what a replica holds decides its hits there.
 SERVE_ARGS = ["-c", "1024", "--batch-invariant", "--kv-mem", "17M", "--served-model-name", "qwen"]
 
+# Whether this pytest run serves through Ray Serve's HAProxy ingress
+# (skiff.ray.direct; ctest's ray.pytest.haproxy): Ray reads its settings from
+# the environment as it is imported, so a run is in one mode or the other.
+HAPROXY = os.environ.get("RAY_SERVE_ENABLE_HA_PROXY") == "1"
+
 ray = pytest.importorskip("ray", reason="Ray is not installed: scripts/setup-ray-env.sh (tests/ray/run.sh uses it)")
 from ray import serve  # noqa: E402
 

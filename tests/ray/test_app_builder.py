@@ -39,3 +39,35 @@ def test_the_flags_that_change_prompt_ids_reach_the_ingress(tmp_path):
     assert prompt_options([f"--chat-template={template}"]) == ("{{ messages[0].content }}", False)
     with pytest.raises(ValueError, match="cannot read --chat-template"):
         prompt_options(["--chat-template", str(tmp_path / "missing.jinja")])
+
+
+HAPROXY_ENV = {"RAY_SERVE_ENABLE_HA_PROXY": "1", "RAY_SERVE_INGRESS_REQUEST_ROUTER_FORWARD_BODY": "1"}
+
+
+def test_behind_haproxy_the_replicas_are_the_ingress_and_the_chooser_routes(monkeypatch):
+    from skiff.ray.direct import RouteChooser, SkiffHttpReplica
+    for key, value in HAPROXY_ENV.items():
+        monkeypatch.setenv(key, value)
+    app = build_app({"model": "m.gguf", "num_replicas": "2", "max_ongoing_requests": "3", "max_queued_requests": "5"})
+    replicas = app._bound_deployment
+    assert replicas.func_or_class is SkiffHttpReplica
+    assert replicas.init_kwargs == {"request_limit": 8}  # its own limit, 503 with Retry-After
+    assert replicas.max_ongoing_requests == 16  # Ray's, above it
+    assert app._ingress_request_router._bound_deployment.func_or_class is RouteChooser
+    monkeypatch.delenv("RAY_SERVE_INGRESS_REQUEST_ROUTER_FORWARD_BODY")
+    with pytest.raises(ValueError, match="RAY_SERVE_INGRESS_REQUEST_ROUTER_FORWARD_BODY=1"):
+        build_app({"model": "m.gguf"})
+    build_app({"model": "m.gguf", "router": "pow2"})  # Ray's router reads no prompt
+
+
+@pytest.mark.parametrize("body, route", [
+    (b'{"prompt": "x"}', "/v1/completions"),
+    (b'{"messages": [], "model": "m"}', "/v1/chat/completions"),
+    (b'{"messages": [], "system": "Be brief.", "max_tokens": 8}', "/v1/messages"),
+    (b'{"input": "x"}', None),
+    (b'[1, 2]', None),
+    (b'{"prompt": "x"', None),  # truncated
+])
+def test_the_chooser_tells_the_route_from_the_body(body, route):
+    from skiff.ray.direct import prompt_route
+    assert prompt_route(body) == route

@@ -16,7 +16,7 @@ import httpx
 import pytest
 from skiff._skiff import RequestPrompts, prefix_block_hashes
 
-from conftest import QWEN, SERVE_ARGS, Server, child_pids, deploy, free_port, need, replica_actors
+from conftest import HAPROXY, QWEN, SERVE_ARGS, Server, child_pids, deploy, free_port, need, replica_actors
 
 ray = pytest.importorskip("ray")
 from ray import serve  # noqa: E402
@@ -206,21 +206,28 @@ def test_a_killed_replica_loses_no_unstarted_request_and_comes_back(cluster):
 
     def streamed(i):
         first_byte_at, text, error = None, "", None
-        with httpx.stream("POST", endpoint.url + "/v1/completions", timeout=120,
-                          json={"prompt": f"# {i}: quicksort in Python\n", "max_tokens": 48, "temperature": 0,
-                                "stream": True}) as r:
-            assert r.status_code == 200, r.read()
-            for line in r.iter_lines():
-                if not line.startswith("data: "):
-                    continue
-                first_byte_at = first_byte_at or time.time()
-                if line == "data: [DONE]":
-                    break
-                event = json.loads(line[6:])
-                if "error" in event:
-                    error = event["error"]
-                else:
-                    text += event["choices"][0]["text"]
+        try:
+            with httpx.stream("POST", endpoint.url + "/v1/completions", timeout=120,
+                              json={"prompt": f"# {i}: quicksort in Python\n", "max_tokens": 48, "temperature": 0,
+                                    "stream": True}) as r:
+                assert r.status_code == 200, r.read()
+                for line in r.iter_lines():
+                    if not line.startswith("data: "):
+                        continue
+                    first_byte_at = first_byte_at or time.time()
+                    if line == "data: [DONE]":
+                        break
+                    event = json.loads(line[6:])
+                    if "error" in event:
+                        error = event["error"]
+                    else:
+                        text += event["choices"][0]["text"]
+        except httpx.TransportError as e:
+            # Behind HAProxy nothing stands between the client and the dead
+            # replica to write an error event: its stream ends with the connection.
+            if not (HAPROXY and first_byte_at):
+                raise
+            error = f"connection ended: {e}"
         results.append(("stream", first_byte_at, text, error))
 
     def whole(i):
@@ -280,6 +287,7 @@ def test_over_the_queue_limit_is_503_with_retry_after(cluster):
         answers = list(pool.map(one, range(8)))
     statuses = sorted(status for status, _, _ in answers)
     # Two running (one a replica), one waiting for a replica; the rest refused.
+    # (Behind HAProxy each replica takes 2, its engine queueing the second.)
     assert statuses.count(200) >= 3 and statuses.count(503) >= 1, answers
     for status, retry_after, body in answers:
         if status == 503:

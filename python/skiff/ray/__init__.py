@@ -9,6 +9,11 @@ in KV-block-sized pieces as the engine's prefix cache does, and the router
 (PrefixCacheRouter, a Ray Serve RequestRouter) sends it to the replica that
 holds the longest cached prefix unless that one is overloaded. router=pow2
 keeps Ray's default power-of-two-choices router, for comparison.
+
+With Ray Serve's HAProxy ingress on (RAY_SERVE_ENABLE_HA_PROXY=1 and
+RAY_SERVE_INGRESS_REQUEST_ROUTER_FORWARD_BODY=1 in the cluster's environment)
+the replicas serve HTTP themselves and HAProxy asks a RouteChooser which one
+takes each request (skiff.ray.direct): two process crossings fewer each way.
 """
 from __future__ import annotations
 
@@ -18,6 +23,7 @@ from typing import Dict
 from ray import serve
 from ray.serve.config import RequestRouterConfig
 
+from .direct import RouteChooser, SkiffHttpReplica, forwards_bodies, haproxy_ingress
 from .ingress import SkiffIngress
 from .replica import MetricsBoard, SkiffReplica
 from .router import PrefixCacheRouter
@@ -34,7 +40,7 @@ DEFAULTS = {
     "binary": "",                  # the skiff binary; default $SKIFF_BINARY, else skiff on PATH
     "block_size": "16",            # the engines' KV block, which routing keys are hashed by
     "max_ongoing_requests": "64",  # requests a replica holds at once (its engine batches them)
-    "max_queued_requests": "256",  # waiting for a replica, per ingress; past it 503
+    "max_queued_requests": "256",  # waiting for a replica, per ingress (behind HAProxy: per replica); past it 503
     "imbalance_threshold": "4",    # queue difference past which the best match is passed over
     "min_match_ratio": "0.5",      # a smaller cached share of the prompt is no match
     "routing_stats_period_s": "1",
@@ -104,19 +110,34 @@ def build_app(args: Dict[str, str]):
             request_routing_stats_period_s=stats_period_s)
     board = serve.deployment(MetricsBoard, name=f"{a['name']}-metrics", num_replicas=1,
                              ray_actor_options={"num_cpus": 0}).bind()
+    direct = haproxy_ingress()
+    if direct and a["router"] == "prefix" and not forwards_bodies():
+        raise ValueError("skiff.ray: with RAY_SERVE_ENABLE_HA_PROXY=1, router=prefix needs "
+                         "RAY_SERVE_INGRESS_REQUEST_ROUTER_FORWARD_BODY=1 (HAProxy then passes "
+                         "each prompt to the router)")
+    max_ongoing, max_queued = _int(a, "max_ongoing_requests", 1), _int(a, "max_queued_requests", 1)
+    limits = {"max_ongoing_requests": max_ongoing, "max_queued_requests": max_queued}
+    extra = {}
+    if direct:  # each replica keeps its own limit (skiff.ray.direct), under Ray's
+        limits = {"max_ongoing_requests": 2 * (max_ongoing + max_queued), "max_queued_requests": -1}
+        extra = {"request_limit": max_ongoing + max_queued}
     replicas = serve.deployment(
-        SkiffReplica, name=f"{a['name']}-replica",
+        SkiffHttpReplica if direct else SkiffReplica, name=f"{a['name']}-replica",
         num_replicas=_int(a, "num_replicas", 1),
         ray_actor_options={"num_cpus": threads},
-        max_ongoing_requests=_int(a, "max_ongoing_requests", 1),
-        max_queued_requests=_int(a, "max_queued_requests", 1),
+        **limits,
         request_router_config=router_config,
         health_check_period_s=2, health_check_timeout_s=10,
         graceful_shutdown_timeout_s=5,
-    ).bind(a["model"], threads, serve_args, a["binary"] or None, board)
+    ).bind(a["model"], threads, serve_args, a["binary"] or None, board, **extra)
+    prompts = (a["model"], block_size, *prompt_options(serve_args))
+    if direct:  # the replicas are the HTTP ingress; HAProxy asks the chooser which one
+        chooser = serve.deployment(RouteChooser, name=f"{a['name']}-router", num_replicas=1,
+                                   ray_actor_options={"num_cpus": 0}, max_ongoing_requests=4096)
+        return replicas._with_ingress_request_router(chooser.bind(replicas, *prompts))
     ingress = serve.deployment(SkiffIngress, name=f"{a['name']}-ingress", num_replicas=1,
                                ray_actor_options={"num_cpus": 0}, max_ongoing_requests=4096)
-    return ingress.bind(replicas, board, a["model"], block_size, *prompt_options(serve_args))
+    return ingress.bind(replicas, board, *prompts)
 
 
 app = build_app

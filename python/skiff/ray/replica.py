@@ -6,7 +6,7 @@ import asyncio
 import time
 from typing import List, Optional, Sequence, Tuple
 
-import httpx
+import aiohttp
 from ray import serve
 
 from .serve_process import ServeProcess, find_binary
@@ -31,8 +31,10 @@ class SkiffReplica:
     def __init__(self, model: str, threads: int, serve_args: Sequence[str], binary: Optional[str],
                  board=None):
         self._serve = ServeProcess(find_binary(binary), model, threads, list(serve_args))
-        self._client = httpx.AsyncClient(base_url=self._serve.url,
-                                         timeout=httpx.Timeout(None, connect=10.0))
+        # aiohttp (a dependency of Ray Serve's): per request it costs about a
+        # millisecond less than httpx did on this path, measured at 1 client.
+        self._session = aiohttp.ClientSession(self._serve.url, auto_decompress=False,
+                                              timeout=aiohttp.ClientTimeout(total=None, connect=10))
         self._auth = {"Authorization": f"Bearer {self._serve.api_key}"} if self._serve.api_key else {}
         self._board = board
         self._replica_id = serve.get_replica_context().replica_id.unique_id
@@ -41,20 +43,28 @@ class SkiffReplica:
         # Serve mode (RAY_SERVE_RUN_USER_CODE_IN_SEPARATE_THREAD=0 included).
         self._publisher = asyncio.get_running_loop().create_task(self._publish_metrics())
 
+    async def forward(self, method: str, target: str, headers: List[Tuple[str, str]],
+                      body: bytes) -> aiohttp.ClientResponse:
+        """The engine's response to the request, its body not read yet (the
+        caller releases it); aiohttp.ClientError when the engine does not answer."""
+        return await self._session.request(method, target, headers=headers, data=body)
+
+    def response_headers(self, response: aiohttp.ClientResponse) -> List[Tuple[str, str]]:
+        """The engine's headers less this hop's, naming this replica (x-skiff-replica) for clients and tests."""
+        headers = [(k, v) for k, v in response.headers.items() if k.lower() not in HOP_HEADERS]
+        return headers + [("x-skiff-replica", self._replica_id)]
+
     async def __call__(self, key: Tuple[int, ...], method: str, target: str,
                        headers: List[Tuple[str, str]], body: bytes):
-        """Yields (status, headers), then the body's bytes as they come; the
-        headers name this replica (x-skiff-replica) for clients and tests. The
+        """Yields (status, headers), then the body's bytes as they come. The
         key (the prompt's block hashes) is the router's (skiff.ray.router)."""
-        request = self._client.build_request(method, target, headers=headers, content=body)
-        response = await self._client.send(request, stream=True)
+        response = await self.forward(method, target, headers, body)
         try:
-            headers = [(k, v) for k, v in response.headers.items() if k.lower() not in HOP_HEADERS]
-            yield response.status_code, headers + [("x-skiff-replica", self._replica_id)]
-            async for chunk in response.aiter_raw():
+            yield response.status, self.response_headers(response)
+            async for chunk in response.content.iter_any():
                 yield chunk
         finally:
-            await response.aclose()
+            response.release()
 
     def check_health(self) -> None:
         """Ray restarts a replica whose engine is gone."""
@@ -66,12 +76,12 @@ class SkiffReplica:
         report: the router keeps its view) while the engine does not answer."""
         at = time.time()
         try:
-            r = await self._client.get("/kv/prefix_blocks", params={"limit": REPORTED_BLOCKS},
-                                       headers=self._auth, timeout=5)
-            r.raise_for_status()
-        except httpx.HTTPError:
+            async with self._session.get("/kv/prefix_blocks", params={"limit": REPORTED_BLOCKS},
+                                         headers=self._auth, timeout=aiohttp.ClientTimeout(total=5)) as r:
+                r.raise_for_status()
+                listing = await r.json()
+        except (aiohttp.ClientError, asyncio.TimeoutError):
             return {}
-        listing = r.json()
         return {"at": at, "capacity_blocks": listing["total_blocks"], "blocks": listing["hashes"]}
 
     def engine_pid(self) -> Optional[int]:
@@ -82,8 +92,9 @@ class SkiffReplica:
         while True:
             await asyncio.sleep(METRICS_PERIOD_S)
             try:
-                text = (await self._client.get("/metrics", timeout=5)).text
-            except httpx.TransportError:
+                async with self._session.get("/metrics", timeout=aiohttp.ClientTimeout(total=5)) as r:
+                    text = await r.text()
+            except (aiohttp.ClientError, asyncio.TimeoutError):
                 continue  # the engine is gone: check_health reports it
             if self._board is not None:
                 try:

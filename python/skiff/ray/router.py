@@ -24,6 +24,11 @@ from ray.serve.request_router import PendingRequest, ReplicaID, ReplicaResult, R
 
 from .prefix_view import PrefixView
 
+# The kwarg by which a pick-only caller (skiff.ray.direct's RouteChooser, for
+# HAProxy) marks a choice Ray will not send, so on_request_routed never runs.
+PICK_ONLY = "skiff_pick_only"
+
+
 
 def routing_key(pending_request: Optional[PendingRequest]) -> tuple:
     """The block hashes the ingress passed as the call's first argument (empty: none)."""
@@ -75,9 +80,14 @@ class PrefixCacheRouter(PowerOfTwoChoicesRequestRouter):
         best = by_id[best_id]
         least = min(self._queue_len(r) for r in candidate_replicas)
         if self._queue_len(best) - least > self._imbalance_threshold:
-            return fallback
-        # Ray takes the first rank whose replica has room, else the next.
-        return [[best], [r for r in fallback[0] if r is not best]] if fallback else [[best]]
+            ranks = fallback
+        else:  # Ray takes the first rank whose replica has room, else the next.
+            ranks = [[best], [r for r in fallback[0] if r is not best]] if fallback else [[best]]
+        if pending_request.kwargs.get(PICK_ONLY) and ranks and ranks[0]:
+            # HAProxy sends it (skiff.ray.direct) to the first pick, and Ray
+            # never calls on_request_routed: the view learns of it here.
+            self._view.replica(ranks[0][0].replica_id.unique_id).routed.touch(key)
+        return ranks
 
     def on_request_routed(self, pending_request: PendingRequest, replica_id: ReplicaID,
                           result: ReplicaResult) -> None:

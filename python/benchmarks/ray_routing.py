@@ -127,6 +127,7 @@ def main():
     if args.haproxy:
         os.environ["RAY_SERVE_ENABLE_HA_PROXY"] = "1"
         os.environ["RAY_SERVE_INGRESS_REQUEST_ROUTER_FORWARD_BODY"] = "1"
+        os.environ.setdefault("RAY_SERVE_DIRECT_INGRESS_MIN_DRAINING_PERIOD_S", "2")  # each redeployment waits it
     # Ray Serve reads its settings from the environment as it is imported.
     import ray
     from ray import serve

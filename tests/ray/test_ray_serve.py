@@ -92,7 +92,9 @@ def fresh_counters(endpoint):
 
 def test_conversations_stay_on_their_replica_and_hit_its_cache(cluster):
     rates = {}
-    for router in ("pow2", "prefix"):
+    # Behind HAProxy Ray's router only picks (no queue probes, nothing sent
+    # through it), so it is not the default router the 1.8x is measured against.
+    for router in ("prefix",) if HAPROXY else ("pow2", "prefix"):
         endpoint = app(cluster, router)
         hits, queries = fresh_counters(endpoint)
         replicas = conversation_turns(endpoint)
@@ -104,7 +106,9 @@ def test_conversations_stay_on_their_replica_and_hit_its_cache(cluster):
             stayed = sum(replicas[(c, t)] == replicas[(c, 0)] for c, t in later)
             assert stayed >= 0.9 * len(later), replicas
             assert len(set(replicas.values())) == 2, "the conversations all went to one replica"
-    print(f"prefix-cache hit rate: prefix router {rates['prefix']:.3f}, Ray's pow2 {rates['pow2']:.3f}")
+    print(f"prefix-cache hit rate: {rates}")
+    if HAPROXY:
+        return
     # Under Ray's router a next turn finds its replica half the time, and its
     # blocks there were likely evicted meanwhile by the conversations that
     # replica also served; the prefix router keeps each replica's half resident.

@@ -116,3 +116,21 @@ def test_block_hashes_are_those_of_the_prompt_ids():
     assert prompts.block_hashes("/v1/chat/completions", body, 32) == prefix_block_hashes(ids, 32)
     with pytest.raises(ValueError):
         prompts.block_hashes("/v1/chat/completions", "{not json", 16)
+
+
+def test_the_haproxy_chooser_keys_a_body_as_the_ingress_keys_its_route():
+    """RouteChooser (skiff.ray.direct) sees the body alone; its key is the
+    ingress's for the route the body's fields name, long bodies (hashed on a
+    thread) and short alike."""
+    from skiff.ray.direct import RouteChooser
+    from conftest import QWEN, need
+    chooser = RouteChooser(None, str(need(QWEN)), 16)
+    prompts = RequestPrompts(str(QWEN))
+    chat = json.dumps({"messages": [{"role": "user", "content": "Sort a list. " * 400}]})
+    completion = json.dumps({"prompt": list(range(100, 190))})  # 5 full blocks and 10 ids
+    assert len(chat) > 4096  # past INLINE_KEY_BYTES
+    assert chooser.routing_key(chat.encode()) == tuple(prompts.block_hashes("/v1/chat/completions", chat, 16))
+    assert chooser.routing_key(completion.encode()) == tuple(prefix_block_hashes(list(range(100, 190)), 16))
+    assert len(chooser.routing_key(completion.encode())) == 5
+    assert chooser.routing_key(b'{"prompt": "x", "max_tokens": -1}') == ()  # refused by the server: no key
+    assert chooser.routing_key(b"{not json") == ()

@@ -12,14 +12,16 @@ computes the prompt's routing key and runs the replicas' request router
 sends the request to that replica's own HTTP port (Ray's direct ingress),
 where SkiffHttpReplica streams it to its `skiff serve` and back.
 
-Faults: a replica that does not accept the connection (its actor gone) gets
-the request again from HAProxy, on another replica (Ray's HAProxy retries
-with `option redispatch`); an engine that fails before answering is a 503
-with Retry-After; a stream whose engine fails ends with an error event in the
-route's dialect, and one whose replica process dies ends with the connection.
+Faults: a request its replica never answered (the replica refused the
+connection, or died before a byte of the response: RAY_SERVE_HAPROXY_RETRY_ON
+with empty-response) HAProxy sends again, to another replica (Ray's HAProxy
+retries with `option redispatch`); an engine that fails before answering is a
+503 with Retry-After; a stream whose engine fails ends with an error event in
+the route's dialect, and one whose replica process dies ends with the connection.
 """
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -31,12 +33,13 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from skiff._skiff import RequestPrompts
 
-from .ingress import FORWARDED_HEADERS, stream_error_event, unavailable
+from .ingress import FORWARDED_HEADERS, INLINE_KEY_BYTES, stream_error_event, unavailable
 from .metrics import merge_replica_metrics
 from .replica import SkiffReplica
 from .router import PICK_ONLY
 
 logger = logging.getLogger("ray.serve")
+
 
 def haproxy_ingress() -> bool:
     """Whether Ray Serve runs its HAProxy ingress (read by Ray from the environment of every node)."""
@@ -88,18 +91,23 @@ class RouteChooser:
         if request.url.path != "/internal/route" or request.method != "POST":
             return JSONResponse({"status": "ok"}) if request.url.path == "/health" else Response(status_code=404)
         body = await request.body()
-        # A truncated body (past HAProxy's buffer) is no JSON: no key, load decides.
-        key = () if "x-body-truncated" in request.headers else self.routing_key(body)
+        # A truncated body (past HAProxy's buffer) is no JSON: no key.
+        if "x-body-truncated" in request.headers:
+            key = ()
+        elif len(body) <= INLINE_KEY_BYTES:  # as SkiffIngress does: a long prompt off the event loop
+            key = self.routing_key(body)
+        else:
+            key = await asyncio.to_thread(self.routing_key, body)
         try:
             async with self._replicas.choose_replica(key, _reserve=False, **{PICK_ONLY: True}) as selection:
                 replica = selection._replica  # as Ray's own LLMRouter reads it
                 endpoint = replica.backend_http_endpoint
-                if endpoint is None:  # any non-200 makes HAProxy balance the request itself
+                if endpoint is None:  # any non-200: HAProxy answers the client 503
                     return JSONResponse({"detail": f"replica {selection.replica_id} has no HTTP port"},
                                         status_code=503)
                 host, port = endpoint
                 return JSONResponse({"host": host, "port": port, "replica_id": replica.replica_id.to_full_id_str()})
-        except Exception as e:  # no replica now: HAProxy's own balancing answers or fails the request
+        except Exception as e:  # no replica now: HAProxy answers the client 503
             return JSONResponse({"detail": f"{type(e).__name__}: {e}"}, status_code=503)
 
 

@@ -5,9 +5,10 @@ HTTP to it: every endpoint and behaviour is then exactly the server's
 (completions, chat, streaming, tools, structured outputs, errors, limits),
 with nothing re-implemented in Python, and the engine's threads run outside
 the replica's GIL. The child must never outlive its replica, so it is started
-with PR_SET_PDEATHSIG (Linux sends it SIGKILL when its parent thread dies)
-from a thread that lives exactly as long as the child: that thread forwards
-the child's stderr to the replica's log and then reaps it.
+with PR_SET_PDEATHSIG (Linux sends it SIGKILL when its parent thread dies;
+set by util-linux's setpriv) from a thread that lives exactly as long as the
+child: that thread forwards the child's stderr to the replica's log and then
+reaps it.
 """
 from __future__ import annotations
 
@@ -96,11 +97,17 @@ class ServeProcess:
             time.sleep(0.2)
 
     def _own(self) -> None:
-        # Started here, so that the child's parent thread is this one.
+        # Started here, so that the child's parent thread is this one. util-linux's
+        # setpriv sets PR_SET_PDEATHSIG and execs the server, so the fork runs no
+        # Python: with a preexec_fn the forked copy of a Ray worker (gRPC's threads
+        # and fork handlers in it) once aborted and took the engine with it, seen in
+        # CI. Without setpriv, the preexec_fn.
+        setpriv = shutil.which("setpriv")
+        cmd = [setpriv, "--pdeathsig", "KILL", "--", *self.cmd] if setpriv else self.cmd
         try:
-            self.proc = subprocess.Popen(self.cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                          stderr=subprocess.PIPE, text=True, errors="replace",
-                                         preexec_fn=_die_with_parent)
+                                         preexec_fn=None if setpriv else _die_with_parent)
         finally:
             if self.proc is None:
                 self._started.set()

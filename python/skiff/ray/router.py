@@ -29,7 +29,6 @@ from .prefix_view import PrefixView
 PICK_ONLY = "skiff_pick_only"
 
 
-
 def routing_key(pending_request: Optional[PendingRequest]) -> tuple:
     """The block hashes the ingress passed as the call's first argument (empty: none)."""
     if pending_request is None or not pending_request.args:
